@@ -1,0 +1,90 @@
+"""A tiny benchmark harness: every case runs in a fresh process, timed several times.
+
+A case is a module-level function ``setup(**params) -> state`` and ``run(state) -> n``
+(``n`` = items processed, for a rate). Each case is measured in its own spawned process
+so that peak memory (``ru_maxrss`` above the post-setup baseline) belongs to it alone.
+Tables print medians and ratios against a named baseline, in markdown.
+"""
+
+from __future__ import annotations
+
+import importlib
+import multiprocessing as mp
+import resource
+import statistics
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Case", "Result", "markdown_table", "measure"]
+
+
+@dataclass(frozen=True)
+class Case:
+    """``target`` is ``"module:function"`` returning ``(callable, n_items)`` after setup."""
+
+    name: str
+    target: str
+    params: dict[str, Any]
+    repeat: int = 5
+
+
+@dataclass(frozen=True)
+class Result:
+    name: str
+    seconds: list[float]
+    items: int
+    peak_mb: float
+    extra: dict[str, Any]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.seconds)
+
+    @property
+    def rate(self) -> float:
+        return self.items / self.median if self.median else float("inf")
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize() / 2**20
+
+
+def _child(case: Case, queue: Any) -> None:
+    module, _, func = case.target.partition(":")
+    prepare = getattr(importlib.import_module(module), func)
+    run = prepare(**case.params)  # -> callable returning (items, extra dict)
+    base = _rss_mb()
+    seconds: list[float] = []
+    items, extra = 0, {}
+    for _ in range(case.repeat):
+        t0 = time.perf_counter()
+        items, extra = run()
+        seconds.append(time.perf_counter() - t0)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    queue.put(Result(case.name, seconds, items, max(0.0, peak - base), extra))
+
+
+def measure(case: Case) -> Result:
+    """Run ``case`` in a fresh spawned process and return its timings."""
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_child, args=(case, queue))
+    proc.start()
+    result: Result = queue.get()
+    proc.join()
+    return result
+
+
+def markdown_table(title: str, results: Sequence[Result], *, baseline: str, unit: str = "items") -> str:
+    """Markdown table of medians, rates, peak memory and the ratio to ``baseline``."""
+    base = next(r for r in results if r.name == baseline)
+    lines = [f"### {title}", "",
+             f"| implementation | median s | {unit}/s | peak MB | ratio vs {baseline} |",
+             "|---|---:|---:|---:|---:|"]
+    for r in results:
+        lines.append(f"| {r.name} | {r.median:.4f} | {r.rate:,.0f} | {r.peak_mb:,.1f} | "
+                     f"{r.median / base.median:.2f}× |")
+    return "\n".join(lines) + "\n"

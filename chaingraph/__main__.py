@@ -1,0 +1,3 @@
+from chaingraph.cli import cli
+
+cli()

@@ -1,0 +1,153 @@
+"""One error hierarchy for chaingraph; every exception a user can see is here.
+
+Each class carries the process exit code the CLI maps it to (``exit_code``), and
+inherits the builtin it resembles, so library callers can catch either::
+
+    ChaingraphError (Exception)                       exit 2
+    ├── InvalidId (ValueError)                        exit 2   bad Q/P id
+    ├── UnknownEntity (LookupError)                   exit 2   id not in store / graph
+    ├── InvalidInput (ValueError)                     exit 2   a file, record or argument is wrong
+    │   ├── BadDumpLine                               exit 2   a dump line cannot be parsed
+    │   ├── UnsupportedFormat                         exit 2   wrong file type / compression
+    │   ├── InvalidTask                               exit 2   task.json violates the schema
+    │   └── InvalidSpec                               exit 2   fusion spec violates the schema
+    ├── StoreError (RuntimeError)                     exit 3   DuckDB store cannot be opened/written
+    ├── EndpointError (ConnectionError)               exit 4   SPARQL endpoint failure
+    │   ├── EndpointUnavailable                       exit 4   unreachable after retries
+    │   └── EndpointResponseError                     exit 4   truncated / non-JSON body after retries
+    ├── OfflineCacheMiss (LookupError)                exit 4   --offline and the answer is not cached
+    ├── ChainRuleError (ValueError)                   exit 2   bad enumeration bounds / arguments
+    └── MissingExtra (ImportError)                    exit 5   optional dependency not installed
+
+Messages are one line, name the offending file, field or id, and say what to do.
+
+>>> err = InvalidId("Q12x", field="--seed")
+>>> str(err)
+"--seed: 'Q12x' is not a Wikidata id (expected Q or P followed by digits, e.g. Q42)"
+>>> err.exit_code, isinstance(err, ValueError)
+(2, True)
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "BadDumpLine",
+    "ChainRuleError",
+    "ChaingraphError",
+    "EndpointError",
+    "EndpointResponseError",
+    "EndpointUnavailable",
+    "InvalidId",
+    "InvalidInput",
+    "InvalidSpec",
+    "InvalidTask",
+    "MissingExtra",
+    "OfflineCacheMiss",
+    "StoreError",
+    "UnknownEntity",
+    "UnsupportedFormat",
+]
+
+
+class ChaingraphError(Exception):
+    """Base of every chaingraph error. ``exit_code`` is what the CLI exits with."""
+
+    exit_code: int = 2
+
+
+class InvalidId(ValueError, ChaingraphError):
+    """A string that should be a Wikidata id (``Q``/``P`` + digits) is not one."""
+
+    def __init__(self, value: object, *, field: str | None = None, expected: str = "Q or P") -> None:
+        self.value = value
+        self.field = field
+        where = f"{field}: " if field else ""
+        super().__init__(
+            f"{where}{value!r} is not a Wikidata id "
+            f"(expected {expected} followed by digits, e.g. {'P31' if expected == 'P' else 'Q42'})"
+        )
+
+
+class UnknownEntity(LookupError, ChaingraphError):
+    """An id is valid but absent from the store or graph being used."""
+
+    def __init__(self, entity_id: str, where: str = "the evidence graph", hint: str = "") -> None:
+        self.entity_id = entity_id
+        self.where = where
+        msg = f"{entity_id} is not in {where}"
+        super().__init__(f"{msg}; {hint}" if hint else msg)
+
+    def __str__(self) -> str:  # LookupError would repr() the message
+        return str(self.args[0])
+
+
+class InvalidInput(ValueError, ChaingraphError):
+    """A file, record or argument cannot be used as given."""
+
+
+class BadDumpLine(InvalidInput):
+    """A line of a dump file cannot be parsed. Carries ``path`` and ``line`` (1-based)."""
+
+    def __init__(self, path: str, line: int, problem: str, hint: str = "") -> None:
+        self.path = path
+        self.line = line
+        self.problem = problem
+        hint = hint or "fix or remove the line, or pass --skip-bad-lines to skip and count such lines"
+        super().__init__(f"{path}:{line}: {problem}; {hint}")
+
+
+class UnsupportedFormat(InvalidInput):
+    """A file is not of a type or compression chaingraph reads."""
+
+
+class InvalidTask(InvalidInput):
+    """A task record violates the task schema. ``path`` is a JSON path such as ``clues[3].step``."""
+
+    def __init__(self, message: str, *, path: str = "", file: str = "") -> None:
+        self.path = path
+        self.file = file
+        prefix = ": ".join(p for p in (file, path) if p)
+        super().__init__(f"{prefix}: {message}" if prefix else message)
+
+
+class InvalidSpec(InvalidTask):
+    """A fusion spec violates the fusion-spec schema."""
+
+
+class StoreError(RuntimeError, ChaingraphError):
+    """The DuckDB store cannot be opened, read or written."""
+
+    exit_code = 3
+
+
+class EndpointError(ConnectionError, ChaingraphError):
+    """A SPARQL endpoint failed."""
+
+    exit_code = 4
+
+
+class EndpointUnavailable(EndpointError):
+    """The endpoint could not be reached or kept failing after the retry budget."""
+
+
+class EndpointResponseError(EndpointError):
+    """The endpoint answered with a truncated or non-SPARQL-JSON body after every retry."""
+
+
+class OfflineCacheMiss(LookupError, ChaingraphError):
+    """``offline`` mode needs a response that is not in the store's cache."""
+
+    exit_code = 4
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+class ChainRuleError(ValueError, ChaingraphError):
+    """Arguments to chain enumeration or checking are inconsistent (e.g. min_hops > max_hops)."""
+
+
+class MissingExtra(ImportError, ChaingraphError):
+    """An optional dependency is needed; the message names the extra to install."""
+
+    exit_code = 5

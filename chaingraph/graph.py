@@ -1,0 +1,237 @@
+"""The evidence graph: an igraph view of the store under one traversal policy.
+
+:class:`TraversalPolicy` decides which statements are chain steps (DESIGN §2). The chain
+engine, the shortcut check and clue ablation all read the same :class:`EvidenceGraph`, so
+a path the engine may walk is exactly a path the checks see.
+
+* entity vertices are items; class edges (``P31``/``P279`` by default) are not steps but
+  are kept as node types in :attr:`EvidenceGraph.classes`;
+* only item-valued, non-deprecated statements are edges (external ids never are);
+* an entity whose degree exceeds ``hub_limit`` may start or end a path but is never
+  walked *through* (:meth:`EvidenceGraph.passable`);
+* with ``include_literals`` every literal statement gets its own terminal vertex
+  ``"<statement id>#value"``: two statements sharing a value never share a vertex.
+
+>>> g = EvidenceGraph.from_edges([("s1", "Q1", "P361", "Q2"), ("s2", "Q3", "P361", "Q2"),
+...                               ("s3", "Q1", "P31", "Q5")])
+>>> g.vcount(), g.ecount(), g.classes["Q1"]
+(3, 2, ('Q5',))
+>>> [(g.name(u), g.edge_property(e), fwd) for u, e, fwd in g.neighbours(g.vertex("Q2"))]
+[('Q1', 'P361', False), ('Q3', 'P361', False)]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import igraph as ig
+
+from chaingraph.errors import UnknownEntity
+from chaingraph.ids import is_item_id
+
+if TYPE_CHECKING:
+    import networkx as nx
+
+    from chaingraph.store import Store
+
+__all__ = ["EvidenceGraph", "TraversalPolicy"]
+
+DEFAULT_CLASS_PROPERTIES = frozenset({"P31", "P279"})
+
+
+@dataclass(frozen=True)
+class TraversalPolicy:
+    """Which statements are steps. Defaults follow DESIGN §2.
+
+    ``hub_limit``: an entity with more incident step edges than this is not walked
+    through (``None`` disables the limit). ``properties`` restricts steps to a set of
+    properties; ``excluded_properties`` removes some.
+
+    >>> TraversalPolicy(hub_limit=3).allows("P31"), TraversalPolicy().allows("P361")
+    (False, True)
+    """
+
+    class_properties: frozenset[str] = DEFAULT_CLASS_PROPERTIES
+    hub_limit: int | None = 1000
+    include_literals: bool = False
+    excluded_properties: frozenset[str] = field(default_factory=frozenset)
+    properties: frozenset[str] | None = None
+
+    def allows(self, property_id: str) -> bool:
+        """True when statements of this property may be chain steps."""
+        if property_id in self.class_properties or property_id in self.excluded_properties:
+            return False
+        return self.properties is None or property_id in self.properties
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON-ready description, recorded in every chain record."""
+        return {
+            "class_properties": sorted(self.class_properties),
+            "hub_limit": self.hub_limit,
+            "include_literals": self.include_literals,
+            "excluded_properties": sorted(self.excluded_properties),
+            "properties": None if self.properties is None else sorted(self.properties),
+        }
+
+
+class EvidenceGraph:
+    """A directed igraph graph (Wikidata direction) with id maps and adjacency lists.
+
+    Vertex attribute ``name`` (Q-id or literal id), ``literal`` (bool); edge attributes
+    ``property``, ``statement_id``, ``relation`` (class from ``classify``, or ``None``).
+    Build with :meth:`from_store` or :meth:`from_edges`.
+    """
+
+    def __init__(self, graph: ig.Graph, classes: dict[str, tuple[str, ...]],
+                 policy: TraversalPolicy, labels: dict[str, str] | None = None,
+                 sitelinks: dict[str, int] | None = None) -> None:
+        self.graph = graph
+        self.policy = policy
+        self.classes = classes
+        self.labels = labels or {}
+        self.sitelinks = sitelinks or {}
+        self._names: list[str] = list(graph.vs["name"]) if graph.vcount() else []
+        self._index = {n: i for i, n in enumerate(self._names)}
+        self._props: list[str] = list(graph.es["property"]) if graph.ecount() else []
+        self._sids: list[str] = list(graph.es["statement_id"]) if graph.ecount() else []
+        self._literal = [not is_item_id(n) for n in self._names]
+        # Adjacency sorted by (neighbour name, property, statement id): deterministic order.
+        adj: list[list[tuple[int, int, bool]]] = [[] for _ in self._names]
+        for e, (s, o) in enumerate(graph.get_edgelist()):
+            adj[s].append((o, e, True))
+            adj[o].append((s, e, False))
+        for lst in adj:
+            lst.sort(key=lambda t: (self._names[t[0]], self._props[t[1]], self._sids[t[1]], t[2]))
+        self._adj = adj
+        limit = policy.hub_limit
+        self._passable = [not lit and (limit is None or len(a) <= limit)
+                          for lit, a in zip(self._literal, adj)]
+
+    # -- construction -----------------------------------------------------------------
+    @classmethod
+    def from_edges(cls, edges: Iterable[Sequence[str]], *, policy: TraversalPolicy | None = None,
+                   literals: Iterable[tuple[str, str, str]] = (),
+                   labels: dict[str, str] | None = None, sitelinks: dict[str, int] | None = None,
+                   classify: Callable[[str], str | None] | None = None) -> EvidenceGraph:
+        """Build from ``(statement_id, subject, property, object)`` item edges and optional
+        ``(statement_id, subject, property)`` literal statements."""
+        policy = policy or TraversalPolicy()
+        classes: dict[str, list[str]] = {}
+        names: dict[str, int] = {}
+        pairs: list[tuple[int, int]] = []
+        props: list[str] = []
+        sids: list[str] = []
+
+        def vid(name: str) -> int:
+            i = names.get(name)
+            if i is None:
+                i = names[name] = len(names)
+            return i
+
+        for sid, s, p, o in sorted(edges, key=lambda t: (t[1], t[2], t[3], t[0])):
+            if p in policy.class_properties:
+                classes.setdefault(s, []).append(o)
+                vid(s)
+                continue
+            if not policy.allows(p):
+                continue
+            pairs.append((vid(s), vid(o)))
+            props.append(p)
+            sids.append(sid)
+        if policy.include_literals:
+            for sid, s, p in sorted(literals, key=lambda t: (t[1], t[2], t[0])):
+                if policy.allows(p):
+                    pairs.append((vid(s), vid(f"{sid}#value")))
+                    props.append(p)
+                    sids.append(sid)
+        g = ig.Graph(n=len(names), edges=pairs, directed=True)
+        g.vs["name"] = list(names)
+        g.es["property"] = props
+        g.es["statement_id"] = sids
+        g.es["relation"] = [classify(p) if classify else None for p in props]
+        return cls(g, {k: tuple(sorted(set(v))) for k, v in classes.items()}, policy,
+                   labels=labels, sitelinks=sitelinks)
+
+    @classmethod
+    def from_store(cls, store: Store, *, policy: TraversalPolicy | None = None,
+                   classify: Callable[[str], str | None] | None = None) -> EvidenceGraph:
+        """Build from every traversable statement in ``store``."""
+        policy = policy or TraversalPolicy()
+        cols = store.edge_arrays()
+        edges = zip(cols["statement_id"].tolist(), cols["subject"].tolist(),
+                    cols["property"].tolist(), cols["object"].tolist())
+        literals: list[tuple[str, str, str]] = []
+        if policy.include_literals:
+            lit = store.edge_arrays(item_only=False)
+            literals = [(sid, s, p) for sid, s, p, vt in zip(
+                lit["statement_id"].tolist(), lit["subject"].tolist(), lit["property"].tolist(),
+                lit["value_type"].tolist()) if vt != "item"]
+        labels = dict(store.con.execute(
+            "SELECT id, label FROM entities WHERE label IS NOT NULL").fetchall())
+        sitelinks = dict(store.con.execute(
+            "SELECT id, sitelinks FROM entities WHERE sitelinks IS NOT NULL").fetchall())
+        return cls.from_edges(edges, policy=policy, literals=literals, labels=labels,
+                              sitelinks=sitelinks, classify=classify)
+
+    # -- lookups ----------------------------------------------------------------------
+    def vcount(self) -> int:
+        return len(self._names)
+
+    def ecount(self) -> int:
+        return len(self._props)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._index
+
+    def vertex(self, name: str) -> int:
+        """Vertex index of an entity or literal id; :class:`UnknownEntity` if absent."""
+        try:
+            return self._index[name]
+        except KeyError:
+            raise UnknownEntity(name, "the evidence graph",
+                                "collect its neighbourhood first or check the id") from None
+
+    def name(self, v: int) -> str:
+        return self._names[v]
+
+    def is_literal(self, v: int) -> bool:
+        return self._literal[v]
+
+    def passable(self, v: int) -> bool:
+        """May a path pass *through* vertex ``v`` (not a literal, not a hub)?"""
+        return self._passable[v]
+
+    def neighbours(self, v: int) -> list[tuple[int, int, bool]]:
+        """``(neighbour, edge index, forward)`` for every step edge at ``v``, deterministic order.
+        ``forward`` is True when the edge runs ``v → neighbour`` in Wikidata's direction."""
+        return self._adj[v]
+
+    def degree(self, v: int) -> int:
+        return len(self._adj[v])
+
+    def edge_property(self, e: int) -> str:
+        return self._props[e]
+
+    def edge_statement(self, e: int) -> str:
+        return self._sids[e]
+
+    def edge_relation(self, e: int) -> str | None:
+        return self.graph.es[e]["relation"]  # type: ignore[no-any-return]
+
+    def edge_endpoints(self, e: int) -> tuple[int, int]:
+        return self.graph.es[e].tuple  # type: ignore[no-any-return]
+
+    def to_networkx(self) -> nx.MultiDiGraph:
+        """Export as a networkx ``MultiDiGraph`` keyed by statement id (for interoperability)."""
+        import networkx as nx
+
+        out = nx.MultiDiGraph()
+        for v, name in enumerate(self._names):
+            out.add_node(name, literal=self._literal[v], classes=self.classes.get(name, ()),
+                         label=self.labels.get(name))
+        for e, (s, o) in enumerate(self.graph.get_edgelist()):
+            out.add_edge(self._names[s], self._names[o], key=self._sids[e],
+                         property=self._props[e], relation=self.edge_relation(e))
+        return out

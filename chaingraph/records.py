@@ -1,0 +1,141 @@
+"""Chain records: immutable values that never point back into the store (DESIGN §4).
+
+A record is everything a pipeline needs to trust a chain without the graph: the nodes
+with their types and familiarity, each step with its property, relation class,
+direction, statement id, qualifiers, references and provenance, the diversity score,
+the crosswalk version and the parameters that produced it.
+
+>>> rec = ChainRecord(seed="Q1", nodes=[ChainNode(id="Q1"), ChainNode(id="Q2")],
+...     steps=[ChainStep(property="P361", direction="forward", statement_id="Q1$a",
+...                      source="Q1", target="Q2", relation_class="part-whole")],
+...     k=1, s_div=0.5, crosswalk_version="test")
+>>> rec.target, rec.model_dump()["steps"][0]["direction"]
+('Q2', 'forward')
+>>> "properties" in ChainRecord.model_json_schema()
+True
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from chaingraph.values import Value
+
+__all__ = [
+    "CHAIN_SCHEMA_VERSION",
+    "ChainNode",
+    "ChainParameters",
+    "ChainRecord",
+    "ChainStep",
+    "MergeNote",
+    "Provenance",
+    "ReferenceSnak",
+    "Snak",
+]
+
+CHAIN_SCHEMA_VERSION = "chaingraph.chain/1"
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+Direction = Literal["forward", "backward"]
+
+
+class Snak(BaseModel):
+    """A qualifier (or any property/value pair)."""
+
+    model_config = _FROZEN
+    property: str
+    snaktype: Literal["value", "somevalue", "novalue"] = "value"
+    value: Value | None = Field(default=None, discriminator="kind")
+
+
+class ReferenceSnak(Snak):
+    reference_hash: str
+
+
+class Provenance(BaseModel):
+    """Where a statement came from."""
+
+    model_config = _FROZEN
+    kind: str
+    location: str
+    query_file: str | None = None
+    query_hash: str | None = None
+    retrieved_at: str | None = None
+    dump_date: str | None = None
+    revision: str | None = None
+
+
+class ChainNode(BaseModel):
+    model_config = _FROZEN
+    id: str
+    label: str | None = None
+    type: str | None = None
+    classes: tuple[str, ...] = ()
+    familiarity: int | None = None
+    literal: bool = False
+    value: Value | None = Field(default=None, discriminator="kind")
+
+
+class ChainStep(BaseModel):
+    """One hop. ``direction`` is ``forward`` when the walk follows subject→object."""
+
+    model_config = _FROZEN
+    property: str
+    property_label: str | None = None
+    relation_class: str | None = None
+    relation_rule: str | None = None
+    direction: Direction
+    statement_id: str
+    source: str
+    target: str
+    qualifiers: tuple[Snak, ...] = ()
+    references: tuple[ReferenceSnak, ...] = ()
+    provenance: tuple[Provenance, ...] = ()
+    verified: bool = True
+    confidence: float = 1.0
+
+
+class MergeNote(BaseModel):
+    """What an alias merge contracted, and why."""
+
+    model_config = _FROZEN
+    kept: str
+    dropped: str
+    reason: str
+
+
+class ChainParameters(BaseModel):
+    """Everything that produced the chain, so it can be reproduced."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+    min_hops: int = 5
+    max_hops: int = 7
+    max_neighbours: int | None = None
+    select: int | None = None
+    layer_budget: int | None = None
+    policy: dict[str, Any] = Field(default_factory=dict)
+    source: str | None = None
+    alpha: float = 0.6
+    beta: float = 0.4
+
+
+class ChainRecord(BaseModel):
+    model_config = _FROZEN
+    schema_version: str = CHAIN_SCHEMA_VERSION
+    seed: str
+    nodes: tuple[ChainNode, ...]
+    steps: tuple[ChainStep, ...]
+    k: int
+    s_div: float
+    types: tuple[str, ...] = ()
+    relation_classes: tuple[str, ...] = ()
+    verification_confidence: float = 1.0
+    crosswalk_version: str
+    parameters: ChainParameters = Field(default_factory=ChainParameters)
+    merged: tuple[MergeNote, ...] = ()
+
+    @property
+    def target(self) -> str:
+        return self.nodes[-1].id

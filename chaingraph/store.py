@@ -1,0 +1,455 @@
+"""The evidence store: Wikidata's statement model in one embedded DuckDB database.
+
+Tables (created on open, all writes ``INSERT OR IGNORE`` / upsert so loading the same
+input twice changes nothing):
+
+==================  =====================================================================
+``sources``         where facts came from: kind (``json-dump``, ``rdf-dump``, ``sparql``,
+                    ``fixture``), file or endpoint URL, query file and hash, retrieval time,
+                    dump date / revision
+``entities``        items: label (English, else ``mul``), description, aliases, sitelink
+                    count when known, revision
+``properties``      properties: label, description, aliases, datatype (JSON spelling)
+``statements``      one row per statement: id (JSON form ``Q42$GUID``), subject, property,
+                    rank, snaktype (``value``/``somevalue``/``novalue``) and the value
+                    columns of :data:`chaingraph.values.VALUE_COLUMNS` (``object`` holds the
+                    id of an item value)
+``qualifiers``      statement id, property, snak hash, snaktype, value columns
+``reference_snaks`` statement id, reference hash, property, snak hash, snaktype, value columns
+``statement_sources`` which source(s) delivered each statement (provenance)
+``responses``       SPARQL response cache, keyed by query hash
+==================  =====================================================================
+
+and the view ``entity_classes(id, class)``: non-deprecated ``P31`` values.
+
+Everything else reads through one primitive, :meth:`Store.edges`:
+
+>>> from chaingraph.values import EntityValue
+>>> s = Store()
+>>> src = s.add_source("fixture", "doctest")
+>>> s.write(Batch(statements=[statement_row("Q42$1", "Q42", "P69", EntityValue(id="Q691283"))],
+...               statement_sources=[("Q42$1", src)]))
+>>> [(e.subject, e.property, e.object) for e in s.edges(subject="Q42")]
+[('Q42', 'P69', 'Q691283')]
+>>> s.edges(object="Q691283")[0].statement_id
+'Q42$1'
+>>> s.statement("Q42$1").sources[0]["kind"]
+'fixture'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import duckdb
+import pyarrow as pa
+
+from chaingraph.errors import StoreError
+from chaingraph.values import VALUE_COLUMNS, Value, value_columns, value_from_columns
+
+__all__ = [
+    "Batch",
+    "Edge",
+    "EntityInfo",
+    "PropertyInfo",
+    "StatementInfo",
+    "Store",
+    "entity_row",
+    "property_row",
+    "qualifier_row",
+    "reference_row",
+    "snak_hash",
+    "statement_row",
+]
+
+RANKS = ("preferred", "normal", "deprecated")
+TRAVERSABLE_RANKS = ("preferred", "normal")
+
+_VALUE_DDL = """
+    value_type VARCHAR, object VARCHAR, text VARCHAR, lang VARCHAR,
+    time VARCHAR, precision TINYINT, calendar VARCHAR, timezone INTEGER,
+    before INTEGER, after INTEGER,
+    amount VARCHAR, unit VARCHAR, upper VARCHAR, lower VARCHAR,
+    lat DOUBLE, lon DOUBLE, coord_precision DOUBLE, globe VARCHAR"""
+
+SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS sources (
+    source_id VARCHAR PRIMARY KEY, kind VARCHAR NOT NULL, location VARCHAR NOT NULL,
+    query_file VARCHAR, query_hash VARCHAR, retrieved_at TIMESTAMPTZ,
+    dump_date VARCHAR, revision VARCHAR);
+CREATE TABLE IF NOT EXISTS entities (
+    id VARCHAR PRIMARY KEY, label VARCHAR, label_lang VARCHAR, description VARCHAR,
+    aliases VARCHAR[], sitelinks INTEGER, revision BIGINT, modified VARCHAR);
+CREATE TABLE IF NOT EXISTS properties (
+    id VARCHAR PRIMARY KEY, label VARCHAR, label_lang VARCHAR, description VARCHAR,
+    aliases VARCHAR[], datatype VARCHAR);
+CREATE TABLE IF NOT EXISTS statements (
+    statement_id VARCHAR PRIMARY KEY, subject VARCHAR NOT NULL, property VARCHAR NOT NULL,
+    rank VARCHAR NOT NULL, snaktype VARCHAR NOT NULL, {_VALUE_DDL});
+CREATE TABLE IF NOT EXISTS qualifiers (
+    statement_id VARCHAR NOT NULL, property VARCHAR NOT NULL, snak_hash VARCHAR NOT NULL,
+    snaktype VARCHAR NOT NULL, {_VALUE_DDL},
+    PRIMARY KEY (statement_id, property, snak_hash));
+CREATE TABLE IF NOT EXISTS reference_snaks (
+    statement_id VARCHAR NOT NULL, reference_hash VARCHAR NOT NULL, property VARCHAR NOT NULL,
+    snak_hash VARCHAR NOT NULL, snaktype VARCHAR NOT NULL, {_VALUE_DDL},
+    PRIMARY KEY (statement_id, reference_hash, property, snak_hash));
+CREATE TABLE IF NOT EXISTS statement_sources (
+    statement_id VARCHAR NOT NULL, source_id VARCHAR NOT NULL,
+    PRIMARY KEY (statement_id, source_id));
+CREATE TABLE IF NOT EXISTS responses (
+    query_hash VARCHAR PRIMARY KEY, endpoint VARCHAR NOT NULL, query_file VARCHAR,
+    query_text VARCHAR NOT NULL, body VARCHAR NOT NULL, retrieved_at TIMESTAMPTZ NOT NULL);
+CREATE OR REPLACE VIEW entity_classes AS
+    SELECT subject AS id, object AS class FROM statements
+    WHERE property = 'P31' AND rank <> 'deprecated' AND value_type = 'item';
+"""
+
+_VC = list(VALUE_COLUMNS)
+_TABLE_COLUMNS: dict[str, list[str]] = {
+    "entities": ["id", "label", "label_lang", "description", "aliases", "sitelinks", "revision", "modified"],
+    "properties": ["id", "label", "label_lang", "description", "aliases", "datatype"],
+    "statements": ["statement_id", "subject", "property", "rank", "snaktype", *_VC],
+    "qualifiers": ["statement_id", "property", "snak_hash", "snaktype", *_VC],
+    "reference_snaks": ["statement_id", "reference_hash", "property", "snak_hash", "snaktype", *_VC],
+    "statement_sources": ["statement_id", "source_id"],
+}
+_ARROW_TYPES: dict[str, pa.DataType] = {
+    "aliases": pa.list_(pa.string()), "sitelinks": pa.int32(), "revision": pa.int64(),
+    "precision": pa.int8(), "timezone": pa.int32(), "before": pa.int32(), "after": pa.int32(),
+    "lat": pa.float64(), "lon": pa.float64(), "coord_precision": pa.float64(),
+}
+# Entities and properties are upserted: a later source may know a label an earlier lacked.
+_UPSERT = {
+    "entities": "label = COALESCE(excluded.label, entities.label), "
+                "label_lang = COALESCE(excluded.label_lang, entities.label_lang), "
+                "description = COALESCE(excluded.description, entities.description), "
+                "aliases = COALESCE(excluded.aliases, entities.aliases), "
+                "sitelinks = COALESCE(excluded.sitelinks, entities.sitelinks), "
+                "revision = COALESCE(excluded.revision, entities.revision), "
+                "modified = COALESCE(excluded.modified, entities.modified)",
+    "properties": "label = COALESCE(excluded.label, properties.label), "
+                  "label_lang = COALESCE(excluded.label_lang, properties.label_lang), "
+                  "description = COALESCE(excluded.description, properties.description), "
+                  "aliases = COALESCE(excluded.aliases, properties.aliases), "
+                  "datatype = COALESCE(excluded.datatype, properties.datatype)",
+}
+
+
+def snak_hash(property_id: str, snaktype: str, value: Value | None) -> str:
+    """Content hash of a snak, identical whichever export the snak came from."""
+    payload = json.dumps([property_id, snaktype, value_columns(value)], default=str)
+    return hashlib.sha1(payload.encode()).hexdigest()
+
+
+def statement_row(statement_id: str, subject: str, property_id: str, value: Value | None, *,
+                  rank: str = "normal", snaktype: str = "value") -> tuple[Any, ...]:
+    """A ``statements`` row (add a ``statement_sources`` row for its provenance)."""
+    return (statement_id, subject, property_id, rank, snaktype, *value_columns(value))
+
+
+def qualifier_row(statement_id: str, property_id: str, value: Value | None,
+                  snaktype: str = "value") -> tuple[Any, ...]:
+    return (statement_id, property_id, snak_hash(property_id, snaktype, value), snaktype,
+            *value_columns(value))
+
+
+def reference_row(statement_id: str, reference_hash: str, property_id: str, value: Value | None,
+                  snaktype: str = "value") -> tuple[Any, ...]:
+    return (statement_id, reference_hash, property_id, snak_hash(property_id, snaktype, value),
+            snaktype, *value_columns(value))
+
+
+def entity_row(entity_id: str, label: str | None = None, description: str | None = None,
+               aliases: list[str] | None = None, *, label_lang: str | None = None,
+               sitelinks: int | None = None, revision: int | None = None,
+               modified: str | None = None) -> tuple[Any, ...]:
+    return (entity_id, label, label_lang if label is not None else None, description, aliases,
+            sitelinks, revision, modified)
+
+
+def property_row(property_id: str, label: str | None = None, description: str | None = None,
+                 aliases: list[str] | None = None, *, datatype: str | None = None,
+                 label_lang: str | None = None) -> tuple[Any, ...]:
+    return (property_id, label, label_lang if label is not None else None, description, aliases, datatype)
+
+
+@dataclass
+class Batch:
+    """Rows for one transactional write. ``statements`` rows come from :func:`statement_row`."""
+
+    entities: list[tuple[Any, ...]] = field(default_factory=list)
+    properties: list[tuple[Any, ...]] = field(default_factory=list)
+    statements: list[tuple[Any, ...]] = field(default_factory=list)
+    qualifiers: list[tuple[Any, ...]] = field(default_factory=list)
+    reference_snaks: list[tuple[Any, ...]] = field(default_factory=list)
+    statement_sources: list[tuple[Any, ...]] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return sum(len(getattr(self, t)) for t in _TABLE_COLUMNS)
+
+
+class Edge(NamedTuple):
+    """One statement as an edge. ``object`` is the item id, or ``None`` for a literal."""
+
+    statement_id: str
+    subject: str
+    property: str
+    object: str | None
+    rank: str
+    value_type: str | None
+
+
+class EntityInfo(NamedTuple):
+    id: str
+    label: str | None
+    description: str | None
+    aliases: tuple[str, ...]
+    sitelinks: int | None
+    classes: tuple[str, ...]
+
+
+class PropertyInfo(NamedTuple):
+    id: str
+    label: str | None
+    description: str | None
+    aliases: tuple[str, ...]
+    datatype: str | None
+
+
+class StatementInfo(NamedTuple):
+    """A statement with everything the store knows about it."""
+
+    statement_id: str
+    subject: str
+    property: str
+    rank: str
+    snaktype: str
+    value: Value | None
+    qualifiers: tuple[tuple[str, str, Value | None], ...]  # (property, snaktype, value)
+    references: tuple[tuple[str, str, str, Value | None], ...]  # (ref hash, property, snaktype, value)
+    sources: tuple[dict[str, Any], ...]
+
+
+def _ids(value: str | Collection[str] | None) -> list[str] | None:
+    if value is None:
+        return None
+    return [value] if isinstance(value, str) else list(value)
+
+
+class Store:
+    """A DuckDB-backed evidence store; ``path=None`` keeps it in memory.
+
+    Use as a context manager to close the connection. All writes go through :meth:`write`
+    (one transaction per batch) or :meth:`transaction`.
+    """
+
+    def __init__(self, path: str | Path | None = None, *, read_only: bool = False) -> None:
+        self.path = None if path is None else Path(path)
+        try:
+            if self.path is None:
+                self.con = duckdb.connect(":memory:")
+            else:
+                if not read_only:
+                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                self.con = duckdb.connect(str(self.path), read_only=read_only)
+            if not read_only:
+                self.con.execute(SCHEMA)
+        except (duckdb.Error, OSError) as exc:
+            raise StoreError(f"cannot open store {self.path or ':memory:'}: "
+                             f"{str(exc).splitlines()[0]}; check the path and that no other "
+                             "process holds it open for writing") from exc
+        self._in_tx = False
+
+    # -- life cycle -------------------------------------------------------------------
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """Run a block in one transaction (nested use joins the outer one)."""
+        if self._in_tx:
+            yield self.con
+            return
+        self._in_tx = True
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            yield self.con
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        else:
+            self.con.execute("COMMIT")
+        finally:
+            self._in_tx = False
+
+    # -- writes -----------------------------------------------------------------------
+    def add_source(self, kind: str, location: str, *, query_file: str | None = None,
+                   query_hash: str | None = None, dump_date: str | None = None,
+                   revision: str | None = None, retrieved_at: datetime | None = None) -> str:
+        """Register a source and return its id (deterministic: same inputs, same id)."""
+        key = "|".join(str(x) for x in (kind, location, query_file, query_hash, dump_date, revision))
+        source_id = hashlib.sha1(key.encode()).hexdigest()[:16]
+        when = retrieved_at or datetime.now(timezone.utc)
+        self.con.execute(
+            "INSERT OR IGNORE INTO sources VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [source_id, kind, location, query_file, query_hash, when, dump_date, revision])
+        return source_id
+
+    def write(self, batch: Batch) -> None:
+        """Insert a batch in one transaction; rows already present are left as they are."""
+        try:
+            with self.transaction():
+                for table, columns in _TABLE_COLUMNS.items():
+                    rows = getattr(batch, table)
+                    if rows:
+                        self._insert(table, columns, rows)
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
+                             f"{str(exc).splitlines()[0]}") from exc
+
+    def _insert(self, table: str, columns: list[str], rows: list[tuple[Any, ...]]) -> None:
+        arrays = {}
+        for i, col in enumerate(columns):
+            data = [r[i] for r in rows]
+            arrays[col] = pa.array(data, type=_ARROW_TYPES.get(col, pa.string()))
+        incoming = pa.table(arrays)  # noqa: F841  (scanned by name below)
+        cols = ", ".join(f'"{c}"' for c in columns)
+        # Deduplicate within the batch too: INSERT OR IGNORE does not cover in-batch repeats.
+        key = {"entities": "id", "properties": "id", "statements": "statement_id"}.get(table)
+        source = (f"SELECT DISTINCT ON ({key}) {cols} FROM incoming" if key
+                  else f"SELECT DISTINCT {cols} FROM incoming")
+        if table in _UPSERT:
+            self.con.execute(f"INSERT INTO {table} ({cols}) {source} "
+                             f"ON CONFLICT DO UPDATE SET {_UPSERT[table]}")
+        else:
+            self.con.execute(f"INSERT OR IGNORE INTO {table} ({cols}) {source}")
+
+    # -- the read primitive -----------------------------------------------------------
+    def _edge_sql(self, subject: str | Collection[str] | None, property: str | Collection[str] | None,
+                  object: str | Collection[str] | None, ranks: Collection[str], item_only: bool
+                  ) -> tuple[str, list[Any]]:
+        where, params = ["rank IN (SELECT UNNEST(?))", "snaktype = 'value'"], [list(ranks)]
+        if item_only:
+            where.append("value_type = 'item'")
+        for col, val in (("subject", subject), ("property", property), ("object", object)):
+            ids = _ids(val)
+            if ids is not None:
+                where.append(f"{col} IN (SELECT UNNEST(?))")
+                params.append(ids)
+        sql = ("SELECT statement_id, subject, property, object, rank, value_type FROM statements "
+               f"WHERE {' AND '.join(where)} ORDER BY subject, property, object, statement_id")
+        return sql, params
+
+    def edges(self, subject: str | Collection[str] | None = None,
+              property: str | Collection[str] | None = None,
+              object: str | Collection[str] | None = None, *,
+              ranks: Collection[str] = TRAVERSABLE_RANKS, item_only: bool = True) -> list[Edge]:
+        """Statements matching subject / property / object (``None`` is a wildcard; each
+        may be one id or a collection). Deprecated statements are excluded unless asked
+        for via ``ranks``; literal statements only with ``item_only=False``.
+        Order is deterministic (subject, property, object, statement id)."""
+        sql, params = self._edge_sql(subject, property, object, ranks, item_only)
+        return [Edge(*row) for row in self.con.execute(sql, params).fetchall()]
+
+    def edge_arrays(self, subject: str | Collection[str] | None = None,
+                    property: str | Collection[str] | None = None,
+                    object: str | Collection[str] | None = None, *,
+                    ranks: Collection[str] = TRAVERSABLE_RANKS, item_only: bool = True
+                    ) -> dict[str, Any]:
+        """:meth:`edges` as column arrays (numpy), for building graphs over large stores."""
+        sql, params = self._edge_sql(subject, property, object, ranks, item_only)
+        return dict(self.con.execute(sql, params).fetchnumpy())
+
+    # -- convenience reads (all small) -------------------------------------------------
+    def entity(self, entity_id: str) -> EntityInfo | None:
+        row = self.con.execute(
+            "SELECT id, label, description, aliases, sitelinks FROM entities WHERE id = ?",
+            [entity_id]).fetchone()
+        classes = self.classes([entity_id]).get(entity_id, ())
+        if row is None:
+            if not classes and not self.edges(subject=entity_id) and not self.edges(object=entity_id):
+                return None
+            return EntityInfo(entity_id, None, None, (), None, classes)
+        return EntityInfo(row[0], row[1], row[2], tuple(row[3] or ()), row[4], classes)
+
+    def labels(self, ids: Collection[str]) -> dict[str, str]:
+        rows = self.con.execute(
+            "SELECT id, label FROM entities WHERE label IS NOT NULL AND id IN (SELECT UNNEST(?)) "
+            "UNION ALL SELECT id, label FROM properties WHERE label IS NOT NULL "
+            "AND id IN (SELECT UNNEST(?))", [list(ids), list(ids)]).fetchall()
+        return dict(rows)
+
+    def classes(self, ids: Collection[str] | None = None) -> dict[str, tuple[str, ...]]:
+        """``P31`` classes per entity (all entities when ``ids`` is ``None``)."""
+        if ids is None:
+            rows = self.con.execute("SELECT id, class FROM entity_classes ORDER BY id, class").fetchall()
+        else:
+            rows = self.con.execute("SELECT id, class FROM entity_classes WHERE id IN (SELECT UNNEST(?)) "
+                                    "ORDER BY id, class", [list(ids)]).fetchall()
+        out: dict[str, list[str]] = {}
+        for ident, cls in rows:
+            out.setdefault(ident, []).append(cls)
+        return {k: tuple(v) for k, v in out.items()}
+
+    def property(self, property_id: str) -> PropertyInfo | None:
+        row = self.con.execute("SELECT id, label, description, aliases, datatype FROM properties "
+                               "WHERE id = ?", [property_id]).fetchone()
+        return None if row is None else PropertyInfo(row[0], row[1], row[2], tuple(row[3] or ()), row[4])
+
+    def datatypes(self) -> dict[str, str]:
+        """Datatype of every property the store knows."""
+        return dict(self.con.execute(
+            "SELECT id, datatype FROM properties WHERE datatype IS NOT NULL").fetchall())
+
+    def statement(self, statement_id: str) -> StatementInfo | None:
+        cols = ["statement_id", "subject", "property", "rank", "snaktype", *_VC]
+        cur = self.con.execute(f"SELECT {', '.join(cols)} FROM statements WHERE statement_id = ?",
+                               [statement_id])
+        row = cur.fetchone()
+        if row is None:
+            return None
+        rec = dict(zip(cols, row))
+        quals = self._snaks("qualifiers", ["property", "snaktype"], statement_id)
+        refs = self._snaks("reference_snaks", ["reference_hash", "property", "snaktype"], statement_id)
+        src_cols = ["source_id", "kind", "location", "query_file", "query_hash", "retrieved_at",
+                    "dump_date", "revision"]
+        srcs = self.con.execute(
+            f"SELECT {', '.join('s.' + c for c in src_cols)} FROM statement_sources ss "
+            "JOIN sources s USING (source_id) WHERE ss.statement_id = ? ORDER BY s.source_id",
+            [statement_id]).fetchall()
+        return StatementInfo(rec["statement_id"], rec["subject"], rec["property"], rec["rank"],
+                             rec["snaktype"], value_from_columns(rec),
+                             tuple(quals),  # type: ignore[arg-type]
+                             tuple(refs),  # type: ignore[arg-type]
+                             tuple(dict(zip(src_cols, s)) for s in srcs))
+
+    def _snaks(self, table: str, keys: list[str], statement_id: str) -> list[tuple[Any, ...]]:
+        cols = [*keys, *_VC]
+        rows = self.con.execute(f"SELECT {', '.join(cols)} FROM {table} WHERE statement_id = ? "
+                                f"ORDER BY {', '.join(keys)}, snak_hash", [statement_id]).fetchall()
+        return [(*row[: len(keys)], value_from_columns(dict(zip(cols, row)))) for row in rows]
+
+    def counts(self) -> dict[str, int]:
+        """Row counts per table, plus literal statements by value type."""
+        out = {t: int(self.con.execute(f"SELECT count(*) FROM {t}").fetchone()[0])  # type: ignore[index]
+               for t in ("sources", "entities", "properties", "statements", "qualifiers",
+                         "reference_snaks")}
+        for vt, n in self.con.execute("SELECT coalesce(value_type, snaktype), count(*) FROM statements "
+                                      "GROUP BY 1 ORDER BY 1").fetchall():
+            out[f"statements:{vt}"] = int(n)
+        return out
+

@@ -1,0 +1,49 @@
+"""Shared fixtures: where the real data lives, tiny stores, the CLI runner.
+
+Real-data tests read ``../shared/data`` (beside the checkout) or ``$CHAINGRAPH_SHARED_DATA``;
+files are never copied into the repository. Outside CI a missing folder skips those
+tests; under CI (``CI=true``) it fails them, so CI can never pass without the data.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from chaingraph.store import Store
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _shared_data() -> Path:
+    env = os.environ.get("CHAINGRAPH_SHARED_DATA")
+    return Path(env) if env else REPO.parent / "shared" / "data"
+
+
+SHARED_DATA = _shared_data()
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The shared real-data folder (``world/``, ``entities_full/``, ``properties/`` ...)."""
+    if not SHARED_DATA.is_dir():
+        if os.environ.get("CI"):
+            pytest.fail(f"shared data folder {SHARED_DATA} is missing in CI")
+        pytest.skip(f"shared data folder {SHARED_DATA} not found")
+    return SHARED_DATA
+
+
+@pytest.fixture
+def store() -> Iterator[Store]:
+    """An empty in-memory store."""
+    with Store() as s:
+        yield s
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
