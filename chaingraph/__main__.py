@@ -1,3 +1,6 @@
+"""``python -m chaingraph`` runs the command line."""
+
 from chaingraph.cli import cli
 
-cli()
+if __name__ == "__main__":
+    cli()

@@ -19,7 +19,7 @@ import click
 from chaingraph import __version__
 from chaingraph.errors import ChaingraphError
 
-__all__ = ["cli"]
+__all__ = ["COMMANDS", "LazyGroup", "cli"]
 
 #: command name -> module under chaingraph.cli that defines a click command of that name
 COMMANDS: dict[str, str] = {
