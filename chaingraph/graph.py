@@ -86,10 +86,14 @@ class EvidenceGraph:
 
     def __init__(self, graph: ig.Graph, classes: dict[str, tuple[str, ...]],
                  policy: TraversalPolicy, labels: dict[str, str] | None = None,
-                 sitelinks: dict[str, int] | None = None) -> None:
+                 sitelinks: dict[str, int] | None = None,
+                 class_statements: dict[str, dict[str, tuple[str, ...]]] | None = None) -> None:
         self.graph = graph
         self.policy = policy
         self.classes = classes
+        #: class-edge values kept apart per property (``{"P31": {...}, "P279": {...}}``), so a
+        #: type check can read instance-of and subclass-of separately; :attr:`classes` merges them.
+        self.class_statements = class_statements or {}
         self.labels = labels or {}
         self.sitelinks = sitelinks or {}
         self._names: list[str] = list(graph.vs["name"]) if graph.vcount() else []
@@ -119,6 +123,7 @@ class EvidenceGraph:
         ``(statement_id, subject, property)`` literal statements."""
         policy = policy or TraversalPolicy()
         classes: dict[str, list[str]] = {}
+        by_property: dict[str, dict[str, list[str]]] = {}
         names: dict[str, int] = {}
         pairs: list[tuple[int, int]] = []
         props: list[str] = []
@@ -133,6 +138,7 @@ class EvidenceGraph:
         for sid, s, p, o in sorted(edges, key=lambda t: (t[1], t[2], t[3], t[0])):
             if p in policy.class_properties:
                 classes.setdefault(s, []).append(o)
+                by_property.setdefault(p, {}).setdefault(s, []).append(o)
                 vid(s)
                 continue
             if not policy.allows(p):
@@ -152,7 +158,9 @@ class EvidenceGraph:
         g.es["statement_id"] = sids
         g.es["relation"] = [classify(p) if classify else None for p in props]
         return cls(g, {k: tuple(sorted(set(v))) for k, v in classes.items()}, policy,
-                   labels=labels, sitelinks=sitelinks)
+                   labels=labels, sitelinks=sitelinks,
+                   class_statements={p: {k: tuple(sorted(set(v))) for k, v in m.items()}
+                                     for p, m in by_property.items()})
 
     @classmethod
     def from_store(cls, store: Store, *, policy: TraversalPolicy | None = None,
