@@ -87,7 +87,8 @@ class EvidenceGraph:
     def __init__(self, graph: ig.Graph, classes: dict[str, tuple[str, ...]],
                  policy: TraversalPolicy, labels: dict[str, str] | None = None,
                  sitelinks: dict[str, int] | None = None,
-                 class_statements: dict[str, dict[str, tuple[str, ...]]] | None = None) -> None:
+                 class_statements: dict[str, dict[str, tuple[str, ...]]] | None = None, *,
+                 excluded_edges: Sequence[tuple[str, str, str, str]] = ()) -> None:
         self.graph = graph
         self.policy = policy
         self.classes = classes
@@ -96,6 +97,9 @@ class EvidenceGraph:
         self.class_statements = class_statements or {}
         self.labels = labels or {}
         self.sitelinks = sitelinks or {}
+        #: item statements the policy keeps out (not class edges), ``(sid, s, p, o)``, so that
+        #: a check can say "excluded by policy" rather than "no such statement".
+        self.excluded_edges = tuple(excluded_edges)
         self._names: list[str] = list(graph.vs["name"]) if graph.vcount() else []
         self._index = {n: i for i, n in enumerate(self._names)}
         self._props: list[str] = list(graph.es["property"]) if graph.ecount() else []
@@ -124,6 +128,7 @@ class EvidenceGraph:
         policy = policy or TraversalPolicy()
         classes: dict[str, list[str]] = {}
         by_property: dict[str, dict[str, list[str]]] = {}
+        excluded: list[tuple[str, str, str, str]] = []
         names: dict[str, int] = {}
         pairs: list[tuple[int, int]] = []
         props: list[str] = []
@@ -142,6 +147,7 @@ class EvidenceGraph:
                 vid(s)
                 continue
             if not policy.allows(p):
+                excluded.append((sid, s, p, o))
                 continue
             pairs.append((vid(s), vid(o)))
             props.append(p)
@@ -160,7 +166,8 @@ class EvidenceGraph:
         return cls(g, {k: tuple(sorted(set(v))) for k, v in classes.items()}, policy,
                    labels=labels, sitelinks=sitelinks,
                    class_statements={p: {k: tuple(sorted(set(v))) for k, v in m.items()}
-                                     for p, m in by_property.items()})
+                                     for p, m in by_property.items()},
+                   excluded_edges=excluded)
 
     @classmethod
     def from_store(cls, store: Store, *, policy: TraversalPolicy | None = None,
