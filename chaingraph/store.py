@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -66,6 +66,7 @@ __all__ = [
     "qualifier_row",
     "reference_row",
     "snak_hash",
+    "snak_hash_columns",
     "statement_row",
 ]
 
@@ -145,7 +146,18 @@ _UPSERT = {
 
 def snak_hash(property_id: str, snaktype: str, value: Value | None) -> str:
     """Content hash of a snak, identical whichever export the snak came from."""
-    payload = json.dumps([property_id, snaktype, value_columns(value)], default=str)
+    return snak_hash_columns(property_id, snaktype, value_columns(value))
+
+
+def snak_hash_columns(property_id: str, snaktype: str, columns: Sequence[Any]) -> str:
+    """:func:`snak_hash` from the value's store columns (loaders that build rows directly).
+
+    >>> from chaingraph.values import EntityValue, value_columns
+    >>> v = EntityValue(id="Q5")
+    >>> snak_hash_columns("P31", "value", value_columns(v)) == snak_hash("P31", "value", v)
+    True
+    """
+    payload = json.dumps([property_id, snaktype, list(columns)], default=str)
     return hashlib.sha1(payload.encode()).hexdigest()
 
 

@@ -1,0 +1,107 @@
+"""``chaingraph load`` and ``chaingraph summary``: thin twins of :func:`chaingraph.loaders.load`
+and :func:`chaingraph.loaders.summarize`."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from chaingraph.errors import StoreError
+from chaingraph.loaders import LoadReport, StoreSummary, summarize
+from chaingraph.loaders import load as load_files
+from chaingraph.loaders.common import Progress as ProgressCallback
+from chaingraph.store import Store
+
+_FORMAT = click.option("--format", "output_format", type=click.Choice(["table", "json"]),
+                       default="table", show_default=True, help="Output format.")
+
+
+@contextmanager
+def _progress_bar(show: bool) -> Iterator[ProgressCallback | None]:
+    if not show:
+        yield None
+        return
+    bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), DownloadColumn(),
+                   TimeRemainingColumn(), console=Console(stderr=True), transient=True)
+    tasks: dict[str, TaskID] = {}
+
+    def update(path: str, done: int, total: int) -> None:
+        if path not in tasks:
+            tasks[path] = bar.add_task(Path(path).name, total=total)
+        bar.update(tasks[path], completed=done)
+
+    with bar:
+        yield update
+
+
+def _summary_table(summary: StoreSummary, report: LoadReport | None = None) -> Table:
+    table = Table(title=f"store {summary.store}", show_header=True)
+    table.add_column("what")
+    table.add_column("count", justify="right")
+    rows = [("entities", summary.entities), ("properties", summary.properties),
+            ("statements", summary.statements), ("qualifiers", summary.qualifiers),
+            ("references", summary.references), ("reference snaks", summary.reference_snaks),
+            ("sources", summary.sources)]
+    rows += [(f"statements: {vt}", n) for vt, n in summary.statements_by_value_type.items()]
+    rows += [(f"rank: {rank}", n) for rank, n in summary.ranks.items()]
+    for what, n in rows:
+        table.add_row(what, f"{n:,}")
+    if report is not None:
+        bad = sum(f.bad_lines for f in report.files)
+        if bad:
+            table.add_row("bad lines skipped", f"{bad:,}")
+        table.add_row("seconds", f"{report.seconds:.2f}")
+    return table
+
+
+@click.command()
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--store", "store_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="DuckDB store file (created if missing).")
+@click.option("--skip-bad-lines", is_flag=True, help="Skip and count malformed lines instead of stopping.")
+@click.option("--progress/--no-progress", default=None,
+              help="Show a progress bar on stderr (default: when stderr is a terminal).")
+@_FORMAT
+def load(files: tuple[Path, ...], store_path: Path, skip_bad_lines: bool, progress: bool | None,
+         output_format: str) -> None:
+    """Load Wikidata dumps (JSON dump, N-Triples, Turtle; .gz/.bz2) into a store.
+
+    Example: chaingraph load data/sample/douglas-adams.json --store sample.duckdb
+    """
+    show = sys.stderr.isatty() if progress is None else progress
+    with Store(store_path) as store, _progress_bar(show) as callback:
+        report = load_files(files, store, skip_bad_lines=skip_bad_lines, progress=callback)
+    if output_format == "json":
+        click.echo(report.model_dump_json(indent=2))
+        return
+    console = Console()
+    console.print(_summary_table(report.summary, report))
+    for f in report.files:
+        for example in f.bad_line_examples:
+            click.echo(f"skipped {example}", err=True)
+
+
+@click.command()
+@click.option("--store", "store_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="DuckDB store file.")
+@_FORMAT
+def summary(store_path: Path, output_format: str) -> None:
+    """Print what a store holds: entities, statements, qualifiers, references, literals by type.
+
+    Example: chaingraph summary --store sample.duckdb --format json
+    """
+    if not store_path.is_file():
+        raise StoreError(f"cannot open store {store_path}: no such file; create it with chaingraph load")
+    with Store(store_path, read_only=True) as store:
+        result = summarize(store)
+    if output_format == "json":
+        click.echo(result.model_dump_json(indent=2))
+    else:
+        Console().print(_summary_table(result))

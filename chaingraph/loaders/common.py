@@ -1,0 +1,97 @@
+"""What every loader shares: the load report records and the per-file line policy.
+
+A loader turns one file into batches of store rows and writes each batch in its own
+transaction, so a failure later in the file keeps every earlier batch committed. Bad
+lines either stop the load with :class:`~chaingraph.errors.BadDumpLine` (after the rows
+parsed before the bad line are committed) or, with ``skip_bad_lines``, are counted in
+:attr:`FileReport.bad_lines` and the first few are kept as examples.
+
+>>> FileReport(path="q42.json", format="json").model_dump()["bad_lines"]
+0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from chaingraph.errors import BadDumpLine
+
+__all__ = ["FileReport", "LineGuard", "LoadReport", "Progress", "StoreSummary"]
+
+#: ``progress(path, bytes_done, bytes_total)``; bytes of the file as stored (compressed).
+Progress = Callable[[str, int, int], None]
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class FileReport(BaseModel):
+    """What one file contributed (rows parsed from it; rows already in the store count too)."""
+
+    model_config = _FROZEN
+    path: str
+    format: str
+    entities: int = 0
+    properties: int = 0
+    statements: int = 0
+    qualifiers: int = 0
+    references: int = 0
+    bad_lines: int = 0
+    bad_line_examples: tuple[str, ...] = ()
+    seconds: float = 0.0
+
+
+class StoreSummary(BaseModel):
+    """What a store holds: the figures ``chaingraph summary`` prints."""
+
+    model_config = _FROZEN
+    store: str
+    sources: int
+    entities: int
+    properties: int
+    statements: int
+    qualifiers: int
+    references: int = Field(description="distinct (statement, reference hash) pairs")
+    reference_snaks: int
+    statements_by_value_type: dict[str, int] = Field(
+        description="item, time, quantity, string, monolingualtext, globecoordinate, ..., "
+                    "somevalue, novalue")
+    ranks: dict[str, int]
+
+
+class LoadReport(BaseModel):
+    """The result of :func:`chaingraph.loaders.load`: per-file figures and the store after."""
+
+    model_config = _FROZEN
+    files: tuple[FileReport, ...]
+    summary: StoreSummary
+    seconds: float
+
+
+class LineGuard:
+    """Counts bad lines of one file; raises unless skipping.
+
+    >>> g = LineGuard("d.json", skip=True)
+    >>> g.bad(7, "not JSON"); g.count, g.examples
+    (1, ['d.json:7: not JSON'])
+    """
+
+    MAX_EXAMPLES = 5
+
+    def __init__(self, path: str, *, skip: bool) -> None:
+        self.path = path
+        self.skip = skip
+        self.count = 0
+        self.examples: list[str] = []
+
+    def bad(self, line: int, problem: str, flush: Callable[[], None] | None = None) -> None:
+        """Record a bad line: count it when skipping, otherwise ``flush`` what was parsed
+        before it (so it is committed) and raise :class:`BadDumpLine`."""
+        if not self.skip:
+            if flush is not None:
+                flush()
+            raise BadDumpLine(self.path, line, problem)
+        self.count += 1
+        if len(self.examples) < self.MAX_EXAMPLES:
+            self.examples.append(f"{self.path}:{line}: {problem}")

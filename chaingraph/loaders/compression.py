@@ -1,0 +1,122 @@
+"""Open dump files whatever their compression, and tell which dump format they hold.
+
+Compression is recognised by its magic bytes, not the file name (a ``.gz`` that is not
+gzip is an error naming the file). gzip files may have several members, as Wikidata's
+parallel-compressed dumps do; Python's ``gzip`` reads them all.
+
+>>> sniff_compression(b"\\x1f\\x8b\\x08\\x00"), sniff_compression(b"BZh91AY"), sniff_compression(b"[\\n{")
+('gzip', 'bz2', None)
+>>> dump_format("latest-all.json.bz2"), dump_format("wikidata.nt.gz"), dump_format("q42.ttl")
+('json', 'nt', 'ttl')
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import re
+from pathlib import Path
+from typing import IO, BinaryIO, Literal, cast
+
+from chaingraph.errors import UnsupportedFormat
+
+__all__ = ["Format", "RawCounter", "dump_date", "dump_format", "open_binary", "sniff_compression"]
+
+Format = Literal["json", "nt", "ttl"]
+
+_MAGIC: tuple[tuple[bytes, str | None], ...] = (
+    (b"\x1f\x8b", "gzip"),
+    (b"BZh", "bz2"),
+    (b"\xfd7zXZ\x00", "xz"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+    (b"PK\x03\x04", "zip"),
+)
+_SUPPORTED = {"gzip", "bz2"}
+_COMPRESSED_SUFFIXES = {".gz": "gzip", ".gzip": "gzip", ".bz2": "bz2", ".xz": "xz", ".zst": "zstd",
+                        ".zstd": "zstd", ".zip": "zip", ".lz4": "lz4", ".7z": "7z"}
+_FORMAT_SUFFIXES: dict[str, Format] = {".json": "json", ".jsonl": "json", ".ndjson": "json",
+                                       ".nt": "nt", ".ntriples": "nt", ".ttl": "ttl", ".turtle": "ttl"}
+_DATE = re.compile(r"(?<!\d)(20\d{2})-?([01]\d)-?([0-3]\d)(?!\d)")
+
+
+def sniff_compression(head: bytes) -> str | None:
+    """Compression named by the first bytes of a file (``None`` = not compressed)."""
+    for magic, name in _MAGIC:
+        if head.startswith(magic):
+            return name
+    return None
+
+
+def dump_format(path: str | Path) -> Format:
+    """``json``, ``nt`` or ``ttl`` from the file name (compression suffixes ignored)."""
+    p = Path(path)
+    suffixes = [s.lower() for s in p.suffixes]
+    while suffixes and suffixes[-1] in _COMPRESSED_SUFFIXES:
+        suffixes.pop()
+    fmt = _FORMAT_SUFFIXES.get(suffixes[-1]) if suffixes else None
+    if fmt is None:
+        raise UnsupportedFormat(
+            f"{path}: cannot tell the dump format from the name; name the file *.json, *.nt or "
+            "*.ttl (optionally + .gz or .bz2): Wikidata JSON dump, N-Triples or Turtle")
+    return fmt
+
+
+def dump_date(path: str | Path) -> str | None:
+    """The dump date written in a Wikidata dump file name, e.g. ``wikidata-20240101-all.json.gz``.
+
+    >>> dump_date("wikidata-20240101-all.json.gz"), dump_date("latest-all.json.gz")
+    ('2024-01-01', None)
+    """
+    m = _DATE.search(Path(path).name)
+    return f"{m.group(1)}-{m.group(2)}-{m.group(3)}" if m else None
+
+
+class RawCounter:
+    """Position in the underlying (compressed) file, for progress bars."""
+
+    def __init__(self, raw: BinaryIO, size: int) -> None:
+        self.raw = raw
+        self.size = size
+
+    def position(self) -> int:
+        try:
+            return self.raw.tell()
+        except (OSError, ValueError):
+            return self.size
+
+
+def open_binary(path: str | Path) -> tuple[IO[bytes], RawCounter]:
+    """Open ``path`` decompressed, as bytes; the counter reports compressed bytes read.
+
+    Raises :class:`UnsupportedFormat` for a compression chaingraph does not read, or a
+    file whose content does not match its compression suffix.
+    """
+    p = Path(path)
+    try:
+        raw = open(p, "rb")  # noqa: SIM115 (returned to the caller, who closes it)
+    except OSError as exc:
+        raise UnsupportedFormat(f"{path}: cannot open ({exc.strerror or exc}); check the path") from exc
+    size = p.stat().st_size
+    head = raw.read(8)
+    raw.seek(0)
+    kind = sniff_compression(head)
+    claimed = next((c for s, c in _COMPRESSED_SUFFIXES.items() if p.name.lower().endswith(s)), None)
+    if kind is not None and kind not in _SUPPORTED:
+        raw.close()
+        raise UnsupportedFormat(f"{path}: {kind} compression is not supported; recompress with gzip "
+                                "or bzip2, or decompress the file first")
+    if claimed is not None and claimed != kind:
+        raw.close()
+        what = f"{kind}-compressed" if kind else "not compressed"
+        raise UnsupportedFormat(f"{path}: the name says {claimed} but the file is {what}; "
+                                "rename it or recompress it with gzip or bzip2")
+    counter = RawCounter(raw, size)
+    stream: IO[bytes]
+    # both read every member of a multi-member (parallel-compressed) file
+    if kind == "gzip":
+        stream = cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb"))
+    elif kind == "bz2":
+        stream = cast(IO[bytes], bz2.BZ2File(raw, mode="rb"))
+    else:
+        stream = raw
+    return stream, counter

@@ -1,0 +1,262 @@
+"""Load Wikidata's JSON dump: ``[``, one entity per line with a trailing comma, ``]``.
+
+Plain JSON Lines (one entity per line, no brackets) reads the same way. The file is
+streamed: entities are parsed line by line into column tuples (no per-statement model
+objects on the hot path) and written in batches, one transaction each.
+
+Everything the JSON carries that the store models is kept: every statement with rank,
+snaktype and value; every qualifier; every reference (by its ``hash``); English labels,
+descriptions and aliases, falling back to ``mul``; the sitelink count; the revision;
+property datatypes.
+
+>>> from chaingraph.store import Store
+>>> line = ('{"type":"item","id":"Q42","labels":{"mul":{"language":"mul","value":"Douglas Adams"}},'
+...         '"claims":{"P69":[{"mainsnak":{"snaktype":"value","property":"P69","datavalue":'
+...         '{"type":"wikibase-entityid","value":{"id":"Q691283"}}},"id":"Q42$X","rank":"normal"}]}},')
+>>> rows = EntityRows()
+>>> rows.add(parse_line(line.encode()), "src1")
+>>> rows.statements[0][:5], rows.entities[0][:3]
+(('Q42$X', 'Q42', 'P69', 'normal', 'value'), ('Q42', 'Douglas Adams', 'mul'))
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import zlib
+from pathlib import Path
+from typing import Any
+
+from chaingraph.errors import BadDumpLine, ChaingraphError, InvalidId, InvalidInput
+from chaingraph.ids import is_entity_id, pid
+from chaingraph.loaders.common import FileReport, LineGuard, Progress
+from chaingraph.loaders.compression import dump_date, open_binary
+from chaingraph.store import Batch, Store, snak_hash_columns
+from chaingraph.values import VALUE_COLUMNS, value_columns, value_from_json
+
+__all__ = ["EntityRows", "datavalue_columns", "load_json_dump", "parse_line"]
+
+_EMPTY = (None,) * (len(VALUE_COLUMNS) - 2)
+_ENTITY_KIND = {"Q": "item", "P": "property", "L": "lexeme"}
+_PREFIX = {"item": "Q", "property": "P", "lexeme": "L"}
+RANKS = frozenset({"preferred", "normal", "deprecated"})
+SNAKTYPES = frozenset({"value", "somevalue", "novalue"})
+
+#: flush a batch after this many entities or statement rows, whichever comes first
+BATCH_ENTITIES = 5_000
+BATCH_ROWS = 60_000
+
+
+def _valid_value_entity(ident: str) -> bool:
+    return is_entity_id(ident) or (ident[:1] == "L" and ident[1:].isdigit())
+
+
+def datavalue_columns(datavalue: dict[str, Any]) -> tuple[Any, ...]:
+    """The store's value columns for a JSON ``datavalue``; same as
+    ``value_columns(value_from_json(datavalue))`` but without building a model for items.
+
+    >>> datavalue_columns({"type": "wikibase-entityid", "value": {"numeric-id": 5,
+    ...                    "entity-type": "item"}})[:2]
+    ('item', 'Q5')
+    """
+    if datavalue.get("type") == "wikibase-entityid":
+        value = datavalue.get("value")
+        if not isinstance(value, dict):
+            raise InvalidInput(f"entity value {value!r} is not an object")
+        ident = value.get("id")
+        if ident is None:
+            ident = _PREFIX.get(str(value.get("entity-type", "item")), "Q") + str(value.get("numeric-id"))
+        if not isinstance(ident, str) or not _valid_value_entity(ident):
+            raise InvalidId(ident, field="entity value")
+        return (_ENTITY_KIND[ident[0]], ident, *_EMPTY)
+    return value_columns(value_from_json(datavalue))
+
+
+def _snak(snak: dict[str, Any]) -> tuple[str, str, tuple[Any, ...]]:
+    prop = pid(snak.get("property"), field="snak property")
+    snaktype = snak.get("snaktype", "value")
+    if snaktype not in SNAKTYPES:
+        raise InvalidInput(f"snaktype {snaktype!r} of a {prop} snak is not value/somevalue/novalue")
+    if snaktype == "value":
+        datavalue = snak.get("datavalue")
+        if not isinstance(datavalue, dict):
+            raise InvalidInput(f"a {prop} value snak has no datavalue")
+        return prop, snaktype, datavalue_columns(datavalue)
+    return prop, snaktype, (None,) * len(VALUE_COLUMNS)
+
+
+def _term(terms: Any) -> tuple[str | None, str | None]:
+    """(text, language) of the English term, else the ``mul`` one."""
+    if isinstance(terms, dict):
+        for lang in ("en", "mul"):
+            term = terms.get(lang)
+            if isinstance(term, dict) and term.get("value") is not None:
+                return str(term["value"]), lang
+    return None, None
+
+
+def _aliases(aliases: Any) -> list[str] | None:
+    if isinstance(aliases, dict):
+        for lang in ("en", "mul"):
+            got = aliases.get(lang)
+            if got:
+                return [str(a["value"]) for a in got if isinstance(a, dict) and "value" in a]
+    return None
+
+
+def parse_line(line: bytes) -> dict[str, Any] | None:
+    """One dump line as an entity object, or ``None`` for ``[``, ``]`` and blank lines.
+
+    Raises ``ValueError`` (JSON errors included) for a line that is not an entity.
+    """
+    text = line.strip()
+    if text.endswith(b","):
+        text = text[:-1].rstrip()
+    if not text or text in (b"[", b"]"):
+        return None
+    entity = json.loads(text)
+    if not isinstance(entity, dict):
+        raise InvalidInput(f"expected an entity object, found a JSON {type(entity).__name__}")
+    return entity
+
+
+class EntityRows:
+    """Store rows accumulated from parsed entities (one batch)."""
+
+    def __init__(self) -> None:
+        self.entities: list[tuple[Any, ...]] = []
+        self.properties: list[tuple[Any, ...]] = []
+        self.statements: list[tuple[Any, ...]] = []
+        self.qualifiers: list[tuple[Any, ...]] = []
+        self.reference_snaks: list[tuple[Any, ...]] = []
+        self.statement_sources: list[tuple[Any, ...]] = []
+        self.references = 0
+        self.n_entities = 0
+
+    def add(self, entity: dict[str, Any], source_id: str) -> None:
+        """Parse one entity; on error nothing of it is kept and the error propagates."""
+        ident = entity.get("id")
+        if not isinstance(ident, str) or not is_entity_id(ident):
+            raise InvalidId(ident, field="entity id")
+        kind = entity.get("type", "item" if ident[0] == "Q" else "property")
+        if (kind, ident[0]) not in (("item", "Q"), ("property", "P")):
+            raise InvalidInput(f"entity {ident} has type {kind!r}; expected an item (Q) or property (P)")
+        label, label_lang = _term(entity.get("labels"))
+        description, _ = _term(entity.get("descriptions"))
+        aliases = _aliases(entity.get("aliases"))
+        statements, qualifiers, refs, sources = [], [], [], []
+        n_refs = 0
+        claims = entity.get("claims") or {}
+        if not isinstance(claims, dict):
+            raise InvalidInput(f"entity {ident}: 'claims' is not an object")
+        for group in claims.values():
+            for st in group:
+                sid = st.get("id")
+                if not isinstance(sid, str) or "$" not in sid:
+                    raise InvalidInput(f"entity {ident}: statement id {sid!r} is not of the form "
+                                       f"{ident}$GUID")
+                rank = st.get("rank", "normal")
+                if rank not in RANKS:
+                    raise InvalidInput(f"statement {sid}: rank {rank!r} is not preferred/normal/deprecated")
+                prop, snaktype, cols = _snak(st["mainsnak"])
+                statements.append((sid, ident, prop, rank, snaktype, *cols))
+                sources.append((sid, source_id))
+                quals = st.get("qualifiers") or {}
+                for qprop in st.get("qualifiers-order") or quals:
+                    for q in quals.get(qprop, ()):
+                        qp, qt, qc = _snak(q)
+                        qualifiers.append((sid, qp, snak_hash_columns(qp, qt, qc), qt, *qc))
+                for ref in st.get("references") or ():
+                    snaks = ref.get("snaks") or {}
+                    rhash = ref.get("hash") or snak_hash_columns(
+                        "reference", "value", (json.dumps(snaks, sort_keys=True),))
+                    n_refs += 1
+                    for rprop in ref.get("snaks-order") or snaks:
+                        for r in snaks.get(rprop, ()):
+                            rp, rt, rc = _snak(r)
+                            refs.append((sid, rhash, rp, snak_hash_columns(rp, rt, rc), rt, *rc))
+        if ident[0] == "Q":
+            sitelinks = entity.get("sitelinks")
+            revision = entity.get("lastrevid")
+            self.entities.append((ident, label, label_lang, description, aliases,
+                                  len(sitelinks) if isinstance(sitelinks, dict) else None,
+                                  int(revision) if revision is not None else None, entity.get("modified")))
+        else:
+            datatype = entity.get("datatype")
+            self.properties.append((ident, label, label_lang, description, aliases,
+                                    str(datatype) if datatype is not None else None))
+        self.statements += statements
+        self.statement_sources += sources
+        self.qualifiers += qualifiers
+        self.reference_snaks += refs
+        self.references += n_refs
+        self.n_entities += 1
+
+    def batch(self) -> Batch:
+        return Batch(entities=self.entities, properties=self.properties, statements=self.statements,
+                     qualifiers=self.qualifiers, reference_snaks=self.reference_snaks,
+                     statement_sources=self.statement_sources)
+
+    def full(self) -> bool:
+        return self.n_entities >= BATCH_ENTITIES or len(self.statements) >= BATCH_ROWS
+
+
+def load_json_dump(path: str | Path, store: Store, *, skip_bad_lines: bool = False,
+                   progress: Progress | None = None) -> FileReport:
+    """Stream one JSON dump file into ``store``; return what it contributed."""
+    started = time.perf_counter()
+    location = str(Path(path).resolve())
+    stream, counter = open_binary(path)
+    guard = LineGuard(str(path), skip=skip_bad_lines)
+    totals = {"entities": 0, "properties": 0, "statements": 0, "qualifiers": 0, "references": 0}
+    with stream:
+        source_id = store.add_source("json-dump", location, dump_date=dump_date(path))
+        rows = EntityRows()
+
+        def flush() -> None:
+            nonlocal rows
+            if rows.n_entities:
+                store.write(rows.batch())
+                totals["entities"] += len(rows.entities)
+                totals["properties"] += len(rows.properties)
+                totals["statements"] += len(rows.statements)
+                totals["qualifiers"] += len(rows.qualifiers)
+                totals["references"] += rows.references
+                rows = EntityRows()
+            if progress is not None:
+                progress(str(path), counter.position(), counter.size)
+
+        lineno = 0
+        try:
+            for lineno, line in enumerate(stream, 1):
+                try:
+                    entity = parse_line(line)
+                    if entity is not None:
+                        rows.add(entity, source_id)
+                except (ValueError, KeyError, TypeError, AttributeError, ChaingraphError) as exc:
+                    guard.bad(lineno, _describe(exc, line), flush)
+                    continue
+                if rows.full():
+                    flush()
+        except (EOFError, OSError, zlib.error) as exc:
+            flush()
+            raise BadDumpLine(str(path), lineno + 1, f"the file cannot be read past line {lineno} ({exc})",
+                              "the file is truncated or corrupt: download it again; everything "
+                              "before this line is loaded") from exc
+        flush()
+    return FileReport(path=str(path), format="json", bad_lines=guard.count,
+                      bad_line_examples=tuple(guard.examples),
+                      seconds=time.perf_counter() - started, **totals)
+
+
+def _describe(exc: Exception, line: bytes) -> str:
+    if isinstance(exc, json.JSONDecodeError):
+        stripped = line.rstrip()
+        if stripped and not stripped.endswith((b"}", b"},", b"]", b"[")):
+            return f"the line is not complete JSON (truncated?): {exc.msg} at column {exc.colno}"
+        return f"the line is not valid JSON: {exc.msg} at column {exc.colno}"
+    if isinstance(exc, UnicodeDecodeError):
+        return "the line is not UTF-8 text (is this a binary file?)"
+    if isinstance(exc, (KeyError, TypeError, AttributeError)):
+        return f"the entity does not have the Wikidata JSON shape ({type(exc).__name__}: {exc})"
+    return str(exc)
