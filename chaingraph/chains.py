@@ -1,0 +1,494 @@
+"""Valid evidence chains (DESIGN §4): enumeration, the shortcut proof, and "why not?".
+
+A chain ``v0 -r1- v1 … -rk- vk`` from seed ``v0`` is valid when (1) ``min_hops ≤ k ≤
+max_hops``, (2) no node repeats, (3) the shortest seed→``vk`` distance in the evidence
+graph (undirected, under the traversal policy) is ``k``, and (4) every step passes the
+edge verifier.
+
+Rule 3 makes every valid chain a shortest path from the seed, and so is each of its
+prefixes. :func:`enumerate_chains` therefore runs one breadth-first search from the seed,
+keeps only the edges that go from distance layer ``d`` to ``d + 1`` (a DAG), drops the
+DAG vertices from which no layer ``≥ min_hops`` can be reached, and walks what is left
+depth-first. Every walk it starts ends in at least one chain: the work is proportional
+to the output, not to the number of simple paths (rule 2 holds by construction, since
+layers strictly increase).
+
+Hubs and literal nodes are *not passable* (:meth:`EvidenceGraph.passable`): the BFS does
+not expand them, so they neither shorten distances nor appear inside a chain, but a chain
+may end on one. The seed is always expanded.
+
+>>> from chaingraph.graph import EvidenceGraph
+>>> g = EvidenceGraph.from_edges([("s1", "Q1", "P1", "Q2"), ("s2", "Q2", "P2", "Q3"),
+...                               ("s3", "Q4", "P3", "Q3"), ("s4", "Q1", "P4", "Q3")])
+>>> [chain_ids(g, c) for c in enumerate_chains(g, "Q1", 1, 2)]
+[('Q1', 'P1', 'Q2'), ('Q1', 'P4', 'Q3'), ('Q1', 'P4', 'Q3', 'P3', 'Q4')]
+>>> explain_chain(g, ["Q1", "Q2", "Q3"], min_hops=1).reason
+'shortcut'
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from collections import deque
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple, Protocol, runtime_checkable
+
+import igraph as ig
+import numpy as np
+
+from chaingraph.errors import ChainRuleError
+from chaingraph.graph import EvidenceGraph
+from chaingraph.ids import is_item_id
+
+__all__ = [
+    "REASONS",
+    "AcceptAll",
+    "Chain",
+    "EdgeVerifier",
+    "Explanation",
+    "Verdict",
+    "Violation",
+    "chain_ids",
+    "distances",
+    "enumerate_chains",
+    "explain_chain",
+    "validate_bounds",
+]
+
+#: Every reason a path can fail to be a valid chain, in the order they are checked.
+REASONS = ("unsupported", "policy", "repeat", "too_short", "too_long", "shortcut")
+
+UNREACHED = -1
+
+
+class Chain(NamedTuple):
+    """A chain as vertex and edge indices of one :class:`EvidenceGraph`.
+
+    ``nodes[0]`` is the seed; ``edges[i]`` joins ``nodes[i]`` and ``nodes[i + 1]``.
+    """
+
+    nodes: tuple[int, ...]
+    edges: tuple[int, ...]
+
+    @property
+    def k(self) -> int:
+        return len(self.edges)
+
+    def forward(self, graph: EvidenceGraph) -> tuple[bool, ...]:
+        """Per step: True when the walk follows the statement subject→object."""
+        return tuple(graph.edge_endpoints(e)[0] == self.nodes[i] for i, e in enumerate(self.edges))
+
+
+def chain_ids(graph: EvidenceGraph, chain: Chain) -> tuple[str, ...]:
+    """``(Q…, P…, Q…, …)``: node ids interleaved with step properties."""
+    out = [graph.name(chain.nodes[0])]
+    for e, v in zip(chain.edges, chain.nodes[1:]):
+        out += [graph.edge_property(e), graph.name(v)]
+    return tuple(out)
+
+
+# -- the edge verifier plug-in (DESIGN §3) -------------------------------------------------
+@dataclass(frozen=True)
+class Verdict:
+    """An edge verifier's answer for one step."""
+
+    accepted: bool
+    confidence: float = 1.0
+    reason: str = ""
+
+
+@runtime_checkable
+class EdgeVerifier(Protocol):
+    """Decides whether one step (edge ``edge`` walked from ``source``) is supported.
+
+    The pipeline may pass an LLM-backed verifier that checks a statement against its
+    references; a verdict is asked once per (edge, direction) per enumeration.
+    """
+
+    def __call__(self, graph: EvidenceGraph, edge: int, source: int) -> Verdict: ...
+
+
+class AcceptAll:
+    """The default verifier: every stored, non-deprecated statement is supported with
+    confidence 1.0 (deprecated statements never reach the evidence graph).
+
+    >>> AcceptAll()(None, 0, 0)  # type: ignore[arg-type]
+    Verdict(accepted=True, confidence=1.0, reason='stored non-deprecated statement')
+    """
+
+    _VERDICT = Verdict(True, 1.0, "stored non-deprecated statement")
+
+    def __call__(self, graph: EvidenceGraph, edge: int, source: int) -> Verdict:
+        return self._VERDICT
+
+
+# -- topology shared by enumeration, explanation and the shortcut proof -------------------
+class _Topology:
+    """Arc arrays (both directions of every step edge, in :meth:`EvidenceGraph.neighbours`
+    order) and a directed igraph graph whose arcs leave only passable vertices, so that a
+    C-speed BFS on it computes distances under the traversal policy."""
+
+    def __init__(self, graph: EvidenceGraph) -> None:
+        n = graph.vcount()
+        src: list[int] = []
+        dst: list[int] = []
+        edge: list[int] = []
+        for u in range(n):
+            for v, e, _fwd in graph.neighbours(u):
+                src.append(u)
+                dst.append(v)
+                edge.append(e)
+        self.src = np.asarray(src, dtype=np.int64)
+        self.dst = np.asarray(dst, dtype=np.int64)
+        self.edge = np.asarray(edge, dtype=np.int64)
+        self.passable = np.asarray([graph.passable(v) for v in range(n)], dtype=bool)
+        keep = self.passable[self.src] if n else np.zeros(0, dtype=bool)
+        self.walk = ig.Graph(n=n, edges=list(zip(self.src[keep].tolist(), self.dst[keep].tolist())),
+                             directed=True)
+
+
+_TOPOLOGY: weakref.WeakKeyDictionary[EvidenceGraph, _Topology] = weakref.WeakKeyDictionary()
+
+
+def _topology(graph: EvidenceGraph) -> _Topology:
+    topo = _TOPOLOGY.get(graph)
+    if topo is None:
+        topo = _TOPOLOGY[graph] = _Topology(graph)
+    return topo
+
+
+def distances(graph: EvidenceGraph, seed: int | str) -> np.ndarray:
+    """Undirected hop distance from ``seed`` to every vertex under the traversal policy
+    (``-1`` where unreachable). Paths never pass through a hub or a literal node; the
+    seed itself is always expanded.
+
+    >>> g = EvidenceGraph.from_edges([("a", "Q1", "P1", "Q2"), ("b", "Q3", "P1", "Q2")])
+    >>> distances(g, "Q1").tolist()
+    [0, 1, 2]
+    """
+    s = graph.vertex(seed) if isinstance(seed, str) else seed
+    topo = _topology(graph)
+    n = graph.vcount()
+    if topo.passable[s]:
+        row = topo.walk.distances(source=s, mode="out")[0]
+        return np.asarray([UNREACHED if d == float("inf") else int(d) for d in row], dtype=np.int64)
+    # A non-passable seed (a hub): expand it once, then BFS through passable vertices.
+    dist = np.full(n, UNREACHED, dtype=np.int64)
+    dist[s] = 0
+    queue: deque[int] = deque()
+    for v, _e, _f in graph.neighbours(s):
+        if dist[v] == UNREACHED:
+            dist[v] = 1
+            queue.append(v)
+    while queue:
+        u = queue.popleft()
+        if not topo.passable[u]:
+            continue
+        for v, _e, _f in graph.neighbours(u):
+            if dist[v] == UNREACHED:
+                dist[v] = dist[u] + 1
+                queue.append(v)
+    return dist
+
+
+def validate_bounds(min_hops: object, max_hops: object) -> tuple[int, int]:
+    """Check rule 1's bounds; :class:`ChainRuleError` names the bad one."""
+    for name, value in (("min_hops", min_hops), ("max_hops", max_hops)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ChainRuleError(f"{name} must be a positive integer, got {value!r}")
+    assert isinstance(min_hops, int) and isinstance(max_hops, int)
+    if min_hops > max_hops:
+        raise ChainRuleError(f"min_hops ({min_hops}) is greater than max_hops ({max_hops}); "
+                             "pass bounds with min_hops <= max_hops")
+    return min_hops, max_hops
+
+
+def _seed_vertex(graph: EvidenceGraph, seed: int | str) -> int:
+    if isinstance(seed, str):
+        v = graph.vertex(seed)
+    elif isinstance(seed, int) and 0 <= seed < graph.vcount():
+        v = seed
+    else:
+        raise ChainRuleError(f"seed must be an entity id in the graph, got {seed!r}")
+    if graph.is_literal(v):
+        raise ChainRuleError(f"seed {graph.name(v)} is a literal node; seeds are entities (Q-ids)")
+    return v
+
+
+class ChainDag(NamedTuple):
+    """The shortest-path DAG from one seed, trimmed to what reaches ``min_hops``.
+
+    ``succ[u]`` lists ``(v, edge)`` in deterministic order, for every DAG vertex ``u``
+    that lies on some valid chain; ``dist`` holds the policy distances from the seed.
+    """
+
+    seed: int
+    dist: np.ndarray
+    succ: dict[int, list[tuple[int, int]]]
+
+
+def shortest_path_dag(graph: EvidenceGraph, seed: int | str, min_hops: int, max_hops: int) -> ChainDag:
+    """Build the trimmed layer DAG that :func:`enumerate_chains` walks (vectorised)."""
+    s = _seed_vertex(graph, seed)
+    topo = _topology(graph)
+    dist = distances(graph, s)
+    if not len(topo.src):
+        return ChainDag(s, dist, {})
+    ds, dd = dist[topo.src], dist[topo.dst]
+    expandable = topo.passable.copy()
+    expandable[s] = True
+    arc = (ds >= 0) & (dd == ds + 1) & (ds < max_hops) & expandable[topo.src]
+    # useful[v]: some vertex at depth >= min_hops is reachable from v along DAG arcs.
+    useful = (dist >= min_hops) & (dist <= max_hops)
+    for d in range(min(min_hops, max_hops) - 1, -1, -1):
+        sel = arc & (ds == d) & useful[topo.dst]
+        useful[topo.src[sel]] = True
+    keep = np.flatnonzero(arc & useful[topo.dst] & useful[topo.src])
+    succ: dict[int, list[tuple[int, int]]] = {}
+    for u, v, e in zip(topo.src[keep].tolist(), topo.dst[keep].tolist(), topo.edge[keep].tolist()):
+        lst = succ.get(u)
+        if lst is None:
+            lst = succ[u] = []
+        lst.append((v, e))
+    return ChainDag(s, dist, succ)
+
+
+def enumerate_chains(graph: EvidenceGraph, seed: int | str, min_hops: int = 5, max_hops: int = 7, *,
+                     verifier: EdgeVerifier | None = None) -> Iterator[Chain]:
+    """Every valid chain from ``seed`` (DESIGN §4 rules 1–4), depth-first, streaming.
+
+    Arguments are checked now (unknown seed → :class:`~chaingraph.errors.UnknownEntity`,
+    bad bounds → :class:`~chaingraph.errors.ChainRuleError`); the returned generator then
+    yields :class:`Chain` values in a deterministic order (neighbours sorted by id,
+    property and statement id). Parallel statements between the same two nodes give
+    distinct chains. ``verifier=None`` is :class:`AcceptAll`.
+    """
+    min_hops, max_hops = validate_bounds(min_hops, max_hops)
+    dag = shortest_path_dag(graph, seed, min_hops, max_hops)
+    if verifier is None or isinstance(verifier, AcceptAll):
+        return _walk(dag.succ, dag.seed, min_hops, max_hops)
+    return _walk_verified(graph, dag.succ, dag.seed, min_hops, max_hops, verifier)
+
+
+def _walk(succ: dict[int, list[tuple[int, int]]], seed: int, min_hops: int, max_hops: int
+          ) -> Iterator[Chain]:
+    """Depth-first over the trimmed DAG; the last layer is emitted in one tight loop."""
+    if seed not in succ:
+        return
+    vs, es = [seed], []
+    stack = [iter(succ[seed])]
+    last = max_hops - 1
+    while stack:
+        step = next(stack[-1], None)
+        if step is None:
+            stack.pop()
+            if es:
+                vs.pop()
+                es.pop()
+            continue
+        v, e = step
+        vs.append(v)
+        es.append(e)
+        depth = len(es)
+        if depth >= min_hops:
+            yield Chain(tuple(vs), tuple(es))
+        nxt = succ.get(v) if depth < max_hops else None
+        if nxt is None:
+            vs.pop()
+            es.pop()
+        elif depth == last:
+            pv, pe = tuple(vs), tuple(es)
+            for w, f in nxt:
+                yield Chain((*pv, w), (*pe, f))
+            vs.pop()
+            es.pop()
+        else:
+            stack.append(iter(nxt))
+
+
+def _walk_verified(graph: EvidenceGraph, succ: dict[int, list[tuple[int, int]]], seed: int,
+                   min_hops: int, max_hops: int, verifier: EdgeVerifier) -> Iterator[Chain]:
+    memo: dict[tuple[int, int], bool] = {}
+
+    def ok(u: int, e: int) -> bool:
+        hit = memo.get((e, u))
+        if hit is None:
+            hit = memo[(e, u)] = bool(verifier(graph, e, u).accepted)
+        return hit
+
+    filtered = {u: [(v, e) for v, e in lst if ok(u, e)] for u, lst in _reachable(succ, seed)}
+    yield from _walk(filtered, seed, min_hops, max_hops)
+
+
+def _reachable(succ: dict[int, list[tuple[int, int]]], seed: int
+               ) -> Iterator[tuple[int, list[tuple[int, int]]]]:
+    """DAG vertices reachable from the seed, breadth-first (verifier asked in that order)."""
+    seen, queue = {seed}, deque([seed])
+    while queue:
+        u = queue.popleft()
+        lst = succ.get(u)
+        if lst is None:
+            continue
+        yield u, lst
+        for v, _e in lst:
+            if v not in seen:
+                seen.add(v)
+                queue.append(v)
+
+
+# -- "why not?" ------------------------------------------------------------------------------
+class Violation(NamedTuple):
+    """One broken rule: ``reason`` in :data:`REASONS`, a one-line ``detail``, the step
+    (1-based hop number) or node position concerned, and for ``shortcut`` the shorter
+    path found (node ids interleaved with properties)."""
+
+    reason: str
+    detail: str
+    position: int | None = None
+    shorter_path: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Whether a path is a valid chain and, if not, every rule it breaks (first = main)."""
+
+    path: tuple[str, ...]
+    valid: bool
+    violations: tuple[Violation, ...]
+    chain: Chain | None = None
+
+    @property
+    def reason(self) -> str | None:
+        return self.violations[0].reason if self.violations else None
+
+    def describe(self) -> str:
+        head = " → ".join(self.path)
+        if self.valid:
+            return f"valid: {head}"
+        return "\n".join([f"invalid: {head}"] + [f"  {v.reason}: {v.detail}" for v in self.violations])
+
+
+def _parse_path(path: Sequence[str]) -> tuple[list[str], list[str | None]]:
+    """Split ``[Q…, (P…,) Q…, …]`` into nodes and the property of each step (or None)."""
+    items = [p.strip() for p in path if p.strip()]
+    nodes: list[str] = []
+    props: list[str | None] = []
+    pending: str | None = None
+    for item in items:
+        if item[:1] in "Pp" and item[1:].isdigit():
+            if not nodes or pending is not None:
+                raise ChainRuleError(f"path {','.join(items)}: property {item} must sit between two nodes")
+            pending = item.upper()
+        else:
+            if nodes:
+                props.append(pending)
+            pending = None
+            nodes.append(item)
+    if pending is not None:
+        raise ChainRuleError(f"path {','.join(items)}: a path must end on a node, not a property")
+    if not nodes:
+        raise ChainRuleError("empty path; give node ids such as Q42,Q5,… (optionally with P-ids between)")
+    return nodes, props
+
+
+def _shortest_to(graph: EvidenceGraph, dist: np.ndarray, target: int) -> tuple[str, ...]:
+    """One shortest seed→target path under the policy (deterministic), as ids."""
+    out = [graph.name(target)]
+    v = target
+    while dist[v] > 0:
+        for u, e, _f in graph.neighbours(v):
+            if dist[u] == dist[v] - 1 and (dist[u] == 0 or graph.passable(u)):
+                out += [graph.edge_property(e), graph.name(u)]
+                v = u
+                break
+    return tuple(reversed(out))
+
+
+def explain_chain(graph: EvidenceGraph, path: Sequence[str], *, min_hops: int = 5, max_hops: int = 7,
+                  verifier: EdgeVerifier | None = None) -> Explanation:
+    """Say which rules of DESIGN §4 the path breaks, or that it is a valid chain.
+
+    ``path`` is node ids (``Q…`` or literal ids), optionally with the property of each step
+    between them (``["Q1", "P69", "Q2", …]``). Without a property, any step edge between
+    the two nodes will do (the first one the verifier accepts, in deterministic order).
+    Reasons: ``unsupported`` (no such node or statement, or the verifier rejects it),
+    ``policy`` (a class edge, an excluded property, or a hub / literal passed through),
+    ``repeat``, ``too_short`` / ``too_long`` (rule 1), ``shortcut`` (with a shorter path).
+    """
+    min_hops, max_hops = validate_bounds(min_hops, max_hops)
+    verifier = verifier or AcceptAll()
+    nodes, props = _parse_path(path)
+    violations: list[Violation] = []
+    shown = tuple(x for pair in zip(nodes, [*props, None]) for x in pair if x is not None)
+    missing = [n for n in nodes if n not in graph]
+    for n in missing:
+        violations.append(Violation("unsupported", f"{n} is not in the evidence graph", nodes.index(n)))
+    edges: list[int] = []
+    if not missing:
+        vs = [graph.vertex(n) for n in nodes]
+        for i, (a, b) in enumerate(itertools.pairwise(vs)):
+            found = _step_edge(graph, a, b, props[i], verifier)
+            if isinstance(found, Violation):
+                violations.append(found._replace(position=i + 1))
+            else:
+                edges.append(found)
+        for i, v in enumerate(vs[1:-1], start=1):
+            if not graph.passable(v):
+                what = "a literal node" if graph.is_literal(v) else f"a hub (degree {graph.degree(v)} > " \
+                       f"hub limit {graph.policy.hub_limit})"
+                violations.append(Violation("policy", f"{nodes[i]} is {what}; chains may end on it "
+                                            "but not pass through it", i))
+    seen: dict[str, int] = {}
+    for i, n in enumerate(nodes):
+        if n in seen:
+            violations.append(Violation("repeat", f"{n} appears at positions {seen[n]} and {i}", i))
+        seen.setdefault(n, i)
+    k = len(nodes) - 1
+    if k < min_hops:
+        violations.append(Violation("too_short", f"{k} hops < min_hops {min_hops}"))
+    if k > max_hops:
+        violations.append(Violation("too_long", f"{k} hops > max_hops {max_hops}"))
+    if not missing and not graph.is_literal(graph.vertex(nodes[0])):
+        dist = distances(graph, nodes[0])
+        for i, n in enumerate(nodes[1:], start=1):
+            d = int(dist[graph.vertex(n)])
+            if 0 <= d < i:
+                violations.append(Violation(
+                    "shortcut", f"{n} is {d} hops from {nodes[0]} but at hop {i} of this path", i,
+                    _shortest_to(graph, dist, graph.vertex(n))))
+                break
+    chain = None
+    if not violations:
+        chain = Chain(tuple(graph.vertex(n) for n in nodes), tuple(edges))
+        shown = chain_ids(graph, chain)
+    return Explanation(shown, not violations, tuple(violations), chain)
+
+
+def _step_edge(graph: EvidenceGraph, a: int, b: int, prop: str | None, verifier: EdgeVerifier
+               ) -> int | Violation:
+    na, nb = graph.name(a), graph.name(b)
+    candidates = [e for v, e, _f in graph.neighbours(a) if v == b and (prop is None or
+                                                                        graph.edge_property(e) == prop)]
+    rejected = ""
+    for e in candidates:
+        verdict = verifier(graph, e, a)
+        if verdict.accepted:
+            return e
+        rejected = verdict.reason or "rejected by the edge verifier"
+    if candidates:
+        return Violation("unsupported", f"{na}–{nb} via {graph.edge_property(candidates[0])}: {rejected}")
+    label = f" with {prop}" if prop else ""
+    for sid, s, p, o in graph.excluded_edges:
+        if {s, o} == {na, nb} and (prop is None or p == prop):
+            return Violation("policy", f"{na}–{nb}: statement {sid} ({p}) is excluded by the "
+                             "traversal policy")
+    for x, y in ((na, nb), (nb, na)):
+        if y in graph.classes.get(x, ()) and (prop is None or prop in graph.policy.class_properties):
+            return Violation("policy", f"{x}–{y} is a class edge "
+                             f"({'/'.join(sorted(graph.policy.class_properties))}): it types {x}, "
+                             "it is not a chain step")
+    if is_item_id(na) and is_item_id(nb):
+        return Violation("unsupported", f"no statement{label} links {na} and {nb} in the evidence graph")
+    return Violation("unsupported", f"no statement{label} links {na} and {nb}")
