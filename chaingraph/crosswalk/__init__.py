@@ -1,0 +1,54 @@
+"""Relation crosswalk: every Wikidata property in one of seven classes, explainably (DESIGN §5).
+
+Layering inside the package (imports flow down only)::
+
+    tables      the documented TSV files of data/crosswalk/, loaded and validated
+    facts       PropertyFacts and the property-list reader
+    classifier  Crosswalk: the ordered rules; Classification records
+    summary     distributions over classes and rules; agreement with a second opinion
+    report      crosswalk(): the library twin of `chaingraph crosswalk`
+
+>>> from chaingraph.crosswalk import default_crosswalk
+>>> default_crosswalk().classify("P361").relation_class
+'part-whole'
+"""
+
+from __future__ import annotations
+
+from chaingraph.crosswalk.classifier import (
+    CROSSWALK_VERSION,
+    RULES,
+    Classification,
+    Crosswalk,
+    default_crosswalk,
+)
+from chaingraph.crosswalk.facts import PropertyFacts, read_property_facts
+from chaingraph.crosswalk.report import CrosswalkReport, crosswalk
+from chaingraph.crosswalk.summary import (
+    CrosswalkSummary,
+    ReferenceComparison,
+    ReferenceDifference,
+    compare_reference,
+    summarise,
+)
+from chaingraph.crosswalk.tables import NOT_A_RELATION, RELATION_CLASSES, normalise_label
+
+__all__ = [
+    "CROSSWALK_VERSION",
+    "NOT_A_RELATION",
+    "RELATION_CLASSES",
+    "RULES",
+    "Classification",
+    "Crosswalk",
+    "CrosswalkReport",
+    "CrosswalkSummary",
+    "PropertyFacts",
+    "ReferenceComparison",
+    "ReferenceDifference",
+    "compare_reference",
+    "crosswalk",
+    "default_crosswalk",
+    "normalise_label",
+    "read_property_facts",
+    "summarise",
+]

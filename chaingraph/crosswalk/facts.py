@@ -1,0 +1,156 @@
+"""What is known about a property, and the reader for property-list files.
+
+:class:`PropertyFacts` is the input of the crosswalk: a property id and whatever is known
+about it (label, aliases, description, datatype, its own ``P31`` classes, ``P1647``
+super-properties, ``P1696`` inverse). :func:`read_property_facts` reads the merged TSV
+format of ``properties/wikidata_properties_merged.tsv.gz`` (gzip'd or plain), whose
+columns are ``pid, label_en, description_en, aliases_en_json, datatype, ...,
+usage_count_2022, sqid_p31_classes, ...``. Two optional columns, ``superproperties`` and
+``inverse`` (``;``-separated P-ids), carry ``P1647``/``P1696`` when a list has them.
+
+>>> import tempfile, pathlib
+>>> path = pathlib.Path(tempfile.mkdtemp()) / "props.tsv"
+>>> _ = path.write_text("pid\\tlabel_en\\tdatatype\\taliases_en_json\\tsqid_p31_classes\\n"
+...                     "P361\\tpart of\\twikibase-item\\t[\\"part of\\"]\\tQ18647515\\n")
+>>> facts = read_property_facts(path)
+>>> facts["P361"].label, facts["P361"].classes
+('part of', ('Q18647515',))
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from chaingraph.errors import BadDumpLine, InvalidId, InvalidInput
+from chaingraph.ids import is_entity_id, pid
+
+__all__ = ["PropertyFacts", "read_property_facts"]
+
+_FIX = "fix the line or regenerate the property list"
+
+
+@dataclass(frozen=True, slots=True)
+class PropertyFacts:
+    """Everything the crosswalk may use about one property; only ``id`` is required.
+
+    ``classes`` are the property's own ``P31`` classes (Q-ids), ``superproperties`` its
+    ``P1647`` parents, ``inverse`` its ``P1696`` partner, ``usage`` a main-statement count.
+
+    >>> PropertyFacts("P131", label="located in the administrative territorial entity").datatype is None
+    True
+    """
+
+    id: str
+    label: str | None = None
+    aliases: tuple[str, ...] = ()
+    description: str | None = None
+    datatype: str | None = None
+    classes: tuple[str, ...] = ()
+    superproperties: tuple[str, ...] = ()
+    inverse: str | None = None
+    usage: int | None = None
+
+
+def _open_text(path: Path) -> io.TextIOBase:
+    try:
+        if path.suffix == ".gz":
+            return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
+        return open(path, encoding="utf-8", newline="")
+    except OSError as exc:
+        raise InvalidInput(f"{path}: cannot open property list ({exc.strerror or exc})") from exc
+
+
+def _ids(text: str, path: str, line: int, column: str, prefix: str) -> tuple[str, ...]:
+    out = []
+    for part in text.split(";"):
+        part = part.strip()
+        if not part:
+            continue
+        if not (is_entity_id(part) and part[0] == prefix):
+            raise BadDumpLine(path, line, f"column {column}: {part!r} is not a {prefix}-id", _FIX)
+        out.append(part)
+    return tuple(out)
+
+
+def _rows(handle: io.TextIOBase, path: str) -> Iterator[tuple[int, dict[str, str]]]:
+    reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise InvalidInput(f"{path}:1: empty property list; expected a header with a 'pid' column") from None
+    except (csv.Error, UnicodeDecodeError) as exc:
+        raise BadDumpLine(path, 1, f"unreadable header ({exc})", _FIX) from exc
+    if "pid" not in header:
+        raise InvalidInput(
+            f"{path}:1: header has no 'pid' column (got {header[:4]}); is this a property list?"
+        )
+    width = len(header)
+    try:
+        for number, cells in enumerate(reader, start=2):
+            if not cells:
+                continue
+            if len(cells) != width:
+                raise BadDumpLine(
+                    path, number, f"{len(cells)} tab-separated fields, the header has {width}", _FIX
+                )
+            yield number, dict(zip(header, cells))
+    except (csv.Error, UnicodeDecodeError, EOFError, OSError) as exc:
+        raise BadDumpLine(path, reader.line_num + 1, f"unreadable line ({exc})", _FIX) from exc
+
+
+def _facts(row: dict[str, str], path: str, line: int) -> PropertyFacts:
+    raw_id = row["pid"]
+    try:
+        prop = pid(raw_id, field="pid")
+    except InvalidId as exc:
+        raise BadDumpLine(path, line, str(exc), _FIX) from exc
+    aliases: tuple[str, ...] = ()
+    raw_aliases = row.get("aliases_en_json", "").strip()
+    if raw_aliases:
+        try:
+            parsed = json.loads(raw_aliases)
+        except json.JSONDecodeError as exc:
+            raise BadDumpLine(path, line, f"column aliases_en_json is not JSON ({exc.msg})", _FIX) from exc
+        if not isinstance(parsed, list) or not all(isinstance(a, str) for a in parsed):
+            raise BadDumpLine(path, line, "column aliases_en_json must be a JSON list of strings", _FIX)
+        aliases = tuple(parsed)
+    usage_text = row.get("usage_count_2022", "").strip()
+    if usage_text and not usage_text.isdigit():
+        raise BadDumpLine(path, line, f"column usage_count_2022: {usage_text!r} is not a count", _FIX)
+    inverse = _ids(row.get("inverse", ""), path, line, "inverse", "P")
+    return PropertyFacts(
+        id=prop,
+        label=row.get("label_en") or None,
+        aliases=aliases,
+        description=row.get("description_en") or None,
+        datatype=row.get("datatype") or None,
+        classes=_ids(row.get("sqid_p31_classes", ""), path, line, "sqid_p31_classes", "Q"),
+        superproperties=_ids(row.get("superproperties", ""), path, line, "superproperties", "P"),
+        inverse=inverse[0] if inverse else None,
+        usage=int(usage_text) if usage_text else None,
+    )
+
+
+def read_property_facts(path: str | Path) -> dict[str, PropertyFacts]:
+    """Read a property list (merged TSV, ``.tsv`` or ``.tsv.gz``) into ``{pid: PropertyFacts}``.
+
+    Raises :class:`~chaingraph.errors.BadDumpLine` naming file and line for a malformed
+    row or a repeated id, and :class:`~chaingraph.errors.InvalidInput` for a missing file
+    or header.
+    """
+    path = Path(path)
+    name = str(path)
+    facts: dict[str, PropertyFacts] = {}
+    with _open_text(path) as handle:
+        for line, row in _rows(handle, name):
+            item = _facts(row, name, line)
+            if item.id in facts:
+                raise BadDumpLine(name, line, f"{item.id} appears twice", _FIX)
+            facts[item.id] = item
+    return facts
