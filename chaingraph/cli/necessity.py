@@ -1,0 +1,106 @@
+"""``chaingraph necessity task.json [more.json ...]``: the CLI twin of
+:func:`chaingraph.necessity.check_necessity_files`."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from chaingraph.errors import InvalidTask
+from chaingraph.necessity import NecessityReport, check_necessity_files
+
+_STYLE = {"redundant": "yellow", "necessary": "green", "review": "magenta"}
+
+
+def _solver(original: bool | None, without: bool | None) -> str:
+    if original is None:
+        return "-"
+    return f"{'ok' if original else 'fail'}/{'-' if without is None else 'ok' if without else 'fail'}"
+
+
+def render(report: NecessityReport, console: Console) -> None:
+    """Print one report as readable tables."""
+    title = f"task {report.task}" + (f"  ({report.file})" if report.file else "")
+    console.print(f"[bold]{title}[/bold]")
+    if report.text_only_shortcut:
+        console.print("[bold red]!! TEXT-ONLY SHORTCUT: the target stays the unique answer without the "
+                      "anchor — the image is not needed[/bold red]")
+    table = Table(show_lines=False, header_style="bold")
+    for col in ("clue", "kind", "component", "text", "answers", "target", "paths", "solver",
+                "verdict", "reason"):
+        table.add_column(col, overflow="fold")
+    for a in report.clues:
+        ans = a.answers
+        first = ", ".join(ans.first[:3]) + (" …" if ans.count > 3 else "")
+        row_style = "bold red" if a.text_only_shortcut else None
+        table.add_row(a.clue, a.kind + (" (shortcut!)" if a.text_only_shortcut else ""), a.component,
+                      a.text, f"{ans.count}: {first}" if ans.count else "0",
+                      "yes" if ans.target_in else "no", str(ans.paths_to_target),
+                      _solver(a.solver_original, a.solver_without),
+                      f"[{_STYLE[a.verdict]}]{a.verdict}[/]", a.reason, style=row_style)
+    console.print(table)
+    comps = Table(header_style="bold")
+    for col in ("component", "anchor → target", "k", "all clues", "pruned (removed)", "path after pruning", "H"):
+        comps.add_column(col, overflow="fold")
+    for c in report.components:
+        path = c.pruned.shortest_path
+        shown = " → ".join(path.nodes) if path else "-"
+        comps.add_row(c.id, f"{c.anchor} → {c.target}", str(c.k),
+                      f"{c.full.count} answer(s), {'unique' if c.full.unique else 'NOT unique'}",
+                      f"{c.pruned.count} answer(s) ({', '.join(c.removed) or 'none'})", shown,
+                      str(c.evidence_steps))
+    console.print(comps)
+    if report.component_ablations:
+        fused = Table(header_style="bold")
+        for col in ("without component", "operation", "still determined", "verdict", "reason"):
+            fused.add_column(col, overflow="fold")
+        for f in report.component_ablations:
+            fused.add_row(f.component, f.operation, "yes" if f.determined_without else "no",
+                          f"[{_STYLE[f.verdict]}]{f.verdict}[/]", f.reason)
+        console.print(fused)
+    for note in report.notes:
+        console.print(f"note: {note}")
+    console.print(f"redundant: {', '.join(report.redundant) or 'none'}; review: "
+                  f"{', '.join(report.review) or 'none'}; pruned pattern unique: "
+                  f"{'yes' if report.pruned_unique else 'NO'}; H = {report.evidence_steps} → "
+                  f"{report.difficulty}\n")
+
+
+@click.command()
+@click.argument("tasks", nargs=-1, required=True, metavar="TASK.json...")
+@click.option("--store", type=click.Path(dir_okay=False), default=None,
+              help="DuckDB evidence store to read instead of each task's own evidence/store.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="table for people, json for programs (one report, or a list for several files).")
+@click.option("--strict", is_flag=True, help="Exit 1 if any clue is redundant or needs review.")
+def necessity(tasks: tuple[str, ...], store: str | None, fmt: str, strict: bool) -> None:
+    """Decide which clues of each task are necessary, by clue ablation on the evidence graph.
+
+    Exit 0 when every task was checked; 1 with --strict when a clue is redundant or needs
+    review; 2 when a task file is bad (each bad file is named on stderr, the others are
+    still checked).
+    """
+    err = Console(stderr=True)
+    show = sys.stderr.isatty() and len(tasks) > 1
+    result = check_necessity_files(
+        tasks, store=store, on_task=(lambda f: err.print(f"[dim]checking {f}[/dim]")) if show else None)
+    if fmt == "json":
+        reports = [r.model_dump(mode="json") for r in result.reports]
+        click.echo(json.dumps(reports[0] if len(tasks) == 1 and reports else reports, indent=2))
+    else:
+        console = Console(width=max(Console().width, 160), highlight=False, soft_wrap=False)
+        for report in result.reports:
+            render(report, console)
+    for failure in result.failures if len(tasks) > 1 else ():
+        click.echo(f"error: {failure.error}", err=True)
+    if len(tasks) == 1 and result.failures:
+        raise InvalidTask(result.failures[0].error)
+    if result.failures:
+        raise InvalidTask(f"{len(result.failures)} of {len(tasks)} task file(s) could not be checked "
+                          "(see the errors above)")
+    if strict and not all(r.clean for r in result.reports):
+        raise SystemExit(1)

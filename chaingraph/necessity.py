@@ -1,0 +1,578 @@
+"""Clue ablation: is every clue of a task necessary? (DESIGN §6)
+
+:func:`check_necessity` compiles the task's clues into one path pattern per component
+(:mod:`chaingraph.patterns`), evaluates it on the evidence graph, then drops one clue at a
+time — an ``anchor`` clue frees ``x0``, a ``relation`` clue turns its step into a
+wildcard, a ``type`` or ``value`` clue disappears — and reports for each ablation the
+answer set (size, first members), whether the target is in it, how many matches reach
+the target, a witness path, and a verdict.
+
+Verdict rule (:func:`decide`), in this order. Solver evidence *counts* only when the
+Solver recovered the original (``solver.original.correct``); *paired recovery* means it
+also recovered the target without the clue.
+
+======================================================  ===========  =====================
+situation                                               verdict      why
+======================================================  ===========  =====================
+all clues do not make the target the unique answer,     review       evidence missing or
+no paired recovery                                                   the task is ambiguous
+paired recovery (whatever the graph says)               redundant    Solver did not need it
+target still the unique answer in the graph, and the    review       conflict: the graph is
+counting Solver *failed* without the clue                            a collected subgraph
+target still the unique answer in the graph             redundant    graph uniqueness
+unique reachability lost, no paired recovery            necessary
+======================================================  ===========  =====================
+
+Anchor ablation is the graph's own **text-only shortcut screen**: if the target stays
+the unique answer with ``x0`` free, the question is answerable without the image; the
+report raises :attr:`NecessityReport.text_only_shortcut` (a component without any anchor
+clue is a shortcut by construction when its target is unique).
+
+After the redundant clues are removed together, the pattern is evaluated once more
+(``pruned``): its witness gives the recomputed path; its hop count, with repeated-node
+detours cut out, summed over components is the evidence-step count ``H``, and
+``L1`` (H < 5), ``L2`` (5 ≤ H < 10) or ``L3`` (H ≥ 10) its difficulty. Fused tasks are
+also ablated one whole component at a time through a :class:`FusionCheck`: a component
+is redundant when the fused result is still determined without it (e.g. it is not the
+maximum).
+
+>>> from chaingraph.tasks import Task
+>>> task = Task.model_validate({"id": "t", "anchors": [{"entity": "Q1"}], "target": {"entity": "Q3"},
+...     "components": [{"anchor": "Q1", "target": {"entity": "Q3"}, "steps": [
+...         {"property": "P50"}, {"property": "P19"}]}],
+...     "clues": [{"kind": "anchor"}, {"kind": "relation", "step": 1}, {"kind": "relation", "step": 2}],
+...     "evidence": {"edges": [["s1", "Q1", "P50", "Q2"], ["s2", "Q2", "P19", "Q3"],
+...         ["s3", "Q4", "P19", "Q5"], ["s4", "Q2", "P27", "Q6"], ["s5", "Q7", "P50", "Q4"]]},
+...     "policy": {"hub_limit": None}})
+>>> report = check_necessity(task)
+>>> [(a.clue, a.verdict) for a in report.clues]
+[('c1', 'necessary'), ('c2', 'redundant'), ('c3', 'necessary')]
+>>> report.text_only_shortcut, report.evidence_steps, report.difficulty
+(False, 2, 'L1')
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from chaingraph.errors import ChaingraphError, InvalidInput, InvalidTask, UnknownEntity
+from chaingraph.graph import EvidenceGraph, TraversalPolicy
+from chaingraph.patterns import (
+    EmbeddedValues,
+    PatternResult,
+    StoreValues,
+    ValueLookup,
+    compile_pattern,
+    evaluate,
+    value_key,
+)
+from chaingraph.store import Store
+from chaingraph.tasks import SolverResult, Task, load_task
+from chaingraph.values import EntityValue, QuantityValue, TimeValue, Value
+
+__all__ = [
+    "NECESSITY_SCHEMA_VERSION",
+    "AnswerSet",
+    "BatchResult",
+    "ClueAblation",
+    "ComponentAblation",
+    "ComponentCheck",
+    "FusionCheck",
+    "GraphCache",
+    "NecessityReport",
+    "PathRecord",
+    "TaskFailure",
+    "Verdict",
+    "check_necessity",
+    "check_necessity_files",
+    "decide",
+    "default_fusion_check",
+    "difficulty",
+]
+
+NECESSITY_SCHEMA_VERSION = "chaingraph.necessity/1"
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+Verdict = Literal["redundant", "necessary", "review"]
+Level = Literal["L1", "L2", "L3"]
+
+
+# -- records ------------------------------------------------------------------------
+class PathRecord(BaseModel):
+    """A witness match: nodes ``x0..xk`` and per step property, direction, statement id.
+    ``hops``: its length with repeated-node detours cut out (``k`` when ``simple``)."""
+
+    model_config = _FROZEN
+    nodes: tuple[str, ...]
+    steps: tuple[tuple[str, Literal["forward", "backward"], str], ...]
+    simple: bool
+    hops: int
+
+
+class AnswerSet(BaseModel):
+    """One evaluation: answer-set size, its first members (sorted), the target's place."""
+
+    model_config = _FROZEN
+    count: int
+    first: tuple[str, ...]
+    target_in: bool
+    unique: bool
+    paths_to_target: int
+    shortest_path: PathRecord | None
+
+    @classmethod
+    def of(cls, r: PatternResult) -> AnswerSet:
+        w = r.witness
+        path = None if w is None else PathRecord(nodes=w.nodes, steps=w.steps, simple=w.simple, hops=w.hops)
+        return cls(count=r.answer_count, first=r.answers, target_in=r.target_in, unique=r.unique,
+                   paths_to_target=r.paths, shortest_path=path)
+
+
+class ClueAblation(BaseModel):
+    """The task without one clue."""
+
+    model_config = _FROZEN
+    clue: str
+    index: int
+    kind: str
+    component: str
+    text: str
+    answers: AnswerSet
+    solver_original: bool | None = None
+    solver_without: bool | None = None
+    verdict: Verdict
+    reason: str
+    text_only_shortcut: bool = False
+
+
+class ComponentCheck(BaseModel):
+    """One component: its pattern with every clue, and with the redundant clues removed."""
+
+    model_config = _FROZEN
+    id: str
+    anchor: str
+    target: str
+    k: int
+    anchored: bool
+    full: AnswerSet
+    pruned: AnswerSet
+    removed: tuple[str, ...]
+    evidence_steps: int
+
+
+class ComponentAblation(BaseModel):
+    """A fused task without one whole component."""
+
+    model_config = _FROZEN
+    component: str
+    operation: str
+    determined_without: bool
+    verdict: Verdict
+    reason: str
+
+
+class NecessityReport(BaseModel):
+    """Everything :func:`check_necessity` found (schema ``necessity-report``)."""
+
+    model_config = _FROZEN
+    schema_version: str = NECESSITY_SCHEMA_VERSION
+    task: str
+    file: str | None = None
+    policy: dict[str, Any]
+    text_only_shortcut: bool
+    components: tuple[ComponentCheck, ...]
+    clues: tuple[ClueAblation, ...]
+    component_ablations: tuple[ComponentAblation, ...] = ()
+    redundant: tuple[str, ...]
+    necessary: tuple[str, ...]
+    review: tuple[str, ...]
+    pruned_unique: bool
+    evidence_steps: int
+    difficulty: Level
+    notes: tuple[str, ...] = ()
+
+    @property
+    def clean(self) -> bool:
+        """No redundant or review clue and no redundant component (what ``--strict`` wants)."""
+        return not (self.redundant or self.review
+                    or any(c.verdict != "necessary" for c in self.component_ablations))
+
+
+# -- the verdict rule ---------------------------------------------------------------
+def decide(*, graph_unique: bool, answers: int, target_in: bool, base_ok: bool, base_problem: str = "",
+           original: SolverResult | None = None, without: SolverResult | None = None
+           ) -> tuple[Verdict, str]:
+    """The DESIGN §6 verdict for one ablated clue, with its reason (see the module table).
+
+    >>> decide(graph_unique=True, answers=1, target_in=True, base_ok=True)
+    ('redundant', 'the target stays the unique answer without it')
+    >>> decide(graph_unique=True, answers=1, target_in=True, base_ok=True,
+    ...        original=SolverResult(correct=True), without=SolverResult(correct=False))[0]
+    'review'
+    """
+    counts = original is not None and original.correct
+    paired = counts and without is not None and without.correct
+    if not base_ok:
+        if paired:
+            return "redundant", ("paired recovery: the Solver found the target with and without it "
+                                 f"({base_problem})")
+        return "review", base_problem
+    if paired:
+        graph = ("the graph agrees" if graph_unique
+                 else f"although the graph then has {answers} answers")
+        return "redundant", f"paired recovery: the Solver found the target with and without it; {graph}"
+    if graph_unique:
+        if counts and without is not None and not without.correct:
+            return "review", ("conflict: the target stays the unique answer in the graph, but the Solver "
+                              "lost it without this clue (the graph is only the collected neighbourhood)")
+        return "redundant", "the target stays the unique answer without it"
+    lost = (f"{answers} answers without it" if target_in
+            else "the target is no longer reached without it")
+    if original is not None and not original.correct:
+        solver = "; the Solver failed the original, so its runs do not count"
+    elif counts and without is None:
+        solver = "; no Solver run without this clue"
+    elif counts:
+        solver = "; the Solver also failed without it"
+    else:
+        solver = ""
+    return "necessary", f"unique reachability lost ({lost}){solver}"
+
+
+def difficulty(evidence_steps: int) -> Level:
+    """``L1`` (H < 5), ``L2`` (5 ≤ H < 10), ``L3`` (H ≥ 10).
+
+    >>> difficulty(4), difficulty(5), difficulty(10)
+    ('L1', 'L2', 'L3')
+    """
+    return "L1" if evidence_steps < 5 else "L2" if evidence_steps < 10 else "L3"
+
+
+# -- fused components ---------------------------------------------------------------
+class FusionCheck(Protocol):
+    """Can the fused result still be determined from the component values minus ``dropped``?
+    Returns ``(determined, reason)``."""
+
+    def __call__(self, operation: str, values: Sequence[tuple[str, Value]], dropped: str, *,
+                 minuend: str | None = None) -> tuple[bool, str]: ...
+
+
+def _number(v: Value) -> tuple[Decimal, str]:
+    if isinstance(v, QuantityValue):
+        return Decimal(v.amount), v.unit
+    if isinstance(v, TimeValue) and v.precision >= 9:
+        return Decimal(v.year), "year"
+    raise InvalidInput(f"{value_key(v)} is not a number or a dated year")
+
+
+def _fallback_fuse(operation: str, values: Sequence[tuple[str, Value]], minuend: str | None) -> str:
+    """A minimal exact calculator (used only when :mod:`chaingraph.fusion` has no ``fuse``)."""
+    if operation == "count":
+        return str(len(values))
+    if not values:
+        raise InvalidInput("no values")
+    nums = [(cid, *_number(v)) for cid, v in values]
+    if len({u for _c, _n, u in nums}) > 1:
+        raise InvalidInput("values of different units")
+    xs = [n for _c, n, _u in nums]
+    if operation in ("max", "min", "select_max", "select_min", "select_latest", "select_earliest"):
+        best = max(xs) if operation in ("max", "select_max", "select_latest") else min(xs)
+        if xs.count(best) > 1:
+            raise InvalidInput("tie")
+        if operation.startswith("select"):
+            return nums[xs.index(best)][0]
+        return str(best)
+    if operation == "add":
+        return str(sum(xs))
+    if operation == "average":
+        return str(sum(xs) / len(xs))
+    if operation in ("subtract", "year_difference"):
+        if len(xs) != 2:
+            raise InvalidInput(f"{operation} takes exactly 2 values")
+        first = next((i for i, (c, _n, _u) in enumerate(nums) if c == minuend), 0)
+        return str(xs[first] - xs[1 - first])
+    raise InvalidInput(f"unsupported operation {operation!r}")
+
+
+def default_fusion_check(operation: str, values: Sequence[tuple[str, Value]], dropped: str, *,
+                         minuend: str | None = None) -> tuple[bool, str]:
+    """Fuse all values and the values without ``dropped``; determined when both give the
+    same result. Uses ``chaingraph.fusion.fuse`` when it exists.
+
+    >>> y = lambda n: TimeValue.make(n, precision=9)
+    >>> default_fusion_check("max", [("a", y(1521)), ("b", y(1600))], "a")
+    (True, 'max is 1600 with or without a')
+    >>> default_fusion_check("year_difference", [("a", y(1521)), ("b", y(1600))], "a", minuend="b")[0]
+    False
+    """
+    rest = [(c, v) for c, v in values if c != dropped]
+    full = _fuse(operation, values, minuend)
+    if isinstance(full, Exception):
+        return False, f"the fused result cannot be computed even with every component ({full})"
+    part = _fuse(operation, rest, minuend if minuend != dropped else None)
+    if isinstance(part, Exception):
+        return False, f"without {dropped} the {operation} cannot be computed ({part})"
+    if part == full:
+        return True, f"{operation} is {full} with or without {dropped}"
+    return False, f"without {dropped} the {operation} changes from {full} to {part}"
+
+
+def _fuse(operation: str, values: Sequence[tuple[str, Value]], minuend: str | None) -> str | Exception:
+    try:
+        return _fallback_fuse(operation, values, minuend)
+    except (InvalidInput, ArithmeticError) as exc:
+        return exc
+
+
+# -- graphs -------------------------------------------------------------------------
+def policy_for(task: Task) -> TraversalPolicy:
+    """The traversal policy a task names (literal nodes on when a target is a value)."""
+    spec = task.policy
+    literals = spec.include_literals
+    if literals is None:
+        literals = any(c.target.value is not None for c in task.components)
+    return TraversalPolicy(class_properties=frozenset(spec.class_properties), hub_limit=spec.hub_limit,
+                           include_literals=literals, excluded_properties=frozenset(spec.excluded_properties),
+                           properties=None if spec.properties is None else frozenset(spec.properties))
+
+
+@dataclass
+class GraphCache:
+    """Evidence graphs shared by many tasks: one per (store path, policy) or per (embedded
+    evidence, policy). ``store`` overrides every task's own store. Close when done."""
+
+    store: str | Path | None = None
+    _graphs: dict[tuple[Any, ...], tuple[EvidenceGraph, ValueLookup | None]] = field(default_factory=dict)
+    _stores: dict[str, Store] = field(default_factory=dict)
+
+    def get(self, task: Task, *, base: Path | None = None,
+            file: str = "") -> tuple[EvidenceGraph, ValueLookup | None]:
+        policy = policy_for(task)
+        where = self.store if self.store is not None else task.store
+        if where is None and task.evidence is None:
+            raise InvalidTask("the task has neither 'evidence' nor 'store'; embed its evidence subgraph "
+                              "or pass --store", path="evidence", file=file)
+        if where is not None and (self.store is not None or task.evidence is None):
+            path = Path(where)
+            if not path.is_absolute() and base is not None and self.store is None:
+                path = base / path
+            key: tuple[Any, ...] = ("store", str(path.resolve()), policy)
+            if key not in self._graphs:
+                if not path.is_file():
+                    raise InvalidTask(f"store {path} does not exist; check the path", path="store", file=file)
+                store = self._stores.get(str(path.resolve()))
+                if store is None:
+                    store = self._stores[str(path.resolve())] = Store(path, read_only=True)
+                self._graphs[key] = (EvidenceGraph.from_store(store, policy=policy), StoreValues(store))
+            return self._graphs[key]
+        ev = task.evidence
+        assert ev is not None
+        digest = hashlib.sha1(ev.model_dump_json().encode()).hexdigest()
+        key = ("evidence", digest, policy)
+        if key not in self._graphs:
+            edges = [*ev.edges, *((f"{e}$P31${c}", e, "P31", c) for e, cs in ev.classes.items() for c in cs)]
+            lits = [(s.statement_id, s.subject, s.property, s.value) for s in ev.literals]
+            graph = EvidenceGraph.from_edges(edges, policy=policy, labels=dict(ev.labels),
+                                             literals=[(sid, s, p) for sid, s, p, _v in lits])
+            items = [(sid, s, p, EntityValue(id=o)) for sid, s, p, o in ev.edges]
+            self._graphs[key] = (graph, EmbeddedValues([*lits, *items]))
+        return self._graphs[key]
+
+    def close(self) -> None:
+        for store in self._stores.values():
+            store.close()
+        self._stores.clear()
+
+
+# -- the check ----------------------------------------------------------------------
+def _check_ids(task: Task, graph: EvidenceGraph, file: str) -> None:
+    known_classes = {c for table in (graph.class_statements or {"": graph.classes}).values()
+                     for cs in table.values() for c in cs} | set(graph.class_statements.get("P279", {}))
+    for j, a in enumerate(task.anchors):
+        if a.entity not in graph:
+            raise InvalidTask(f"{a.entity} is not in the evidence graph; collect its neighbourhood "
+                              "or fix the id",
+                              path=f"anchors[{j}].entity", file=file)
+    for c, comp in enumerate(task.components):
+        if comp.target.entity is not None and comp.target.entity not in graph:
+            raise InvalidTask(f"{comp.target.entity} is not in the evidence graph; fix the id or "
+                              "the evidence",
+                              path=f"components[{c}].target.entity", file=file)
+    for i, clue in enumerate(task.clues):
+        if clue.kind == "type" and clue.class_ not in known_classes:
+            raise InvalidTask(f"{clue.class_} is not a class of anything in the evidence graph",
+                              path=f"clues[{i}].class", file=file)
+        if (clue.kind == "value" and isinstance(clue.value, str) and clue.value not in graph
+                and clue.value not in known_classes):
+            raise InvalidTask(f"{clue.value} is not in the evidence graph", path=f"clues[{i}].value",
+                              file=file)
+
+
+def _target(task: Task, c: int) -> str | Value:
+    t = task.components[c].target
+    return t.entity if t.entity is not None else t.value  # type: ignore[return-value]
+
+
+def check_necessity(task: Task, graph: EvidenceGraph | None = None, *, values: ValueLookup | None = None,
+                    fusion_check: FusionCheck = default_fusion_check, cache: GraphCache | None = None,
+                    file: str | None = None, base: Path | None = None) -> NecessityReport:
+    """Ablate every clue (and, for fused tasks, every component) of ``task``.
+
+    Without ``graph`` the task's embedded evidence or store is read (through ``cache``
+    when given, so that many tasks share one graph). Ids absent from the graph raise
+    :class:`~chaingraph.errors.InvalidTask` with the JSON path of the offending field.
+    """
+    own = cache is None
+    cache = cache or GraphCache()
+    try:
+        if graph is None:
+            graph, found = cache.get(task, base=base, file=file or "")
+            values = values if values is not None else found
+        _check_ids(task, graph, file or "")
+        return _check(task, graph, values, fusion_check, file)
+    except UnknownEntity as exc:
+        raise InvalidTask(str(exc), file=file or "") from None
+    finally:
+        if own:
+            cache.close()
+
+
+def _check(task: Task, graph: EvidenceGraph, values: ValueLookup | None, fusion_check: FusionCheck,
+           file: str | None) -> NecessityReport:
+    solver = task.solver
+    notes: list[str] = []
+    full: dict[int, PatternResult] = {}
+    base_problem: dict[int, str] = {}
+    for c in range(len(task.components)):
+        full[c] = r = evaluate(graph, compile_pattern(task, c), target=_target(task, c), values=values)
+        if not r.target_in:
+            base_problem[c] = ("evidence missing: the full clue set does not reach the target in the "
+                               "evidence graph")
+        elif not r.unique:
+            base_problem[c] = (f"the full clue set does not single out the target ({r.answer_count} "
+                               "answers); necessity is undefined")
+        if c in base_problem:
+            notes.append(f"{task.component_id(c)}: {base_problem[c]}")
+    if solver is not None and not solver.original.correct:
+        notes.append("the Solver did not recover the original target: its ablation runs do not count")
+
+    ablations: list[ClueAblation] = []
+    for i, clue in enumerate(task.clues):
+        c = clue.component
+        keep = [j for j in range(len(task.clues)) if j != i]
+        r = evaluate(graph, compile_pattern(task, c, keep), target=_target(task, c), values=values)
+        cid = task.clue_id(i)
+        without = solver.ablated.get(cid) if solver is not None else None
+        verdict, reason = decide(graph_unique=r.unique, answers=r.answer_count, target_in=r.target_in,
+                                 base_ok=c not in base_problem, base_problem=base_problem.get(c, ""),
+                                 original=solver.original if solver else None, without=without)
+        shortcut = clue.kind == "anchor" and r.unique and c not in base_problem
+        ablations.append(ClueAblation(
+            clue=cid, index=i, kind=clue.kind, component=task.component_id(c), text=clue.text,
+            answers=AnswerSet.of(r), solver_original=solver.original.correct if solver else None,
+            solver_without=None if without is None else without.correct, verdict=verdict, reason=reason,
+            text_only_shortcut=shortcut))
+
+    components: list[ComponentCheck] = []
+    shortcut_any = any(a.text_only_shortcut for a in ablations)
+    for c, comp in enumerate(task.components):
+        anchored = any(cl.kind == "anchor" and cl.component == c for cl in task.clues)
+        if not anchored and full[c].unique:
+            shortcut_any = True
+            notes.append(f"{task.component_id(c)}: no anchor clue, and the text alone singles out the target")
+        removed = [a.index for a in ablations
+                   if a.verdict == "redundant" and task.clues[a.index].component == c]
+        keep = [j for j in range(len(task.clues)) if j not in removed]
+        pruned = evaluate(graph, compile_pattern(task, c, keep), target=_target(task, c), values=values)
+        hops = pruned.witness.hops if pruned.witness is not None else comp.k
+        components.append(ComponentCheck(
+            id=task.component_id(c), anchor=comp.anchor, target=comp.target.key, k=comp.k, anchored=anchored,
+            full=AnswerSet.of(full[c]), pruned=AnswerSet.of(pruned),
+            removed=tuple(task.clue_id(j) for j in removed), evidence_steps=hops))
+    pruned_unique = all(cc.pruned.unique for cc in components)
+    if not pruned_unique and any(cc.removed for cc in components):
+        notes.append("removing all redundant clues together loses uniqueness: they are redundant one at a "
+                     "time, not jointly")
+    h = sum(cc.evidence_steps for cc in components)
+    return NecessityReport(
+        task=task.id, file=file, policy=graph.policy.describe(), text_only_shortcut=shortcut_any,
+        components=tuple(components), clues=tuple(ablations),
+        component_ablations=_component_ablations(task, fusion_check),
+        redundant=tuple(a.clue for a in ablations if a.verdict == "redundant"),
+        necessary=tuple(a.clue for a in ablations if a.verdict == "necessary"),
+        review=tuple(a.clue for a in ablations if a.verdict == "review"),
+        pruned_unique=pruned_unique, evidence_steps=h, difficulty=difficulty(h), notes=tuple(notes))
+
+
+def _component_ablations(task: Task, fusion_check: FusionCheck) -> tuple[ComponentAblation, ...]:
+    fusion = task.fusion
+    if fusion is None or len(task.components) < 2:
+        return ()
+    ids = list(fusion.components) or [task.component_id(c) for c in range(len(task.components))]
+    by_id = {task.component_id(c): comp for c, comp in enumerate(task.components)}
+    vals: list[tuple[str, Value]] = []
+    missing = []
+    for cid in ids:
+        v = fusion.values.get(cid) or by_id[cid].target.value
+        entity = by_id[cid].target.entity
+        if v is None and entity is not None:
+            v = EntityValue(id=entity)
+        if v is None:
+            missing.append(cid)
+        else:
+            vals.append((cid, v))
+    out = []
+    for cid in ids:
+        if missing:
+            out.append(ComponentAblation(component=cid, operation=fusion.operation, determined_without=False,
+                                         verdict="review", reason=f"no value for {', '.join(missing)}"))
+            continue
+        determined, reason = fusion_check(fusion.operation, vals, cid, minuend=fusion.minuend)
+        out.append(ComponentAblation(component=cid, operation=fusion.operation, determined_without=determined,
+                                     verdict="redundant" if determined else "necessary", reason=reason))
+    return tuple(out)
+
+
+# -- many tasks ---------------------------------------------------------------------
+class TaskFailure(BaseModel):
+    """A task file that could not be checked, with the one-line error."""
+
+    model_config = _FROZEN
+    file: str
+    error: str
+
+
+class BatchResult(BaseModel):
+    model_config = _FROZEN
+    reports: tuple[NecessityReport, ...]
+    failures: tuple[TaskFailure, ...]
+
+
+def check_necessity_files(paths: Iterable[str | Path], *, store: str | Path | None = None,
+                          fusion_check: FusionCheck = default_fusion_check,
+                          on_task: Callable[[str], None] | None = None) -> BatchResult:
+    """Check many task files with shared graphs; a bad file is recorded, not fatal."""
+    cache = GraphCache(store=store)
+    reports, failures = [], []
+    try:
+        for p in paths:
+            if on_task is not None:
+                on_task(str(p))
+            try:
+                task = load_task(p)
+                reports.append(check_necessity(task, cache=cache, fusion_check=fusion_check, file=str(p),
+                                               base=Path(p).parent))
+            except InvalidTask as exc:
+                failures.append(TaskFailure(file=str(p), error=str(exc) if exc.file else f"{p}: {exc}"))
+            except ChaingraphError as exc:
+                failures.append(TaskFailure(file=str(p), error=f"{p}: {exc}"))
+    finally:
+        cache.close()
+    return BatchResult(reports=tuple(reports), failures=tuple(failures))
+

@@ -1,0 +1,628 @@
+"""Path patterns over ``x0 … xk`` and their answer sets on an evidence graph (DESIGN §6).
+
+A clue set compiles (:func:`compile_pattern`) to a :class:`PathPattern`: ``k`` steps, each
+a property and a direction or a *wildcard* (any step property, either direction), ``x0``
+bound to the anchor or free, and per-variable ``type`` (``P31``/``P279*``) and ``value``
+(``x_i P v``) constraints. :func:`evaluate` computes its answer set — every binding of
+``xk`` — with **SPARQL semantics**: the solutions of the basic graph pattern, distinct,
+projected to ``xk``. As in SPARQL, nothing forbids a node to repeat along a match
+(``x1 = x3`` is a solution), so a relaxed pattern may be satisfied by a walk that doubles
+back; chain validity (no repeats, DESIGN §4) is a different question, answered by the
+chain engine.
+
+The traversal policy of the graph applies exactly as for the chain engine: only step
+edges are steps (class edges type the nodes), ``x1 … x(k-1)`` must be passable (no hubs,
+no literals), ``x0`` is an entity (it may be a hub: a path may start or end there), and
+``xk`` may be anything, literals included.
+
+Evaluation is a layered frontier propagation, never a path enumeration: a forward
+semi-join from the ``x0`` candidates through the steps (each layer intersected with its
+variable's constraint mask), a backward pruning from the target to the nodes that lie on
+some match, a dynamic programme over those layers counting the matches that reach the
+target (a match is a sequence of nodes with one (property, direction) per step; the
+statements of one ``(subject, property, object)`` triple count once, as in ``wdt:``
+triples; a self-loop under a wildcard counts once per direction), and a deterministic
+witness: the first match in (node id, property) order, preferring one whose nodes do not
+repeat.
+
+>>> from chaingraph.graph import EvidenceGraph, TraversalPolicy
+>>> g = EvidenceGraph.from_edges([("s1", "Q1", "P50", "Q2"), ("s2", "Q2", "P19", "Q3"),
+...     ("s3", "Q4", "P19", "Q3"), ("s4", "Q1", "P50", "Q4"), ("s5", "Q3", "P31", "Q515")],
+...     policy=TraversalPolicy(hub_limit=None))
+>>> p = PathPattern(steps=(Step("P50", "forward"), Step(None, None)), anchor="Q1")
+>>> r = evaluate(g, p, target="Q3")
+>>> r.answers, r.target_in, r.unique, r.paths
+(('Q1', 'Q3'), True, False, 2)
+>>> r.witness.nodes, r.witness.simple
+(('Q1', 'Q2', 'Q3'), True)
+>>> evaluate(g, p.with_type(2, "Q515"), target="Q3").unique
+True
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+import numpy as np
+
+from chaingraph.errors import InvalidInput
+from chaingraph.ids import is_item_id
+from chaingraph.values import (
+    JULIAN,
+    CoordinateValue,
+    EntityValue,
+    MonolingualValue,
+    QuantityValue,
+    StringValue,
+    TimeValue,
+    Value,
+    value_from_columns,
+)
+
+if TYPE_CHECKING:
+    from chaingraph.graph import EvidenceGraph
+    from chaingraph.store import Store
+    from chaingraph.tasks import Task
+
+__all__ = [
+    "EmbeddedValues",
+    "PathPattern",
+    "PatternResult",
+    "Step",
+    "StoreValues",
+    "TypeConstraint",
+    "ValueConstraint",
+    "ValueLookup",
+    "Witness",
+    "compile_pattern",
+    "evaluate",
+    "to_sparql",
+    "value_key",
+    "value_matches",
+]
+
+Direction = Literal["forward", "backward"]
+FIRST = 10  # answer-set members reported
+_WITNESS_BUDGET = 20_000  # node expansions spent looking for a simple witness
+
+
+# -- values -------------------------------------------------------------------------
+def _time_unit(precision: int) -> int:
+    return 10 ** (9 - precision) if precision < 9 else 1
+
+
+def value_key(value: Value, like: Value | None = None) -> str:
+    """A short display key for a value; with ``like`` a finer time is shown at ``like``'s
+    precision (so answers compare with a coarser target).
+
+    >>> value_key(TimeValue.make(1952, 3, 11, precision=11)), value_key(QuantityValue(amount="+42"))
+    ('1952-03-11', '+42')
+    >>> value_key(TimeValue.make(1952, 3, 11, precision=11), like=TimeValue.make(1952, precision=9))
+    '1952'
+    """
+    if isinstance(value, TimeValue):
+        if isinstance(like, TimeValue) and value.precision > like.precision:
+            value = TimeValue.make(value.year, value.month or 1, value.day or 1,
+                                   precision=like.precision, calendar=value.calendar)
+        p, y = value.precision, value.year
+        text = (f"{y}" if p == 9 else f"{y}-{value.month:02d}" if p == 10
+                else f"{y}-{value.month:02d}-{value.day:02d}" if p == 11
+                else f"{value.time}/{p}")
+        return text + (" (Julian)" if value.calendar == JULIAN else "")
+    if isinstance(value, QuantityValue):
+        return value.amount if value.unit == "1" else f"{value.amount} {value.unit}"
+    if isinstance(value, EntityValue):
+        return value.id
+    if isinstance(value, MonolingualValue):
+        return f"{value.text!r}@{value.language}"
+    if isinstance(value, StringValue):
+        return repr(value.text)
+    return f"Point({value.longitude} {value.latitude})"
+
+
+def value_matches(wanted: Value, have: Value) -> bool:
+    """Does a statement value ``have`` satisfy a clue or target value ``wanted``?
+
+    Equal values match. A time matches at the *wanted* precision (a statement dated
+    1952-03-11 satisfies "in 1952"; a year-precision statement does not satisfy a day);
+    quantities compare as exact decimals with the same unit.
+
+    >>> value_matches(TimeValue.make(1952, precision=9), TimeValue.make(1952, 3, 11, precision=11))
+    True
+    >>> value_matches(TimeValue.make(1952, 3, 11, precision=11), TimeValue.make(1952, precision=9))
+    False
+    >>> value_matches(QuantityValue(amount="+1.50"), QuantityValue(amount="1.5"))
+    True
+    """
+    if isinstance(wanted, TimeValue) and isinstance(have, TimeValue):
+        p = wanted.precision
+        if have.precision < p or have.calendar != wanted.calendar:
+            return False
+        if p >= 11:
+            return (have.year, have.month, have.day) == (wanted.year, wanted.month, wanted.day)
+        if p == 10:
+            return (have.year, have.month) == (wanted.year, wanted.month)
+        unit = _time_unit(p)
+        return have.year // unit == wanted.year // unit
+    if isinstance(wanted, QuantityValue) and isinstance(have, QuantityValue):
+        return Decimal(wanted.amount) == Decimal(have.amount) and wanted.unit == have.unit
+    if isinstance(wanted, CoordinateValue) and isinstance(have, CoordinateValue):
+        return ((wanted.latitude, wanted.longitude, wanted.globe)
+                == (have.latitude, have.longitude, have.globe))
+    return type(wanted) is type(have) and wanted == have
+
+
+class ValueLookup(Protocol):
+    """Statement values the graph does not hold (literals, non-step item properties)."""
+
+    def subjects(self, property_id: str, value: Value) -> set[str]:
+        """Entities with a non-deprecated ``property_id`` statement whose value matches ``value``."""
+        ...
+
+    def literal_values(self, statement_ids: Sequence[str]) -> dict[str, Value]:
+        """The value of each literal statement."""
+        ...
+
+
+@dataclass
+class EmbeddedValues:
+    """Values from a task's embedded evidence: ``(statement_id, subject, property, value)``."""
+
+    statements: Sequence[tuple[str, str, str, Value]] = ()
+    _by_sid: dict[str, Value] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._by_sid = {sid: v for sid, _s, _p, v in self.statements}
+
+    def subjects(self, property_id: str, value: Value) -> set[str]:
+        return {s for _sid, s, p, v in self.statements if p == property_id and value_matches(value, v)}
+
+    def literal_values(self, statement_ids: Sequence[str]) -> dict[str, Value]:
+        return {sid: self._by_sid[sid] for sid in statement_ids if sid in self._by_sid}
+
+
+class StoreValues:
+    """Values read from a :class:`~chaingraph.store.Store` (preferred and normal ranks)."""
+
+    _COLS = ("value_type", "object", "text", "lang", "time", "precision", "calendar", "timezone",
+             "before", "after", "amount", "unit", "upper", "lower", "lat", "lon", "coord_precision", "globe")
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def _rows(self, where: str, params: list[Any]) -> list[tuple[Any, ...]]:
+        cols = ", ".join(self._COLS)
+        return self.store.con.execute(
+            f"SELECT statement_id, subject, {cols} FROM statements WHERE rank <> 'deprecated' "
+            f"AND snaktype = 'value' AND {where}", params).fetchall()
+
+    def subjects(self, property_id: str, value: Value) -> set[str]:
+        out = set()
+        for row in self._rows("property = ?", [property_id]):
+            have = value_from_columns(dict(zip(self._COLS, row[2:])))
+            if have is not None and value_matches(value, have):
+                out.add(row[1])
+        return out
+
+    def literal_values(self, statement_ids: Sequence[str]) -> dict[str, Value]:
+        out: dict[str, Value] = {}
+        for row in self._rows("statement_id IN (SELECT UNNEST(?))", [list(statement_ids)]):
+            have = value_from_columns(dict(zip(self._COLS, row[2:])))
+            if have is not None:
+                out[row[0]] = have
+        return out
+
+
+# -- patterns -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Step:
+    """Step ``i`` joins ``x(i-1)`` and ``x(i)``: ``property`` ``None`` = any step property,
+    ``direction`` ``None`` = either way (``forward``: ``x(i-1)`` is the subject)."""
+
+    property: str | None = None
+    direction: Direction | None = None
+
+
+@dataclass(frozen=True)
+class TypeConstraint:
+    variable: int
+    class_id: str
+
+
+@dataclass(frozen=True)
+class ValueConstraint:
+    variable: int
+    property: str
+    value: Value
+
+
+@dataclass(frozen=True)
+class PathPattern:
+    """A path pattern over ``x0 … xk`` (``k = len(steps)``)."""
+
+    steps: tuple[Step, ...]
+    anchor: str | None = None
+    types: tuple[TypeConstraint, ...] = ()
+    values: tuple[ValueConstraint, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.steps:
+            raise InvalidInput("a path pattern needs at least one step")
+        for var in [t.variable for t in self.types] + [v.variable for v in self.values]:
+            if not 0 <= var <= self.k:
+                raise InvalidInput(f"constraint on x{var} outside x0..x{self.k}")
+
+    @property
+    def k(self) -> int:
+        return len(self.steps)
+
+    def with_type(self, variable: int, class_id: str) -> PathPattern:
+        return replace(self, types=(*self.types, TypeConstraint(variable, class_id)))
+
+
+def compile_pattern(task: Task, component: int, clues: Iterable[int] | None = None) -> PathPattern:
+    """The pattern of ``component`` under the clues with the given indexes (default: all).
+
+    Steps no clue describes are wildcards; ``x0`` is bound when an anchor clue is kept.
+    """
+    comp = task.components[component]
+    keep = range(len(task.clues)) if clues is None else clues
+    steps = [Step() for _ in comp.steps]
+    anchor: str | None = None
+    types: list[TypeConstraint] = []
+    values: list[ValueConstraint] = []
+    for i in keep:
+        clue = task.clues[i]
+        if clue.component != component:
+            continue
+        if clue.kind == "anchor":
+            anchor = comp.anchor
+        elif clue.kind == "relation":
+            assert clue.step is not None
+            chain = comp.steps[clue.step - 1]
+            steps[clue.step - 1] = Step(chain.property, chain.direction)
+        elif clue.kind == "type":
+            assert clue.variable is not None and clue.class_ is not None
+            types.append(TypeConstraint(clue.variable, clue.class_))
+        else:
+            value = clue.entity_value()
+            assert clue.variable is not None and clue.property is not None and value is not None
+            values.append(ValueConstraint(clue.variable, clue.property, value))
+    return PathPattern(tuple(steps), anchor, tuple(types), tuple(values))
+
+
+def to_sparql(pattern: PathPattern, step_properties: Iterable[str], *,
+              blocked: Iterable[str] = ()) -> str:
+    """The equivalent SPARQL query over Wikidata truthy triples (``wdt:``).
+
+    ``step_properties`` are the properties a wildcard may use (the graph's step
+    properties); ``blocked`` entities may not be passed through (hubs). Only item values
+    translate (literal value constraints raise :class:`InvalidInput`).
+
+    >>> print(to_sparql(PathPattern((Step("P50", "backward"),), anchor="Q42"), ["P50"]))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    PREFIX wd: <http://www.wikidata.org/entity/>
+    PREFIX wdt: <http://www.wikidata.org/prop/direct/>
+    SELECT DISTINCT ?x1 WHERE {
+      VALUES ?x0 { wd:Q42 }
+      ?x1 wdt:P50 ?x0 .
+    }
+    """
+    props = " ".join(f"wdt:{p}" for p in sorted(step_properties))
+    lines = ["PREFIX wd: <http://www.wikidata.org/entity/>",
+             "PREFIX wdt: <http://www.wikidata.org/prop/direct/>",
+             f"SELECT DISTINCT ?x{pattern.k} WHERE {{"]
+    if pattern.anchor:
+        lines.append(f"  VALUES ?x0 {{ wd:{pattern.anchor} }}")
+    for i, st in enumerate(pattern.steps, start=1):
+        a, b = f"?x{i - 1}", f"?x{i}"
+        pred = f"wdt:{st.property}" if st.property else f"?p{i}"
+        fwd, bwd = f"{a} {pred} {b} .", f"{b} {pred} {a} ."
+        if st.direction == "forward":
+            lines.append(f"  {fwd}")
+        elif st.direction == "backward":
+            lines.append(f"  {bwd}")
+        else:
+            lines.append(f"  {{ {fwd} }} UNION {{ {bwd} }}")
+        if st.property is None:
+            lines.append(f"  VALUES ?p{i} {{ {props} }}")
+    if not pattern.anchor:
+        lines.append("  FILTER(isIRI(?x0))")
+    hubs = " ".join(f"wd:{h}" for h in sorted(blocked))
+    for i in range(1, pattern.k):
+        lines.append(f"  FILTER(isIRI(?x{i}))")
+        if hubs:
+            lines.append(f"  FILTER(?x{i} NOT IN ({hubs}))")
+    for t in pattern.types:
+        lines.append(f"  ?x{t.variable} wdt:P31/wdt:P279* wd:{t.class_id} .")
+    for v in pattern.values:
+        if not isinstance(v.value, EntityValue):
+            raise InvalidInput(f"value constraint x{v.variable} {v.property} {value_key(v.value)} "
+                               "has no wdt: translation here; only item values do")
+        lines.append(f"  ?x{v.variable} wdt:{v.property} wd:{v.value.id} .")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+# -- evaluation ---------------------------------------------------------------------
+@dataclass(frozen=True)
+class Witness:
+    """One match reaching the target: ``nodes`` x0..xk (literals shown by value), and per
+    step ``(property, direction, statement_id)``. ``hops`` is the length once repeated-node
+    detours are cut out (``k`` for a simple match)."""
+
+    nodes: tuple[str, ...]
+    steps: tuple[tuple[str, Direction, str], ...]
+    simple: bool
+    hops: int
+
+
+@dataclass(frozen=True)
+class PatternResult:
+    answer_count: int
+    answers: tuple[str, ...]  # the first FIRST answers, sorted
+    target_in: bool
+    unique: bool
+    paths: int
+    witness: Witness | None
+
+
+def _sort_key(key: str) -> tuple[int, int, str]:
+    if is_item_id(key):
+        return (0, int(key[1:]), "")
+    return (1, 0, key)
+
+
+def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    total = int(lens.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    shift = np.repeat(starts - (np.cumsum(lens) - lens), lens)
+    return shift + np.arange(total, dtype=np.int64)
+
+
+class _Index:
+    """Array form of an evidence graph for frontier propagation (built once per graph)."""
+
+    def __init__(self, graph: EvidenceGraph) -> None:
+        n, m = graph.vcount(), graph.ecount()
+        self.n = n
+        el = np.asarray(graph.graph.get_edgelist(), dtype=np.int64).reshape(-1, 2)
+        props = list(graph.graph.es["property"]) if m else []
+        self.properties = sorted(set(props))
+        self.code = {p: i for i, p in enumerate(self.properties)}
+        pc = np.fromiter((self.code[p] for p in props), dtype=np.int64, count=m)
+        key = (el[:, 0] * max(1, len(self.properties)) + pc) * max(1, n) + el[:, 1]
+        _, first = np.unique(key, return_index=True)  # one edge per (subject, property, object)
+        s, o, p = el[first, 0], el[first, 1], pc[first]
+        self.csr: dict[bool, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        for by_subject in (True, False):
+            at, to = (s, o) if by_subject else (o, s)
+            order = np.argsort(at, kind="stable")
+            ptr = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum(np.bincount(at, minlength=n), out=ptr[1:])
+            self.csr[by_subject] = (ptr, to[order], p[order])
+        self.passable = np.fromiter((graph.passable(v) for v in range(n)), dtype=bool, count=n)
+        self.literal = np.fromiter((graph.is_literal(v) for v in range(n)), dtype=bool, count=n)
+        cs = graph.class_statements
+        self.instance_of: dict[str, tuple[str, ...]] = cs.get("P31", {}) if cs else graph.classes
+        self.subclass_of: dict[str, tuple[str, ...]] = cs.get("P279", {}) if cs else {}
+        self.masks: dict[tuple[Any, ...], np.ndarray] = {}
+
+    def advance(self, x: np.ndarray, step: Step, *, back: bool = False) -> np.ndarray:
+        """Propagate ``x`` (bool mask or counts over x(i-1)) through ``step`` to x(i);
+        ``back`` goes from x(i) to x(i-1)."""
+        nodes = np.flatnonzero(x)
+        srcs, nbrs = [], []
+        for forward in (True, False):
+            if step.direction is not None and (step.direction == "forward") != forward:
+                continue
+            ptr, nbr, prop = self.csr[forward != back]
+            starts = ptr[nodes]
+            lens = ptr[nodes + 1] - starts
+            idx = _ranges(starts, lens)
+            src, nb = np.repeat(nodes, lens), nbr[idx]
+            if step.property is not None:
+                code = self.code.get(step.property)
+                keep = prop[idx] == code if code is not None else np.zeros(len(idx), dtype=bool)
+                src, nb = src[keep], nb[keep]
+            srcs.append(src)
+            nbrs.append(nb)
+        src, nb = np.concatenate(srcs), np.concatenate(nbrs)
+        if x.dtype == bool:
+            out = np.zeros(self.n, dtype=bool)
+            out[nb] = True
+            return out
+        if x.dtype == object:
+            out_o = np.zeros(self.n, dtype=object)
+            np.add.at(out_o, nb, x[src])
+            return out_o
+        return np.bincount(nb, weights=x[src], minlength=self.n)
+
+
+_INDEXES: weakref.WeakKeyDictionary[EvidenceGraph, _Index] = weakref.WeakKeyDictionary()
+
+
+def _index(graph: EvidenceGraph) -> _Index:
+    idx = _INDEXES.get(graph)
+    if idx is None:
+        idx = _INDEXES[graph] = _Index(graph)
+    return idx
+
+
+def _type_mask(graph: EvidenceGraph, idx: _Index, class_id: str) -> np.ndarray:
+    key = ("type", class_id)
+    if key not in idx.masks:
+        below = {class_id}  # every class c with c P279* class_id
+        children: dict[str, list[str]] = {}
+        for c, supers in idx.subclass_of.items():
+            for sup in supers:
+                children.setdefault(sup, []).append(c)
+        todo = [class_id]
+        while todo:
+            for c in children.get(todo.pop(), ()):
+                if c not in below:
+                    below.add(c)
+                    todo.append(c)
+        mask = np.zeros(idx.n, dtype=bool)
+        for ent, classes in idx.instance_of.items():
+            if ent in graph and not below.isdisjoint(classes):
+                mask[graph.vertex(ent)] = True
+        idx.masks[key] = mask
+    return idx.masks[key]
+
+
+def _value_mask(graph: EvidenceGraph, idx: _Index, c: ValueConstraint,
+                values: ValueLookup | None) -> np.ndarray:
+    key = ("value", c.property, c.value.model_dump_json())
+    if key not in idx.masks:
+        subjects: set[str] = set()
+        v = c.value
+        if isinstance(v, EntityValue) and c.property in graph.policy.class_properties:
+            table = graph.class_statements.get(c.property, {})
+            subjects = {e for e, cls in table.items() if v.id in cls}
+        elif isinstance(v, EntityValue) and c.property in idx.code and v.id in graph:
+            ptr, nbr, prop = idx.csr[False]
+            o = graph.vertex(v.id)
+            sl = slice(ptr[o], ptr[o + 1])
+            subjects = {graph.name(int(s)) for s in nbr[sl][prop[sl] == idx.code[c.property]]}
+        if values is not None:
+            subjects |= values.subjects(c.property, v)
+        mask = np.zeros(idx.n, dtype=bool)
+        for s in subjects:
+            if s in graph:
+                mask[graph.vertex(s)] = True
+        idx.masks[key] = mask
+    return idx.masks[key]
+
+
+def _literal_keys(graph: EvidenceGraph, verts: np.ndarray, values: ValueLookup | None,
+                  like: Value | None) -> dict[int, tuple[str, Value | None]]:
+    sids = {int(v): graph.name(int(v)).removesuffix("#value") for v in verts}
+    found = values.literal_values(sorted(sids.values())) if values is not None else {}
+    out: dict[int, tuple[str, Value | None]] = {}
+    for v, sid in sids.items():
+        val = found.get(sid)
+        out[v] = (value_key(val, like) if val is not None else graph.name(v), val)
+    return out
+
+
+def evaluate(graph: EvidenceGraph, pattern: PathPattern, *, target: str | Value | None = None,
+             values: ValueLookup | None = None, first: int = FIRST) -> PatternResult:
+    """Answer set of ``pattern`` on ``graph``, and how ``target`` (an entity id or a value)
+    is reached. Raises :class:`UnknownEntity` when the anchor is not in the graph."""
+    idx = _index(graph)
+    n, k = idx.n, pattern.k
+    masks = [np.ones(n, dtype=bool) for _ in range(k + 1)]
+    if pattern.anchor is not None:
+        masks[0] = np.zeros(n, dtype=bool)
+        masks[0][graph.vertex(pattern.anchor)] = True
+    else:
+        masks[0] = ~idx.literal
+    for i in range(1, k):
+        masks[i] = idx.passable.copy()
+    for t in pattern.types:
+        masks[t.variable] = masks[t.variable] & _type_mask(graph, idx, t.class_id)
+    for vc in pattern.values:
+        masks[vc.variable] = masks[vc.variable] & _value_mask(graph, idx, vc, values)
+
+    layers = [masks[0]]
+    for i, st in enumerate(pattern.steps, start=1):
+        layers.append(idx.advance(layers[-1], st) & masks[i])
+    final = np.flatnonzero(layers[k])
+    like = target if not isinstance(target, str) else None
+    lit = _literal_keys(graph, final[idx.literal[final]], values, like)
+    keys = sorted({lit[int(v)][0] if int(v) in lit else graph.name(int(v)) for v in final}, key=_sort_key)
+
+    tmask = np.zeros(n, dtype=bool)
+    if isinstance(target, str):
+        if target in graph:
+            tmask[graph.vertex(target)] = True
+    elif target is not None:
+        for v, (_key, val) in lit.items():
+            if val is not None and value_matches(target, val):
+                tmask[v] = True
+    tmask &= layers[k]
+    target_in = bool(tmask.any())
+    unique = target_in and bool(tmask[final].all())  # every binding of xk is the target
+    paths, witness = 0, None
+    if target_in:
+        back = [tmask]
+        for i in range(k, 0, -1):
+            back.append(idx.advance(back[-1], pattern.steps[i - 1], back=True) & layers[i - 1])
+        back.reverse()
+        paths = _count(idx, pattern, back)
+        witness = _witness(graph, pattern, back, lit)
+    return PatternResult(len(keys), tuple(keys[:first]), target_in, unique, paths, witness)
+
+
+def _count(idx: _Index, pattern: PathPattern, back: list[np.ndarray]) -> int:
+    """Matches reaching the target, by dynamic programming over the pruned layers."""
+    counts: np.ndarray = back[0].astype(np.float64)
+    for i, st in enumerate(pattern.steps, start=1):
+        counts = idx.advance(counts, st) * back[i]
+    total = float(counts.sum())
+    if total < 2**53:
+        return int(total)
+    exact: np.ndarray = back[0].astype(object)  # beyond float precision: exact integers
+    for i, st in enumerate(pattern.steps, start=1):
+        exact = idx.advance(exact, st) * back[i]
+    return int(exact.sum())
+
+
+def _witness(graph: EvidenceGraph, pattern: PathPattern, back: list[np.ndarray],
+             lit: dict[int, tuple[str, Value | None]]) -> Witness:
+    """First match in deterministic order, preferring one that repeats no node."""
+    k = pattern.k
+
+    def moves(v: int, i: int) -> list[tuple[int, tuple[str, Direction, str]]]:
+        st = pattern.steps[i]
+        out: list[tuple[int, tuple[str, Direction, str]]] = []
+        for u, e, fwd in graph.neighbours(v):
+            prop = graph.edge_property(e)
+            if not back[i + 1][u] or (st.property is not None and prop != st.property):
+                continue
+            if st.direction is not None and (st.direction == "forward") != fwd:
+                continue
+            way: Direction = "forward" if fwd else "backward"
+            out.append((u, (prop, way, graph.edge_statement(e))))
+        return out
+
+    starts = sorted(np.flatnonzero(back[0]).tolist(), key=graph.name)
+    budget = _WITNESS_BUDGET
+    found: tuple[list[int], list[tuple[str, Direction, str]]] | None = None
+    stack: list[tuple[list[int], list[tuple[str, Direction, str]]]] = [([s], []) for s in reversed(starts)]
+    while stack and budget > 0 and found is None:
+        nodes, steps = stack.pop()
+        budget -= 1
+        if len(nodes) == k + 1:
+            found = (nodes, steps)
+            break
+        for u, how in reversed(moves(nodes[-1], len(nodes) - 1)):
+            if u not in nodes:
+                stack.append(([*nodes, u], [*steps, how]))
+    if found is None:  # every match repeats a node (or the budget ran out): greedy first walk
+        nodes, steps = [starts[0]], []
+        for i in range(k):
+            u, how = moves(nodes[-1], i)[0]
+            nodes.append(u)
+            steps.append(how)
+        found = (nodes, steps)
+    nodes, steps = found
+    names = tuple(lit[v][0] if v in lit else graph.name(v) for v in nodes)
+    return Witness(names, tuple(steps), len(set(nodes)) == len(nodes), _contracted_hops(nodes))
+
+
+def _contracted_hops(nodes: Sequence[int]) -> int:
+    """Hops of a walk once every detour that returns to an earlier node is cut out."""
+    out: list[int] = []
+    for v in nodes:
+        if v in out:
+            del out[out.index(v) + 1:]
+        else:
+            out.append(v)
+    return len(out) - 1
