@@ -10,7 +10,9 @@ inherits the builtin it resembles, so library callers can catch either::
     │   ├── BadDumpLine                               exit 2   a dump line cannot be parsed
     │   ├── UnsupportedFormat                         exit 2   wrong file type / compression
     │   ├── InvalidTask                               exit 2   task.json violates the schema
-    │   └── InvalidSpec                               exit 2   fusion spec violates the schema
+    │   ├── InvalidSpec                               exit 2   fusion spec violates the schema
+    │   ├── UnknownUnit                               exit 2   unit item not in data/units.tsv
+    │   └── IncompatibleUnits                         exit 2   units of different dimensions
     ├── StoreError (RuntimeError)                     exit 3   DuckDB store cannot be opened/written
     ├── EndpointError (ConnectionError)               exit 4   SPARQL endpoint failure
     │   ├── EndpointUnavailable                       exit 4   unreachable after retries
@@ -40,11 +42,13 @@ __all__ = [
     "InvalidId",
     "InvalidInput",
     "InvalidSpec",
+    "IncompatibleUnits",
     "InvalidTask",
     "MissingExtra",
     "OfflineCacheMiss",
     "StoreError",
     "UnknownEntity",
+    "UnknownUnit",
     "UnsupportedFormat",
 ]
 
@@ -112,6 +116,24 @@ class InvalidTask(InvalidInput):
 
 class InvalidSpec(InvalidTask):
     """A fusion spec violates the fusion-spec schema."""
+
+
+class UnknownUnit(InvalidInput):
+    """A quantity's unit item is not in the unit table (``data/units.tsv``)."""
+
+    def __init__(self, unit: str, hint: str = "") -> None:
+        self.unit = unit
+        hint = hint or "add a row for it to data/units.tsv (or pass a table that has it)"
+        super().__init__(f"unit {unit} is not in the unit table; {hint}")
+
+
+class IncompatibleUnits(InvalidInput):
+    """Two units measure different dimensions (or are different currencies)."""
+
+    def __init__(self, a: str, b: str, detail: str = "") -> None:
+        self.units = (a, b)
+        msg = f"units {a} and {b} measure different dimensions"
+        super().__init__(f"{msg} ({detail})" if detail else msg)
 
 
 class StoreError(RuntimeError, ChaingraphError):

@@ -16,6 +16,7 @@ SCHEMAS: dict[str, str] = {
     "necessity-report": "chaingraph.necessity:NecessityReport",
     "fusion-spec": "chaingraph.fusion:FusionSpec",
     "fusion-result": "chaingraph.fusion:FusionResult",
+    "fusion-refusal": "chaingraph.fusion:FusionRefusal",
     "audit-report": "chaingraph.audit:AuditReport",
 }
 
