@@ -125,8 +125,12 @@ def read_file(path: str | Path) -> Iterator[RawRecord | Problem]:
     try:
         with _open(path) as fh:
             yield from _read(fh, name)
-    except (OSError, EOFError, UnicodeDecodeError, zlib.error) as exc:
-        yield Problem(name, 0, 0, "unreadable", f"{type(exc).__name__}: {exc}; check the file")
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        yield Problem(name, 0, 0, "unreadable", f"corrupt or truncated gzip data ({exc}); check the file")
+    except UnicodeDecodeError as exc:
+        yield Problem(name, 0, 0, "unreadable", f"not UTF-8 text ({exc.reason} at byte {exc.start})")
+    except OSError as exc:
+        yield Problem(name, 0, 0, "unreadable", f"{exc.strerror or exc}; check the file and its permissions")
 
 
 def _read(fh: IO[str], name: str) -> Iterator[RawRecord | Problem]:
