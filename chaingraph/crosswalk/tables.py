@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -328,7 +328,3 @@ def load_tables(paths: Mapping[str, Path | str] | None = None) -> CrosswalkTable
         paths=chosen,
     )
 
-
-def iter_table_rows(tables: CrosswalkTables) -> Iterator[tuple[str, Entry]]:
-    """Rows of the explicit table in file order."""
-    yield from sorted(tables.table.items(), key=lambda kv: kv[1].line)
