@@ -44,7 +44,8 @@ def render(report: NecessityReport, console: Console) -> None:
                       f"[{_STYLE[a.verdict]}]{a.verdict}[/]", a.reason, style=row_style)
     console.print(table)
     comps = Table(header_style="bold")
-    for col in ("component", "anchor → target", "k", "all clues", "pruned (removed)", "path after pruning", "H"):
+    for col in ("component", "anchor → target", "k", "all clues", "pruned (removed)",
+                "path after pruning", "H"):
         comps.add_column(col, overflow="fold")
     for c in report.components:
         path = c.pruned.shortest_path
