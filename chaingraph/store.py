@@ -18,6 +18,11 @@ input twice changes nothing):
 ``reference_snaks`` statement id, reference hash, property, snak hash, snaktype, value columns
 ``statement_sources`` which source(s) delivered each statement (provenance)
 ``responses``       SPARQL response cache, keyed by query hash
+``crawl_runs``      one row per collection run (``chaingraph.collect``): source, seeds,
+                    parameters; ``finished_at`` stays empty until the run completes
+``crawl_entities``  per run, entities whose expansion / description is committed
+``crawl_neighbours`` per run and expanded entity, the kept neighbours in order and which
+                    the selector picked (so an interrupted run resumes where it stopped)
 ==================  =====================================================================
 
 and the view ``entity_classes(id, class)``: non-deprecated ``P31`` values.
@@ -108,6 +113,16 @@ CREATE TABLE IF NOT EXISTS statement_sources (
 CREATE TABLE IF NOT EXISTS responses (
     query_hash VARCHAR PRIMARY KEY, endpoint VARCHAR NOT NULL, query_file VARCHAR,
     query_text VARCHAR NOT NULL, body VARCHAR NOT NULL, retrieved_at TIMESTAMPTZ NOT NULL);
+CREATE TABLE IF NOT EXISTS crawl_runs (
+    run_id VARCHAR PRIMARY KEY, source VARCHAR NOT NULL, seeds VARCHAR[] NOT NULL,
+    params VARCHAR NOT NULL, started_at TIMESTAMPTZ, finished_at TIMESTAMPTZ);
+CREATE TABLE IF NOT EXISTS crawl_entities (
+    run_id VARCHAR NOT NULL, entity VARCHAR NOT NULL, stage VARCHAR NOT NULL, depth INTEGER,
+    done_at TIMESTAMPTZ, PRIMARY KEY (run_id, entity, stage));
+CREATE TABLE IF NOT EXISTS crawl_neighbours (
+    run_id VARCHAR NOT NULL, entity VARCHAR NOT NULL, position INTEGER NOT NULL,
+    neighbour VARCHAR NOT NULL, property VARCHAR NOT NULL, statement_id VARCHAR NOT NULL,
+    forward BOOLEAN NOT NULL, selected BOOLEAN NOT NULL, PRIMARY KEY (run_id, entity, position));
 CREATE OR REPLACE VIEW entity_classes AS
     SELECT subject AS id, object AS class FROM statements
     WHERE property = 'P31' AND rank <> 'deprecated' AND value_type = 'item';

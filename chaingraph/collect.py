@@ -1,0 +1,577 @@
+"""Collect Wikidata neighbourhoods breadth-first into the store (DESIGN §3).
+
+One crawl, pluggable sources::
+
+    collect(seeds, radius, store=..., source=SparqlSource(url, store_for_cache=...))
+    collect(seeds, radius, store=..., source=StoreSource(existing_store))   # no network
+
+From each seed the crawl runs breadth-first. Every entity at depth ``d < radius`` is
+*expanded*: its source returns all its item-valued and literal statements (every rank,
+with qualifiers and references) and its item-valued in-edges (capped per entity by the
+source's ``in_limit``, class properties ``P31``/``P279`` excluded). Entities at depth
+``radius`` are not expanded: an edge that could short-cut a path to them was already
+retrieved, within the caps, from the entity at its other end. Every retrieved statement
+is written to the store, selected or not.
+
+**Neighbour cap** (:func:`keep_neighbours`, deterministic): an expanded entity's item
+neighbours, minus deprecated statements, class properties and self-loops, are grouped by
+(direction, property); groups are ordered out-edges first, then by numeric property id;
+inside a group by numeric neighbour id, then statement id. The groups are read
+round-robin (first of each group, then second of each, ...) so that one prolific
+property cannot crowd out the others, and each neighbour entity is kept once, up to
+``max_neighbours``. Kept neighbours are *described* (label, description, aliases,
+sitelinks, ``P31`` statements).
+
+**Selector**: a :class:`Selector` picks at most ``select`` of the kept neighbours to
+expand at the next depth; the default :func:`first_k` takes the first ``k`` in the cap's
+order. Neighbours already reached at an earlier depth are not offered.
+
+**Layer budget**: at most ``layer_budget`` entities are expanded per depth (seeds are
+never cut). When more were selected, those picked by more parents come first, then those
+picked earlier in a parent's list, then lower numeric ids.
+
+Each source batch is committed in its own transaction together with the crawl state
+(tables ``crawl_runs``, ``crawl_entities``, ``crawl_neighbours``), so an interrupted run
+keeps everything and the same call resumes where it stopped.
+
+>>> from chaingraph.store import Batch, Store, statement_row
+>>> from chaingraph.values import EntityValue
+>>> src = Store()
+>>> sid = src.add_source("fixture", "doctest")
+>>> rows = [statement_row(f"Q{a}$1", f"Q{a}", "P361", EntityValue(id=f"Q{b}")) for a, b in [(1, 2), (2, 3)]]
+>>> src.write(Batch(statements=rows, statement_sources=[(r[0], sid) for r in rows]))
+>>> target = Store()
+>>> report = collect(["Q1"], 2, store=target, source=StoreSource(src))
+>>> report.entities_expanded, sorted(e.object for e in target.edges())
+(2, ['Q2', 'Q3'])
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from chaingraph.errors import InvalidInput
+from chaingraph.ids import is_item_id, qid
+from chaingraph.neighbours import (
+    CLASS_PROPERTIES,
+    KEPT_DATATYPES,
+    LITERAL_TYPES,
+    Neighbour,
+    Neighbourhoods,
+    NeighbourSource,
+    Selector,
+    SourceRef,
+    first_k,
+    keep_neighbours,
+    number,
+)
+from chaingraph.sparql import DEFAULT_ENDPOINT, DEFAULT_USER_AGENT, RetryPolicy
+from chaingraph.sparql_source import SparqlSource
+from chaingraph.store import RANKS, Store
+
+__all__ = [
+    "CLASS_PROPERTIES",
+    "CollectReport",
+    "LayerReport",
+    "Neighbour",
+    "NeighbourSource",
+    "Neighbourhoods",
+    "Selector",
+    "SourceRef",
+    "SparqlSource",
+    "StoreSource",
+    "collect",
+    "first_k",
+    "keep_neighbours",
+]
+
+
+class LayerReport(BaseModel):
+    """One BFS depth: how many entities were reached, expanded and described, at what cost."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    depth: int
+    reached: int
+    expanded: int
+    over_budget: int
+    described: int
+    resumed: int
+    requests: int
+    retries: int
+    cache_hits: int
+    entities: list[str]
+
+
+class CollectReport(BaseModel):
+    """What a collection did, with the caps and budget in force (recorded in chain records)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+    run_id: str
+    source: str
+    seeds: list[str]
+    radius: int
+    max_neighbours: int
+    select: int
+    layer_budget: int | None
+    in_limit: int
+    batch_size: int
+    offline: bool
+    layers: list[LayerReport]
+    entities_expanded: int
+    entities_described: int
+    statements: int
+    requests: int
+    retries: int
+    cache_hits: int
+    skipped_values: int
+    resumed: int
+    complete: bool
+
+
+# -- the crawl --------------------------------------------------------------------------------
+
+
+class _Crawl:
+    """Crawl state in the store: which entities of a run are done, what they kept and picked."""
+
+    def __init__(self, store: Store, run_id: str) -> None:
+        self.store, self.run_id = store, run_id
+
+    def start(self, source: str, seeds: list[str], params: dict[str, Any]) -> None:
+        with self.store.transaction() as con:
+            con.execute(
+                "INSERT OR IGNORE INTO crawl_runs VALUES (?, ?, ?, ?, ?, NULL)",
+                [self.run_id, source, seeds, json.dumps(params, sort_keys=True), datetime.now(timezone.utc)],
+            )
+
+    def done(self, stage: str) -> set[str]:
+        rows = self.store.con.execute(
+            "SELECT entity FROM crawl_entities WHERE run_id = ? AND stage = ?", [self.run_id, stage]
+        ).fetchall()
+        return {r[0] for r in rows}
+
+    def kept(self, entities: Sequence[str]) -> dict[str, tuple[list[Neighbour], list[Neighbour]]]:
+        rows = self.store.con.execute(
+            "SELECT entity, neighbour, property, statement_id, forward, selected FROM crawl_neighbours "
+            "WHERE run_id = ? AND entity IN (SELECT UNNEST(?)) ORDER BY entity, position",
+            [self.run_id, list(entities)],
+        ).fetchall()
+        out: dict[str, tuple[list[Neighbour], list[Neighbour]]] = {e: ([], []) for e in entities}
+        for ent, nb, prop, sid, fwd, sel in rows:
+            n = Neighbour(nb, prop, sid, bool(fwd))
+            out[ent][0].append(n)
+            if sel:
+                out[ent][1].append(n)
+        return out
+
+    def commit(
+        self,
+        part: Neighbourhoods,
+        stage: str,
+        depth: int,
+        entities: Sequence[str],
+        kept: dict[str, tuple[list[Neighbour], list[Neighbour]]],
+    ) -> None:
+        """Write a batch, its provenance and the crawl state in one transaction."""
+        now = datetime.now(timezone.utc)
+        with self.store.transaction() as con:
+            ids: dict[SourceRef, str] = {}
+            refs = {r for _, r in part.provenance} | set(part.sources)
+            for ref in sorted(refs, key=lambda r: tuple(map(str, r))):
+                ids[ref] = self.store.add_source(
+                    ref.kind, ref.location, query_file=ref.query_file, query_hash=ref.query_hash,
+                    dump_date=ref.dump_date, revision=ref.revision, retrieved_at=ref.retrieved_at)
+            part.batch.statement_sources = [(sid, ids[ref]) for sid, ref in part.provenance]
+            self.store.write(part.batch)
+            con.executemany(
+                "INSERT OR IGNORE INTO crawl_entities VALUES (?, ?, ?, ?, ?)",
+                [[self.run_id, e, stage, depth, now] for e in entities],
+            )
+            rows = []
+            for ent, (keep, sel) in kept.items():
+                picked = set(sel)
+                rows += [
+                    [self.run_id, ent, i, n.entity, n.property, n.statement_id, n.forward, n in picked]
+                    for i, n in enumerate(keep)
+                ]
+            if rows:
+                con.executemany(
+                    "INSERT OR IGNORE INTO crawl_neighbours VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows
+                )
+
+    def finish(self) -> None:
+        with self.store.transaction() as con:
+            con.execute(
+                "UPDATE crawl_runs SET finished_at = ? WHERE run_id = ?",
+                [datetime.now(timezone.utc), self.run_id],
+            )
+
+
+def _chunks(items: Sequence[str], size: int) -> list[list[str]]:
+    return [list(items[i : i + size]) for i in range(0, len(items), max(1, size))]
+
+
+def _by_number(ids: set[str] | list[str]) -> list[str]:
+    return sorted(ids, key=lambda e: (number(e), e))
+
+
+def _budget(picks: dict[str, list[int]], budget: int | None) -> tuple[list[str], int]:
+    """Entities picked for the next depth, cut to ``budget`` (more parents first, then
+    earlier picks, then lower ids); returns them in id order and how many were dropped."""
+    order = sorted(picks, key=lambda e: (-len(picks[e]), min(picks[e]), number(e), e))
+    keep = order if budget is None else order[:budget]
+    return _by_number(keep), len(order) - len(keep)
+
+
+def _check_selection(
+    entity: str, chosen: Sequence[Neighbour], kept: list[Neighbour], k: int
+) -> list[Neighbour]:
+    allowed = set(kept)
+    out = list(chosen)
+    if len(out) > k or any(n not in allowed for n in out):
+        raise InvalidInput(
+            f"selector returned {len(out)} neighbours for {entity}, not a subset of the "
+            f"{len(kept)} candidates of size at most {k}; fix the selector plug-in"
+        )
+    return out
+
+
+def collect(
+    seeds: Sequence[str],
+    radius: int,
+    *,
+    store: Store,
+    source: NeighbourSource | None = None,
+    endpoint: str | None = None,
+    max_neighbours: int = 30,
+    select: int = 10,
+    layer_budget: int | None = 1000,
+    selector: Selector | None = None,
+    offline: bool = False,
+    progress: bool = False,
+    user_agent: str = DEFAULT_USER_AGENT,
+    timeout: float = 60.0,
+    batch_size: int = 50,
+    in_limit: int = 100,
+    retry: RetryPolicy | None = None,
+) -> CollectReport:
+    """Crawl the neighbourhoods of ``seeds`` to ``radius`` into ``store``; see the module doc.
+
+    Without ``source`` a :class:`SparqlSource` on ``endpoint`` (WDQS by default) is used,
+    caching responses in ``store``; ``offline`` replays that cache only. Arguments are
+    checked before any request is built.
+    """
+    seed_ids = sorted({qid(s, field="seed") for s in seeds}, key=lambda e: (number(e), e))
+    if not seed_ids:
+        raise InvalidInput("collect: give at least one seed (a Q-id such as Q42)")
+    for name, value, low in (
+        ("radius", radius, 0),
+        ("max_neighbours", max_neighbours, 0),
+        ("select", select, 0),
+        ("batch_size", batch_size, 1),
+        ("in_limit", in_limit, 0),
+    ):
+        if not isinstance(value, int) or value < low:
+            raise InvalidInput(f"collect: {name} must be an integer >= {low}, got {value!r}")
+    if layer_budget is not None and (not isinstance(layer_budget, int) or layer_budget < 1):
+        raise InvalidInput(f"collect: layer_budget must be a positive integer or None, got {layer_budget!r}")
+    if source is not None and endpoint is not None:
+        raise InvalidInput("collect: pass either a source or an endpoint, not both")
+    if source is None:
+        source = SparqlSource(
+            endpoint or DEFAULT_ENDPOINT,
+            store_for_cache=store,
+            user_agent=user_agent,
+            batch_size=batch_size,
+            timeout=timeout,
+            offline=offline,
+            in_limit=in_limit,
+            retry=retry,
+        )
+    pick = selector or first_k
+    params = {
+        "radius": radius,
+        "max_neighbours": max_neighbours,
+        "select": select,
+        "layer_budget": layer_budget,
+        "in_limit": source.in_limit,
+    }
+    run_id = hashlib.sha1(json.dumps([source.name, seed_ids, params], sort_keys=True).encode()).hexdigest()[
+        :16
+    ]
+    crawl = _Crawl(store, run_id)
+    crawl.start(source.name, seed_ids, params)
+    done_exp, done_desc = crawl.done("expanded"), crawl.done("described")
+    resumed = len(done_exp) + len(done_desc)
+    totals = {"requests": 0, "retries": 0, "cache_hits": 0, "skipped": 0}
+    layers: list[LayerReport] = []
+    seen: set[str] = set(seed_ids)
+    frontier, over = seed_ids, 0
+    bar = _Progress(progress)
+    try:
+        for depth in range(radius + 1):
+            cost = {"requests": 0, "retries": 0, "cache_hits": 0}
+
+            def account(part: Neighbourhoods, cost: dict[str, int] = cost) -> None:
+                for key in cost:
+                    cost[key] += getattr(part, key)
+                    totals[key] += getattr(part, key)
+                totals["skipped"] += part.skipped
+
+            expand = frontier if depth < radius else []
+            todo = [e for e in expand if e not in done_exp]
+            kept = crawl.kept([e for e in expand if e in done_exp])
+            task = bar.layer(depth, len(expand), len(expand) - len(todo))
+            for chunk in _chunks(todo, source.batch_size):
+                part = source.fetch(chunk)
+                account(part)
+                fresh: dict[str, tuple[list[Neighbour], list[Neighbour]]] = {}
+                for ent in chunk:
+                    keep = keep_neighbours(ent, part.neighbours.get(ent, []), max_neighbours)
+                    offer = [n for n in keep if n.entity not in seen]
+                    fresh[ent] = (keep, _check_selection(ent, pick(ent, offer, select), offer, select))
+                crawl.commit(part, "expanded", depth, chunk, fresh)
+                kept.update(fresh)
+                bar.advance(task, len(chunk), cost)
+            # describe this depth's entities and every kept neighbour
+            wanted = set(frontier) | {n.entity for keep, _ in kept.values() for n in keep}
+            todo_desc = _by_number(wanted - done_desc)
+            for chunk in _chunks(todo_desc, source.describe_size):
+                part = source.describe(chunk)
+                account(part)
+                crawl.commit(part, "described", depth, chunk, {})
+                done_desc.update(chunk)
+                bar.advance(task, 0, cost)
+            layers.append(
+                LayerReport(
+                    depth=depth,
+                    reached=len(frontier) + over,
+                    expanded=len(expand),
+                    over_budget=over,
+                    described=len(todo_desc),
+                    resumed=len(expand) - len(todo),
+                    entities=list(expand),
+                    **cost,
+                )
+            )
+            if depth == radius:
+                break
+            picks: dict[str, list[int]] = {}
+            for ent in expand:
+                for pos, n in enumerate(kept.get(ent, ([], []))[1]):
+                    if n.entity not in seen:
+                        picks.setdefault(n.entity, []).append(pos)
+            frontier, over = _budget(picks, layer_budget)
+            seen.update(frontier)
+            if not frontier:
+                break
+        crawl.finish()
+    finally:
+        bar.stop()
+    return CollectReport(
+        run_id=run_id,
+        source=source.name,
+        seeds=seed_ids,
+        radius=radius,
+        max_neighbours=max_neighbours,
+        select=select,
+        layer_budget=layer_budget,
+        in_limit=source.in_limit,
+        batch_size=source.batch_size,
+        offline=offline,
+        layers=layers,
+        entities_expanded=sum(lay.expanded for lay in layers),
+        entities_described=len(done_desc),
+        statements=_statement_count(store, run_id),
+        requests=totals["requests"],
+        retries=totals["retries"],
+        cache_hits=totals["cache_hits"],
+        skipped_values=totals["skipped"],
+        resumed=resumed,
+        complete=True,
+    )
+
+
+def _statement_count(store: Store, run_id: str) -> int:
+    row = store.con.execute("SELECT count(*) FROM statements").fetchone()
+    return int(row[0]) if row else 0
+
+
+class _Progress:
+    """A rich progress bar per layer on stderr (entities done / to do, requests, retries)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.bar: Any = None
+        if enabled:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn(
+                    "requests {task.fields[requests]} · retries {task.fields[retries]}"
+                    " · cached {task.fields[cache_hits]}"
+                ),
+                TimeElapsedColumn(),
+                console=Console(stderr=True),
+                transient=False,
+            )
+            self.bar.start()
+
+    def layer(self, depth: int, total: int, done: int) -> Any:
+        if self.bar is None:
+            return None
+        return self.bar.add_task(
+            f"layer {depth}",
+            total=max(total, 1) if total else 1,
+            completed=done if total else 1,
+            requests=0,
+            retries=0,
+            cache_hits=0,
+        )
+
+    def advance(self, task: Any, n: int, cost: dict[str, int]) -> None:
+        if self.bar is not None:
+            self.bar.update(task, advance=n, **cost)
+
+    def stop(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+# -- an existing store as the source ----------------------------------------------------------
+
+_VALUE_SQL = (
+    "value_type, object, text, lang, time, precision, calendar, timezone, before, after, "
+    "amount, unit, upper, lower, lat, lon, coord_precision, globe"
+)
+
+
+class StoreSource:
+    """Neighbourhoods read from an existing :class:`Store` (no network).
+
+    The same caps apply as over SPARQL: all statements of an expanded entity whose
+    property datatype is item or literal (when the store knows datatypes; external ids
+    excluded), in-edges minus ``P31``/``P279`` cut to ``in_limit`` per entity in the
+    store's edge order (:meth:`Store.edges`), qualifiers, references and the source's own
+    provenance rows.
+    """
+
+    def __init__(
+        self, source: Store, *, in_limit: int = 100, batch_size: int = 500, describe_size: int = 2000
+    ) -> None:
+        self.source = source
+        self.in_limit = in_limit
+        self.batch_size = batch_size
+        self.describe_size = describe_size
+        self.name = f"store:{source.path or ':memory:'}"
+        self._datatypes = source.datatypes()
+
+    def _kept_property(self, prop: str) -> bool:
+        dt = self._datatypes.get(prop)
+        return dt is None or dt in KEPT_DATATYPES
+
+    def _copy(self, statement_ids: list[str], out: Neighbourhoods) -> None:
+        con = self.source.con
+        if not statement_ids:
+            return
+        rows = con.execute(
+            f"SELECT statement_id, subject, property, rank, snaktype, {_VALUE_SQL} "
+            "FROM statements WHERE statement_id IN (SELECT UNNEST(?)) ORDER BY statement_id",
+            [statement_ids],
+        ).fetchall()
+        out.batch.statements += [tuple(r) for r in rows]
+        out.batch.qualifiers += [
+            tuple(r)
+            for r in con.execute(
+                f"SELECT statement_id, property, snak_hash, snaktype, {_VALUE_SQL} FROM qualifiers "
+                "WHERE statement_id IN (SELECT UNNEST(?))",
+                [statement_ids],
+            ).fetchall()
+        ]
+        out.batch.reference_snaks += [
+            tuple(r)
+            for r in con.execute(
+                f"SELECT statement_id, reference_hash, property, snak_hash, snaktype, {_VALUE_SQL} "
+                "FROM reference_snaks WHERE statement_id IN (SELECT UNNEST(?))",
+                [statement_ids],
+            ).fetchall()
+        ]
+        for sid, *src in con.execute(
+            "SELECT ss.statement_id, s.kind, s.location, s.query_file, s.query_hash, s.retrieved_at, "
+            "s.dump_date, s.revision FROM statement_sources ss JOIN sources s USING (source_id) "
+            "WHERE ss.statement_id IN (SELECT UNNEST(?))",
+            [statement_ids],
+        ).fetchall():
+            out.provenance.append((sid, SourceRef(*src)))
+        props = sorted(
+            {r[2] for r in rows}
+            | {q[1] for q in out.batch.qualifiers}
+            | {r[2] for r in out.batch.reference_snaks}
+        )
+        out.batch.properties += [
+            tuple(r)
+            for r in con.execute(
+                "SELECT id, label, label_lang, description, aliases, datatype FROM properties "
+                "WHERE id IN (SELECT UNNEST(?))",
+                [props],
+            ).fetchall()
+        ]
+
+    def fetch(self, entities: Sequence[str]) -> Neighbourhoods:
+        ents = [qid(e) for e in entities]
+        out = Neighbourhoods(neighbours={e: [] for e in ents})
+        ids: list[str] = []
+        for sid, subj, prop, obj, rank, vt in self.source.con.execute(
+            "SELECT statement_id, subject, property, object, rank, value_type FROM statements "
+            "WHERE subject IN (SELECT UNNEST(?)) ORDER BY subject, property, object, statement_id",
+            [ents],
+        ).fetchall():
+            if not self._kept_property(prop) or (vt is not None and vt != "item" and vt not in LITERAL_TYPES):
+                continue
+            ids.append(sid)
+            if vt == "item":
+                out.neighbours[subj].append(Neighbour(obj, prop, sid, True, rank))
+        per: dict[str, int] = {}
+        for e in self.source.edges(object=ents, ranks=RANKS):
+            if e.property in CLASS_PROPERTIES or not is_item_id(e.subject):
+                continue
+            if per.get(e.object or "", 0) >= self.in_limit:
+                continue
+            per[e.object or ""] = per.get(e.object or "", 0) + 1
+            ids.append(e.statement_id)
+            out.neighbours[e.object or ""].append(
+                Neighbour(e.subject, e.property, e.statement_id, False, e.rank)
+            )
+        self._copy(sorted(set(ids)), out)
+        return out
+
+    def describe(self, entities: Sequence[str]) -> Neighbourhoods:
+        ents = [qid(e) for e in entities]
+        out = Neighbourhoods()
+        out.batch.entities += [
+            tuple(r)
+            for r in self.source.con.execute(
+                "SELECT id, label, label_lang, description, aliases, sitelinks, revision, modified "
+                "FROM entities WHERE id IN (SELECT UNNEST(?))",
+                [ents],
+            ).fetchall()
+        ]
+        ids = [
+            r[0]
+            for r in self.source.con.execute(
+                "SELECT statement_id FROM statements "
+                "WHERE subject IN (SELECT UNNEST(?)) AND property = 'P31'",
+                [ents],
+            ).fetchall()
+        ]
+        self._copy(sorted(ids), out)
+        return out

@@ -1,0 +1,497 @@
+"""A careful SPARQL client: POST, descriptive User-Agent, retries, and a response cache.
+
+:class:`SparqlClient` sends SELECT queries through SPARQLWrapper and returns the parsed
+SPARQL JSON. It is built for the Wikidata Query Service's rules (``reference/wikidata.md``
+§5) and works unchanged against any SPARQL 1.1 endpoint (Oxigraph, QLever, Fuseki):
+
+* every request is a POST with ``Accept: application/sparql-results+json`` and the
+  configured User-Agent (WDQS refuses anonymous or library-default agents);
+* HTTP 429 waits for ``Retry-After`` (seconds or an HTTP date, capped by
+  ``RetryPolicy.retry_after_cap``; 60 s when the header is missing); 5xx, connection
+  errors and time-outs back off exponentially (``backoff · 2^attempt``, at most
+  ``max_backoff``); all waiting together never exceeds ``RetryPolicy.total`` seconds;
+* a 200 whose body is not complete SPARQL JSON (truncated, a Java ``TimeoutException``
+  trace, an HTML or plain-text notice) is retried, never stored as an empty result;
+* every good response is written to the store's ``responses`` table under its query hash
+  before it is returned, so an interrupted collection keeps what it fetched and
+  ``offline=True`` replays a collection with no network at all
+  (:class:`~chaingraph.errors.OfflineCacheMiss` when an answer is missing).
+
+After the retry budget the client raises :class:`~chaingraph.errors.EndpointUnavailable`
+(connection, time-out, HTTP errors) or :class:`~chaingraph.errors.EndpointResponseError`
+(bodies that never parsed); both name the endpoint.
+
+>>> query_hash("http://localhost:7878/query", "SELECT * WHERE { ?s ?p ?o }")[:12]
+'c4d6519a3c8a'
+>>> parse_retry_after("7"), parse_retry_after(None), parse_retry_after("soon")
+(7.0, None, None)
+>>> RetryPolicy(backoff=0.5).delay(3)
+4.0
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import json
+import re
+import time
+import urllib.error
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
+from typing import Any
+from urllib.parse import unquote
+
+from SPARQLWrapper import JSON, POST, SELECT, SPARQLWrapper
+from SPARQLWrapper.SPARQLExceptions import (
+    EndPointInternalError,
+    EndPointNotFound,
+    QueryBadFormed,
+    SPARQLWrapperException,
+    Unauthorized,
+    URITooLong,
+)
+
+from chaingraph import __version__
+from chaingraph.errors import (
+    EndpointError,
+    EndpointResponseError,
+    EndpointUnavailable,
+    InvalidInput,
+    OfflineCacheMiss,
+)
+from chaingraph.ids import ENTITY, from_iri  # noqa: F401  (ENTITY: doctest)
+from chaingraph.store import Store
+from chaingraph.values import (
+    CoordinateValue,
+    EntityValue,
+    MonolingualValue,
+    QuantityValue,
+    StringValue,
+    TimeValue,
+    Value,
+)
+
+__all__ = [
+    "DEFAULT_ENDPOINT",
+    "DEFAULT_USER_AGENT",
+    "NODE_DATATYPES",
+    "Response",
+    "RetryPolicy",
+    "SparqlClient",
+    "datatype_name",
+    "infer_datatype",
+    "is_unknown",
+    "parse_retry_after",
+    "query_hash",
+    "rank_name",
+    "term_value",
+]
+
+DEFAULT_ENDPOINT = "https://query.wikidata.org/sparql"
+DEFAULT_USER_AGENT = (
+    f"chaingraph/{__version__} (https://github.com/chaingraph/chaingraph; "
+    "evidence-chain collection) SPARQLWrapper/2"
+)
+
+
+def query_hash(endpoint: str, query: str) -> str:
+    """The cache key and provenance hash of ``query`` sent to ``endpoint`` (SHA-256, hex)."""
+    return hashlib.sha256(f"{endpoint}\n{query}".encode()).hexdigest()
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (delta-seconds or HTTP date)."""
+    if value is None:
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return float(text)
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How long to keep trying. ``attempts`` counts the first try; ``total`` bounds all waiting."""
+
+    attempts: int = 6
+    backoff: float = 1.0
+    max_backoff: float = 60.0
+    retry_after_cap: float = 120.0
+    total: float = 300.0
+
+    def delay(self, retry: int) -> float:
+        """Back-off before retry number ``retry`` (0-based): ``backoff · 2^retry``, capped."""
+        return float(min(self.max_backoff, self.backoff * 2**retry))
+
+
+@dataclass(frozen=True)
+class Response:
+    """A parsed SPARQL JSON answer and where it came from."""
+
+    bindings: list[dict[str, Any]]
+    query_hash: str
+    query_file: str
+    retrieved_at: datetime
+    from_cache: bool
+
+
+class _Retry(Exception):
+    """Internal: one attempt failed in a way worth retrying."""
+
+    def __init__(self, reason: str, *, wait: float | None = None, body: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.wait = wait
+        self.body = body
+
+
+def _check_body(body: bytes) -> list[dict[str, Any]]:
+    """The bindings of a complete SPARQL JSON body, or raise :class:`_Retry`."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _Retry("body is not UTF-8", body=True) from exc
+    if "TimeoutException" in text[:4096] or "TimeoutException" in text[-4096:]:
+        raise _Retry("endpoint reported a query time-out in the body", body=True)
+    try:
+        doc = json.loads(text)
+    except ValueError as exc:
+        raise _Retry(f"body is not complete JSON ({len(body)} bytes)", body=True) from exc
+    if (
+        not isinstance(doc, dict)
+        or not isinstance(doc.get("head"), dict)
+        or not isinstance(doc.get("results"), dict)
+        or not isinstance(doc["results"].get("bindings"), list)
+    ):
+        raise _Retry("body is JSON but not a SPARQL SELECT result", body=True)
+    return doc["results"]["bindings"]  # type: ignore[no-any-return]
+
+
+class SparqlClient:
+    """Send SELECT queries to one endpoint, politely and reproducibly.
+
+    ``cache`` is the store whose ``responses`` table caches answers (``None``: no cache).
+    ``sleep`` is injectable so tests need not wait. Counters ``requests`` (HTTP requests
+    sent), ``retries`` and ``cache_hits`` accumulate over the client's life.
+    """
+
+    def __init__(
+        self,
+        endpoint: str = DEFAULT_ENDPOINT,
+        *,
+        cache: Store | None = None,
+        user_agent: str = DEFAULT_USER_AGENT,
+        timeout: float = 60.0,
+        retry: RetryPolicy | None = None,
+        offline: bool = False,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if not endpoint.startswith(("http://", "https://")):
+            raise EndpointUnavailable(
+                f"endpoint {endpoint!r} is not an http(s) URL; "
+                "pass e.g. --endpoint https://query.wikidata.org/sparql"
+            )
+        if not user_agent.strip():
+            raise EndpointError("an empty User-Agent is refused by WDQS; pass a descriptive --user-agent")
+        if timeout <= 0:
+            raise EndpointError(f"timeout must be positive, got {timeout}")
+        self.endpoint = endpoint
+        self.cache = cache
+        self.user_agent = user_agent
+        self.timeout = timeout
+        self.retry = retry or RetryPolicy()
+        self.offline = offline
+        self.sleep = sleep
+        self.requests = 0
+        self.retries = 0
+        self.cache_hits = 0
+
+    # -- cache ------------------------------------------------------------------------
+    def cached(self, qhash: str) -> tuple[str, datetime] | None:
+        if self.cache is None:
+            return None
+        row = self.cache.con.execute(
+            "SELECT body, retrieved_at FROM responses WHERE query_hash = ?", [qhash]
+        ).fetchone()
+        return None if row is None else (row[0], row[1])
+
+    def _remember(self, qhash: str, query_file: str, query: str, body: str, when: datetime) -> None:
+        if self.cache is None:
+            return
+        with self.cache.transaction() as con:
+            con.execute(
+                "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?)",
+                [qhash, self.endpoint, query_file, query, body, when],
+            )
+
+    # -- the one public call ------------------------------------------------------------
+    def select(self, query: str, *, query_file: str = "") -> Response:
+        """Run a SELECT query (cache first) and return its bindings."""
+        qhash = query_hash(self.endpoint, query)
+        hit = self.cached(qhash)
+        if hit is not None:
+            self.cache_hits += 1
+            body, when = hit
+            return Response(_check_body(body.encode()), qhash, query_file, when, True)
+        if self.offline:
+            raise OfflineCacheMiss(
+                f"offline: no cached response for {query_file or 'query'} {qhash[:12]} from "
+                f"{self.endpoint}; run once without --offline to fetch it"
+            )
+        waited, retry_no, last = 0.0, 0, "no attempt"
+        body_failure = False
+        for attempt in range(self.retry.attempts):
+            try:
+                raw = self._fetch(query)
+                bindings = _check_body(raw)
+            except _Retry as failure:
+                last, body_failure = failure.reason, failure.body
+                if attempt + 1 >= self.retry.attempts:
+                    break
+                wait = failure.wait if failure.wait is not None else self.retry.delay(retry_no)
+                if waited + wait > self.retry.total:
+                    last += f"; retry budget of {self.retry.total:g} s spent"
+                    break
+                self.retries += 1
+                retry_no += 1
+                waited += wait
+                self.sleep(wait)
+                continue
+            when = datetime.now(timezone.utc)
+            self._remember(qhash, query_file, query, raw.decode("utf-8"), when)
+            return Response(bindings, qhash, query_file, when, False)
+        what = f"{self.endpoint} ({query_file or 'query'})"
+        if body_failure:
+            raise EndpointResponseError(
+                f"{what} kept answering with a bad body after "
+                f"{attempt + 1} attempts: {last}; try a smaller --batch-size"
+            )
+        raise EndpointUnavailable(
+            f"{what} unavailable after {attempt + 1} attempts: {last}; "
+            "check the URL and your network, or use --offline"
+        )
+
+    def _wrapper(self, query: str) -> SPARQLWrapper:
+        w = SPARQLWrapper(self.endpoint, agent=self.user_agent)
+        w.setMethod(POST)
+        w.setReturnFormat(JSON)
+        w.timeout = self.timeout  # type: ignore[assignment]  # float seconds (setTimeout truncates)
+        w.setQuery(query)
+        # SPARQLWrapper guesses the query form by regex and takes a statement GUID such as
+        # Q30-ADD4… for a SPARQL Update ("ADD"), which it then sends as update=…; every
+        # query chaingraph sends is a SELECT.
+        w.queryType = SELECT
+        return w
+
+    def _fetch(self, query: str) -> bytes:
+        """One HTTP round trip; failures worth retrying become :class:`_Retry`."""
+        self.requests += 1
+        try:
+            result = self._wrapper(query).query()
+            return result.response.read()  # type: ignore[no-any-return]
+        except urllib.error.HTTPError as exc:  # 429, 502, 503, 504, 403, ...
+            if exc.code == 429:
+                after = parse_retry_after(exc.headers.get("Retry-After") if exc.headers else None)
+                wait = min(self.retry.retry_after_cap, 60.0 if after is None else after)
+                raise _Retry("HTTP 429 Too Many Requests", wait=wait) from exc
+            if 500 <= exc.code < 600:
+                raise _Retry(f"HTTP {exc.code}") from exc
+            raise EndpointError(
+                f"{self.endpoint} refused the query with HTTP {exc.code} {exc.reason}"
+                + ("; set a descriptive --user-agent" if exc.code == 403 else "")
+            ) from exc
+        except EndPointInternalError as exc:
+            raise _Retry("HTTP 500") from exc
+        except (QueryBadFormed, URITooLong) as exc:
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise EndpointError(f"{self.endpoint} rejected the query: {first[:200]}") from exc
+        except (EndPointNotFound, Unauthorized) as exc:
+            raise EndpointUnavailable(
+                f"{self.endpoint}: {type(exc).__name__}; check the endpoint URL and credentials"
+            ) from exc
+        except SPARQLWrapperException as exc:
+            raise _Retry(type(exc).__name__) from exc
+        except TimeoutError as exc:
+            raise _Retry(f"no answer within {self.timeout:g} s") from exc
+        except http.client.IncompleteRead as exc:
+            raise _Retry("truncated body (connection closed early)", body=True) from exc
+        except urllib.error.URLError as exc:
+            reason = exc.reason
+            if isinstance(reason, TimeoutError):
+                raise _Retry(f"no answer within {self.timeout:g} s") from exc
+            raise _Retry(f"cannot connect: {reason}") from exc
+        except (ConnectionError, http.client.HTTPException, OSError) as exc:
+            raise _Retry(f"connection failed: {type(exc).__name__}: {exc}") from exc
+
+
+# -- reading SPARQL JSON bindings as Wikidata values -----------------------------------------
+
+WIKIBASE = "http://wikiba.se/ontology#"
+GENID = "http://www.wikidata.org/.well-known/genid/"
+_FILEPATH = "http://commons.wikimedia.org/wiki/Special:FilePath/"
+_COMMONS_DATA = "http://commons.wikimedia.org/data/main/"
+_RANKS = {"PreferredRank": "preferred", "NormalRank": "normal", "DeprecatedRank": "deprecated"}
+_DATATYPES = {
+    "WikibaseItem": "wikibase-item",
+    "WikibaseProperty": "wikibase-property",
+    "WikibaseLexeme": "wikibase-lexeme",
+    "WikibaseForm": "wikibase-form",
+    "WikibaseSense": "wikibase-sense",
+    "ExternalId": "external-id",
+    "Quantity": "quantity",
+    "Time": "time",
+    "String": "string",
+    "Monolingualtext": "monolingualtext",
+    "GlobeCoordinate": "globe-coordinate",
+    "Globecoordinate": "globe-coordinate",
+    "Url": "url",
+    "CommonsMedia": "commonsMedia",
+    "Math": "math",
+    "GeoShape": "geo-shape",
+    "TabularData": "tabular-data",
+    "MusicalNotation": "musical-notation",
+    "EntitySchema": "entity-schema",
+}
+#: datatypes whose full value lives on a value node (psv:/pqv:/prv:)
+NODE_DATATYPES = frozenset({"time", "quantity", "globe-coordinate"})
+_WKT = re.compile(r"(?:<[^>]*>\s*)?Point\(\s*(\S+)\s+(\S+)\s*\)", re.IGNORECASE)
+
+
+def datatype_name(iri: str) -> str:
+    """JSON spelling of a ``wikibase:propertyType`` IRI.
+
+    >>> datatype_name("http://wikiba.se/ontology#WikibaseItem"), datatype_name(WIKIBASE + "NewThing")
+    ('wikibase-item', 'new-thing')
+    """
+    local = iri.rsplit("#", 1)[-1]
+    return _DATATYPES.get(local) or re.sub(r"(?<!^)([A-Z])", r"-\1", local).lower()
+
+
+_XSD = "http://www.w3.org/2001/XMLSchema#"
+
+
+def infer_datatype(row: dict[str, Any]) -> str:
+    """A snak's datatype guessed from its terms, for stores that lack property metadata.
+
+    >>> infer_datatype({"value": {"type": "literal", "value": "x", "xml:lang": "en"}})
+    'monolingualtext'
+    """
+    if row.get("time") is not None:
+        return "time"
+    if row.get("amount") is not None:
+        return "quantity"
+    if row.get("lat") is not None:
+        return "globe-coordinate"
+    term = row.get("value") or {}
+    if term.get("type") == "uri":
+        return "wikibase-item" if from_iri(str(term["value"])) else "url"
+    if term.get("xml:lang"):
+        return "monolingualtext"
+    dt = str(term.get("datatype", ""))
+    if dt == _XSD + "dateTime":
+        return "time"
+    if dt == _XSD + "decimal":
+        return "quantity"
+    return "string"
+
+
+def rank_name(iri: str) -> str:
+    """``preferred`` / ``normal`` / ``deprecated`` from a ``wikibase:rank`` IRI."""
+    return _RANKS.get(iri.rsplit("#", 1)[-1], "normal")
+
+
+def _text(b: dict[str, Any] | None) -> str | None:
+    return None if b is None else str(b["value"])
+
+
+def is_unknown(b: dict[str, Any] | None) -> bool:
+    """True for Wikidata's "unknown value": a blank node (dumps) or a genid IRI (WDQS)."""
+    return b is not None and (b["type"] == "bnode" or str(b["value"]).startswith(GENID))
+
+
+def _local(iri: str) -> str:
+    return iri.rstrip("/").rsplit("/", 1)[-1]
+
+
+def term_value(datatype: str, row: dict[str, Any]) -> tuple[str, Value | None]:
+    """``(snaktype, value)`` of one result row.
+
+    ``row`` holds the SPARQL JSON terms of ``?value`` (the simple value), ``?novalue`` and,
+    for time / quantity / coordinate, the value-node columns (``?time ?precision
+    ?calendar ?timezone``, ``?amount ?unit ?upper ?lower``, ``?lat ?lon ?geoPrecision
+    ?globe``). Conversion goes through :meth:`TimeValue.from_rdf` and
+    :meth:`QuantityValue.from_rdf`, so the result is what the JSON dump would give.
+    Without a value node a time is read from its simple value at day precision (11) and a
+    quantity as unit ``"1"``: the RDF simple value carries nothing more.
+
+    >>> lit = lambda v: {"type": "literal", "value": v}
+    >>> term_value("time", {"time": lit("0000-01-01T00:00:00Z"), "precision": lit("9")})[0]
+    'value'
+    >>> snaktype, t = term_value("time", {"time": lit("0000-01-01T00:00:00Z"), "precision": lit("9")})
+    >>> snaktype, t.time, t.precision
+    ('value', '-0001-00-00T00:00:00Z', 9)
+    >>> term_value("wikibase-item", {"value": {"type": "uri", "value": ENTITY + "Q5"}})
+    ('value', EntityValue(kind='entity', id='Q5'))
+    >>> term_value("wikibase-item", {"value": {"type": "bnode", "value": "b0"}})
+    ('somevalue', None)
+    """
+    if row.get("novalue") is not None:
+        return "novalue", None
+    simple = row.get("value")
+    if is_unknown(simple):
+        return "somevalue", None
+    text = _text(simple)
+    if datatype == "time":
+        if row.get("time") is not None and row.get("precision") is not None:
+            return "value", TimeValue.from_rdf(
+                str(row["time"]["value"]),
+                int(row["precision"]["value"]),
+                _text(row.get("calendar")),
+                int(_text(row.get("timezone")) or 0),
+            )
+        if text is None:
+            raise InvalidInput("time statement without a value")
+        return "value", TimeValue.from_rdf(text, 11)
+    if datatype == "quantity":
+        amount = _text(row.get("amount")) or text
+        if amount is None:
+            raise InvalidInput("quantity statement without an amount")
+        return "value", QuantityValue.from_rdf(
+            amount, unit=_text(row.get("unit")), upper=_text(row.get("upper")), lower=_text(row.get("lower"))
+        )
+    if datatype == "globe-coordinate":
+        if row.get("lat") is not None and row.get("lon") is not None:
+            lat, lon = float(row["lat"]["value"]), float(row["lon"]["value"])
+        else:
+            m = _WKT.fullmatch((text or "").strip())
+            if not m:
+                raise InvalidInput(f"coordinate {text!r} is not a WKT point")
+            lon, lat = float(m.group(1)), float(m.group(2))
+        prec = _text(row.get("geoPrecision"))
+        globe = _text(row.get("globe"))
+        return "value", CoordinateValue(
+            latitude=lat,
+            longitude=lon,
+            precision=None if prec is None else float(prec),
+            globe=(from_iri(globe) if globe else None) or "Q2",
+        )
+    if text is None:
+        raise InvalidInput(f"{datatype} snak without a value")
+    if datatype.startswith("wikibase-") or datatype == "entity-schema":
+        return "value", EntityValue(id=_local(text))
+    if datatype == "monolingualtext":
+        return "value", MonolingualValue(text=text, language=str((simple or {}).get("xml:lang", "")))
+    if datatype == "commonsMedia" and text.startswith(_FILEPATH):
+        return "value", StringValue(text=unquote(text[len(_FILEPATH) :]))
+    if datatype in ("geo-shape", "tabular-data") and text.startswith(_COMMONS_DATA):
+        return "value", StringValue(text=unquote(text[len(_COMMONS_DATA) :]))
+    return "value", StringValue(text=text)

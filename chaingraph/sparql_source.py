@@ -1,0 +1,346 @@
+"""Neighbourhoods from a SPARQL endpoint: the batched queries of ``queries/*.rq``.
+
+:class:`SparqlSource` expands a batch of entities with a fixed number of round trips,
+whatever the batch size (``VALUES ?item { … }``)::
+
+    statements.rq          all item-valued and literal statements of the batch
+    snaks_by_item.rq       their qualifiers and references
+    in_edges.rq            item-valued in-edges, capped per entity inside the query
+    snaks_by_statement.rq  qualifiers and references of those in-edges (chunks of 500)
+    properties.rq          datatypes and labels of every property seen (chunks of 500)
+
+and describes nodes with ``entity_info.rq`` (+ ``snaks_by_statement.rq`` for their ``P31``
+statements). Only validated ids reach a query: items through :func:`~chaingraph.ids.qid`,
+properties through :func:`~chaingraph.ids.pid`, statement IRIs through a strict pattern.
+Statement ids become JSON form, values go through :func:`chaingraph.sparql.term_value`.
+
+>>> "VALUES ?prop { wd:P31 wd:P569 }" in render_query("properties", properties=["P31", "P569"])
+True
+>>> render_query("entity_info", items=["Q42 } ?s ?p ?o {"])
+Traceback (most recent call last):
+...
+chaingraph.errors.InvalidId: 'Q42 } ?s ?p ?o {' is not a Wikidata id (expected Q followed by digits, e.g. Q42)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import cache
+from typing import Any
+
+from chaingraph.errors import InvalidInput
+from chaingraph.ids import from_iri, pid, qid, statement_id_from_rdf
+from chaingraph.neighbours import Neighbour, Neighbourhoods, SourceRef
+from chaingraph.resources import query_file
+from chaingraph.sparql import (
+    DEFAULT_USER_AGENT,
+    NODE_DATATYPES,
+    Response,
+    RetryPolicy,
+    SparqlClient,
+    datatype_name,
+    infer_datatype,
+    is_unknown,
+    rank_name,
+    term_value,
+)
+from chaingraph.store import (
+    Store,
+    entity_row,
+    property_row,
+    qualifier_row,
+    reference_row,
+    statement_row,
+)
+from chaingraph.values import EntityValue
+
+__all__ = ["SparqlSource", "render_query"]
+
+_STATEMENT_IRI = re.compile(r"http://www\.wikidata\.org/entity/statement/[QqPpLl][0-9]+-[0-9A-Za-z-]+")
+_PER_ITEM = re.compile(r"# BEGIN PER ITEM\n(.*?)# END PER ITEM\n", re.S)
+_CHUNK = 200
+
+
+@cache
+def _template(name: str) -> str:
+    return query_file(name).read_text(encoding="utf-8")
+
+
+def render_query(
+    name: str,
+    *,
+    items: Sequence[str] = (),
+    properties: Sequence[str] = (),
+    statements: Sequence[str] = (),
+    limit: int = 0,
+) -> str:
+    """Fill a ``queries/<name>.rq`` template with validated ids (see ``queries/README.md``)."""
+    text = _template(name)
+    wd_items = [f"wd:{qid(i)}" for i in items]
+    m = _PER_ITEM.search(text)
+    if m:
+        blocks = "  UNION\n".join(
+            m.group(1).replace("{{item}}", i).replace("{{limit}}", str(int(limit))) for i in wd_items
+        )
+        text = text[: m.start()] + blocks + text[m.end() :]
+    iris = []
+    for st in statements:
+        if not _STATEMENT_IRI.fullmatch(st):
+            raise InvalidInput(f"{st!r} is not a Wikidata statement IRI")
+        iris.append(f"<{st}>")
+    return (
+        text.replace("{{items}}", " ".join(wd_items))
+        .replace("{{properties}}", " ".join(f"wd:{pid(p)}" for p in properties))
+        .replace("{{statements}}", " ".join(iris))
+    )
+
+
+def _v(b: dict[str, Any], key: str) -> str | None:
+    term = b.get(key)
+    return None if term is None else str(term["value"])
+
+
+class SparqlSource:
+    """Wikidata neighbourhoods from one SPARQL endpoint, responses cached in a store."""
+
+    def __init__(
+        self,
+        endpoint: str,
+        *,
+        store_for_cache: Store | None,
+        user_agent: str = DEFAULT_USER_AGENT,
+        batch_size: int = 50,
+        describe_size: int = 200,
+        timeout: float = 60.0,
+        offline: bool = False,
+        in_limit: int = 100,
+        retry: RetryPolicy | None = None,
+        client: SparqlClient | None = None,
+    ) -> None:
+        if batch_size < 1 or describe_size < 1 or in_limit < 0:
+            raise InvalidInput("SparqlSource: batch_size and describe_size must be >= 1, in_limit >= 0")
+        self.client = client or SparqlClient(
+            endpoint,
+            cache=store_for_cache,
+            user_agent=user_agent,
+            timeout=timeout,
+            retry=retry,
+            offline=offline,
+        )
+        self.endpoint = self.client.endpoint
+        self.batch_size = batch_size
+        self.describe_size = describe_size
+        self.in_limit = in_limit
+        self.name = f"sparql:{self.endpoint}"
+
+    # -- plumbing -------------------------------------------------------------------------
+    def _run(self, out: Neighbourhoods, name: str, **params: Any) -> tuple[list[dict[str, Any]], SourceRef]:
+        before = (self.client.requests, self.client.retries, self.client.cache_hits)
+        resp: Response = self.client.select(render_query(name, **params), query_file=f"{name}.rq")
+        out.requests += self.client.requests - before[0]
+        out.retries += self.client.retries - before[1]
+        out.cache_hits += self.client.cache_hits - before[2]
+        ref = SourceRef("sparql", self.endpoint, f"{name}.rq", resp.query_hash, resp.retrieved_at)
+        out.sources.append(ref)
+        return resp.bindings, ref
+
+    def _statement(self, out: Neighbourhoods, b: dict[str, Any], ref: SourceRef) -> tuple[str, str] | None:
+        """Add one ``statements.rq`` row; return (statement id, IRI) or ``None`` if skipped."""
+        subject, prop = from_iri(_v(b, "item") or ""), from_iri(_v(b, "prop") or "")
+        st = _v(b, "st")
+        if subject is None or prop is None or st is None:
+            out.skipped += 1
+            return None
+        dtype = datatype_name(_v(b, "dtype") or "")
+        try:
+            snaktype, value = term_value(dtype, b)
+            sid = statement_id_from_rdf(st)
+        except InvalidInput:
+            out.skipped += 1
+            return None
+        out.batch.statements.append(
+            statement_row(sid, subject, prop, value, rank=rank_name(_v(b, "rank") or ""), snaktype=snaktype)
+        )
+        out.provenance.append((sid, ref))
+        if value is not None and getattr(value, "kind", "") == "entity" and subject:
+            obj = getattr(value, "id", "")
+            out.neighbours.setdefault(subject, []).append(
+                Neighbour(obj, prop, sid, True, rank_name(_v(b, "rank") or ""))
+            )
+        return sid, st
+
+    def _snaks(self, out: Neighbourhoods, rows: list[dict[str, Any]]) -> None:
+        """Qualifier and reference rows of ``snaks_*.rq``; value nodes win over simple values."""
+        groups: dict[tuple[str, str | None, str], list[dict[str, Any]]] = {}
+        for b in rows:
+            st, prop = _v(b, "st"), from_iri(_v(b, "prop") or "")
+            if st is None or prop is None:
+                out.skipped += 1
+                continue
+            groups.setdefault((st, _v(b, "ref"), prop), []).append(b)
+        for (st, ref, prop), group in sorted(
+            groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "", kv[0][2])
+        ):
+            sid = statement_id_from_rdf(st)
+            dtypes = {datatype_name(d) for b in group if (d := _v(b, "dtype"))}
+            dtype = min(dtypes) if dtypes else infer_datatype(group[0])
+            has_node = any(b.get("node") is not None for b in group)
+            for b in group:
+                if (
+                    dtype in NODE_DATATYPES
+                    and has_node
+                    and b.get("node") is None
+                    and b.get("novalue") is None
+                    and not is_unknown(b.get("value"))
+                ):
+                    continue  # the simple value duplicates a value node
+                try:
+                    snaktype, value = term_value(dtype, b)
+                except InvalidInput:
+                    out.skipped += 1
+                    continue
+                if ref is None:
+                    out.batch.qualifiers.append(qualifier_row(sid, prop, value, snaktype))
+                else:
+                    out.batch.reference_snaks.append(
+                        reference_row(sid, ref.rstrip("/").rsplit("/", 1)[-1], prop, value, snaktype)
+                    )
+
+    def _statement_snaks(self, out: Neighbourhoods, iris: Sequence[str]) -> None:
+        good = sorted({i for i in iris if _STATEMENT_IRI.fullmatch(i)})
+        for i in range(0, len(good), _CHUNK):
+            rows, _ = self._run(out, "snaks_by_statement", statements=good[i : i + _CHUNK])
+            self._snaks(out, rows)
+
+    def _properties(self, out: Neighbourhoods) -> None:
+        props = sorted(
+            {r[2] for r in out.batch.statements}
+            | {q[1] for q in out.batch.qualifiers}
+            | {r[2] for r in out.batch.reference_snaks},
+            key=lambda p: (len(p), p),
+        )
+        for i in range(0, len(props), _CHUNK):
+            rows, _ = self._run(out, "properties", properties=props[i : i + _CHUNK])
+            info: dict[str, dict[str, Any]] = {}
+            for b in rows:
+                prop = from_iri(_v(b, "prop") or "")
+                if prop is None:
+                    continue
+                rec = info.setdefault(prop, {"texts": {}})
+                if b.get("dtype") is not None:
+                    rec["datatype"] = datatype_name(_v(b, "dtype") or "")
+                if b.get("field") is not None:
+                    rec["texts"].setdefault((_v(b, "field"), b["text"].get("xml:lang", "")), []).append(
+                        _v(b, "text")
+                    )
+            for prop, rec in sorted(info.items()):
+                label, lang, desc, aliases = _terms(rec["texts"])
+                out.batch.properties.append(
+                    property_row(prop, label, desc, aliases, datatype=rec.get("datatype"), label_lang=lang)
+                )
+
+    # -- the NeighbourSource protocol ------------------------------------------------------
+    def fetch(self, entities: Sequence[str]) -> Neighbourhoods:
+        """Expand a batch: statements, their snaks, capped in-edges and their snaks, properties."""
+        ents = [qid(e) for e in entities]
+        out = Neighbourhoods(neighbours={e: [] for e in ents})
+        for chunk in [ents[i : i + self.batch_size] for i in range(0, len(ents), self.batch_size)]:
+            rows, ref = self._run(out, "statements", items=chunk)
+            for b in rows:
+                self._statement(out, b, ref)
+            rows, _ = self._run(out, "snaks_by_item", items=chunk)
+            self._snaks(out, rows)
+            if self.in_limit > 0:
+                rows, ref = self._run(out, "in_edges", items=chunk, limit=self.in_limit)
+                in_iris = []
+                for b in rows:
+                    item, subject, prop = (from_iri(_v(b, k) or "") for k in ("item", "subject", "prop"))
+                    st_iri = _v(b, "st")
+                    if item is None or subject is None or prop is None or st_iri is None:
+                        out.skipped += 1
+                        continue
+                    sid, rank = statement_id_from_rdf(st_iri), rank_name(_v(b, "rank") or "")
+                    out.batch.statements.append(statement_row(sid, subject, prop, _entity(item), rank=rank))
+                    out.provenance.append((sid, ref))
+                    out.neighbours.setdefault(item, []).append(Neighbour(subject, prop, sid, False, rank))
+                    in_iris.append(st_iri)
+                self._statement_snaks(out, in_iris)
+        self._properties(out)
+        return out
+
+    def describe(self, entities: Sequence[str]) -> Neighbourhoods:
+        """Labels, descriptions, aliases, sitelinks and ``P31`` statements of a batch."""
+        ents = [qid(e) for e in entities]
+        out = Neighbourhoods()
+        for chunk in [ents[i : i + self.describe_size] for i in range(0, len(ents), self.describe_size)]:
+            rows, ref = self._run(out, "entity_info", items=chunk)
+            texts: dict[str, dict[tuple[str | None, str], list[str | None]]] = {e: {} for e in chunk}
+            sitelinks: dict[str, int] = {}
+            class_iris = []
+            for b in rows:
+                item, fieldname = from_iri(_v(b, "item") or ""), _v(b, "field")
+                if item is None or item not in texts:
+                    continue
+                if fieldname == "sitelinks":
+                    sitelinks[item] = max(sitelinks.get(item, 0), int(_v(b, "count") or 0))
+                elif fieldname == "class":
+                    cls, st = from_iri(_v(b, "class") or ""), _v(b, "st") or ""
+                    snaktype = "somevalue" if is_unknown(b.get("class")) else "value"
+                    if (cls is None and snaktype == "value") or not st:
+                        out.skipped += 1
+                        continue
+                    sid = statement_id_from_rdf(st)
+                    out.batch.statements.append(
+                        statement_row(
+                            sid,
+                            item,
+                            "P31",
+                            _entity(cls) if cls else None,
+                            rank=rank_name(_v(b, "rank") or ""),
+                            snaktype=snaktype,
+                        )
+                    )
+                    out.provenance.append((sid, ref))
+                    class_iris.append(st)
+                else:
+                    texts[item].setdefault((fieldname, b["text"].get("xml:lang", "")), []).append(
+                        _v(b, "text")
+                    )
+            for item in chunk:
+                label, lang, desc, aliases = _terms(texts[item])
+                if label is not None or desc is not None or aliases or item in sitelinks:
+                    out.batch.entities.append(
+                        entity_row(item, label, desc, aliases, label_lang=lang, sitelinks=sitelinks.get(item))
+                    )
+            self._statement_snaks(out, class_iris)
+        if out.batch.statements:
+            self._properties(out)
+        return out
+
+
+def _entity(item: str) -> EntityValue:
+    return EntityValue(id=item)
+
+
+def _terms(
+    texts: dict[tuple[str | None, str], list[str | None]],
+) -> tuple[str | None, str | None, str | None, list[str] | None]:
+    """(label, label language, description, aliases) preferring ``en``, then ``mul``."""
+
+    def pick(field: str) -> tuple[list[str], str | None]:
+        for lang in ("en", "mul"):
+            values = [t for t in texts.get((field, lang), []) if t is not None]
+            if values:
+                return values, lang
+        return [], None
+
+    labels, lang = pick("label")
+    descs, _ = pick("description")
+    aliases, _ = pick("alias")
+    return (
+        min(labels) if labels else None,
+        lang,
+        min(descs) if descs else None,
+        sorted(set(aliases)) or None,
+    )
