@@ -430,6 +430,9 @@ def check_necessity(task: Task, graph: EvidenceGraph | None = None, *, values: V
     """
     own = cache is None
     cache = cache or GraphCache()
+    file = file if file is not None else task.file
+    if base is None and task.file:
+        base = Path(task.file).parent
     try:
         if graph is None:
             graph, found = cache.get(task, base=base, file=file or "")

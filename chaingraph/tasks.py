@@ -45,7 +45,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from chaingraph.errors import InvalidId, InvalidTask
 from chaingraph.ids import pid, qid
@@ -285,6 +285,12 @@ class Task(BaseModel):
     policy: PolicySpec = Field(default_factory=PolicySpec)
     solver: SolverEvidence | None = None
     fusion: Fusion | None = None
+    _file: str | None = PrivateAttr(default=None)
+
+    @property
+    def file(self) -> str | None:
+        """The file the task was loaded from (:func:`load_task`), for error messages."""
+        return self._file
 
     def clue_id(self, index: int) -> str:
         """The id of clue ``index`` (its ``id``, else ``c<index+1>``)."""
@@ -381,7 +387,9 @@ def parse_task(data: Mapping[str, Any] | Any, *, file: str = "") -> Task:
             msg = str(ctx_err)
         raise InvalidTask(f"{msg}; fix the task file (schema: chaingraph schema task)",
                           path=json_path(loc), file=file) from None
-    return validate_task(task, file=file)
+    task = validate_task(task, file=file)
+    task._file = file or None
+    return task
 
 
 _UNION_TAGS = frozenset({"time", "quantity", "entity", "string", "monolingualtext", "globecoordinate", "str"})
