@@ -18,6 +18,8 @@ SCHEMAS: dict[str, str] = {
     "fusion-result": "chaingraph.fusion:FusionResult",
     "fusion-refusal": "chaingraph.fusion:FusionRefusal",
     "audit-report": "chaingraph.audit:AuditReport",
+    "crosswalk-classification": "chaingraph.crosswalk:Classification",
+    "crosswalk-report": "chaingraph.crosswalk:CrosswalkReport",
 }
 
 

@@ -35,7 +35,7 @@ import functools
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
@@ -55,8 +55,11 @@ __all__ = ["CROSSWALK_VERSION", "RULES", "Classification", "Crosswalk", "default
 #: version of the shipped tables; equals the ``# version:`` line of ``data/crosswalk/table.tsv``
 CROSSWALK_VERSION = "2026.11-1"
 
-#: every value of :attr:`Classification.rule`, in the order the rules are tried
-RULES = (
+Status = Literal["relation", "not-a-relation", "unclassified"]
+RelationClass = Literal[
+    "part-whole", "member-collection", "causal", "temporal", "spatial", "comparative", "attributive"
+]
+Rule = Literal[
     "table",
     "datatype",
     "property-class",
@@ -67,9 +70,9 @@ RULES = (
     "scheme12",
     "label",
     "none",
-)
-
-Status = Literal["relation", "not-a-relation", "unclassified"]
+]
+#: every value of :attr:`Classification.rule`, in the order the rules are tried
+RULES: tuple[str, ...] = get_args(Rule)
 _PROPERTY_REF = re.compile(r"(?:.*[/:])?(P[1-9][0-9]*)")
 
 
@@ -79,25 +82,24 @@ class Classification(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     property: str
-    relation_class: str | None
+    relation_class: RelationClass | None
     status: Status
-    rule: str
+    rule: Rule
     reason: str
     version: str
 
 
 def _verdict(prop: str, verdict: str, rule: str, reason: str, version: str) -> Classification:
-    if verdict == NOT_A_RELATION:
-        return Classification(
-            property=prop,
-            relation_class=None,
-            status="not-a-relation",
-            rule=rule,
-            reason=reason,
-            version=version,
-        )
-    return Classification(
-        property=prop, relation_class=verdict, status="relation", rule=rule, reason=reason, version=version
+    relation = verdict != NOT_A_RELATION
+    return Classification.model_validate(
+        {
+            "property": prop,
+            "relation_class": verdict if relation else None,
+            "status": "relation" if relation else "not-a-relation",
+            "rule": rule,
+            "reason": reason,
+            "version": version,
+        }
     )
 
 

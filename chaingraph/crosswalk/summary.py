@@ -51,8 +51,8 @@ def summarise(results: Iterable[Classification]) -> CrosswalkSummary:
     versions = {r.version for r in items}
     if len(versions) > 1:
         raise InvalidInput(f"classifications of several crosswalk versions mixed: {sorted(versions)}")
-    by_class = Counter(r.relation_class or r.status for r in items)
-    by_rule = Counter(r.rule for r in items)
+    by_class: Counter[str] = Counter(r.relation_class or r.status for r in items)
+    by_rule: Counter[str] = Counter(r.rule for r in items)
     return CrosswalkSummary(
         version=versions.pop() if versions else "",
         total=len(items),

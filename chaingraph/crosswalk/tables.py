@@ -327,4 +327,3 @@ def load_tables(paths: Mapping[str, Path | str] | None = None) -> CrosswalkTable
         labels=_labels(chosen["labels"]),
         paths=chosen,
     )
-
