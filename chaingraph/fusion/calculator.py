@@ -39,7 +39,7 @@ from chaingraph.values import EntityValue, QuantityValue, StringValue, TimeValue
 
 __all__ = ["fuse", "fuse_spec"]
 
-_NUMERIC = ("add", "subtract", "multiply", "average")
+_NUMERIC = ("add", "subtract", "multiply", "divide", "average")
 _ORDER = {"max": True, "min": False, "select_max": True, "select_min": False,
           "select_latest": True, "select_earliest": False}
 
@@ -51,6 +51,7 @@ def _component(item: Any, n: int) -> Any:
 
 
 def fuse(components: Iterable[Any], operation: str, *, minuend: str | None = None,
+         dividend: str | None = None,
          rule: Rule | Sequence[Rule] | dict[str, Any] | None = None,
          rounding: Rounding | dict[str, Any] | None = None,
          factor: str | int | None = None, unit: str | None = None, calendar_conversion: bool = True,
@@ -61,15 +62,16 @@ def fuse(components: Iterable[Any], operation: str, *, minuend: str | None = Non
     ``components`` are :class:`Component` objects, dicts in the spec's form, or bare values
     (named ``c1``, ``c2``, ... in order). ``minuend`` names the component to subtract from
     (required for ``subtract``; for ``year_difference``/``day_difference`` it makes the result
-    signed, otherwise the difference is absolute). ``rule`` resolves statement sets,
-    ``rounding`` rounds the exact result once at the end, ``factor`` is the constant of
-    ``multiply``, ``unit`` the unit item to express the result in. Bad arguments raise
+    signed, otherwise the difference is absolute); ``dividend`` the one ``divide`` divides.
+    ``rule`` resolves statement sets, ``rounding`` rounds the exact result once at the end,
+    ``factor`` is the constant of ``multiply``, ``unit`` the unit item to express the result
+    in. Bad arguments raise
     :class:`~chaingraph.errors.InvalidSpec`; a refusal is returned, not raised.
     """
     raw = {"id": spec_id, "operation": operation,
            "components": [_component(c, i) for i, c in enumerate(components, start=1)],
-           "minuend": minuend, "factor": factor, "rule": rule, "rounding": rounding, "unit": unit,
-           "calendar_conversion": calendar_conversion}
+           "minuend": minuend, "dividend": dividend, "factor": factor, "rule": rule, "rounding": rounding,
+           "unit": unit, "calendar_conversion": calendar_conversion}
     try:
         spec = FusionSpec.model_validate(raw)
     except ValidationError as exc:
@@ -192,7 +194,10 @@ def _run(spec: FusionSpec, store: Any, table: UnitTable, steps: list[Step],
             return ops.average(nums, requested, table, steps), resolved
         if op == "multiply":
             return ops.multiply(nums[0], Fraction(spec.factor or "1"), requested, steps), resolved
-        first, second = nums if nums[0].resolved.component.id == spec.minuend else nums[::-1]
+        head = spec.minuend if op == "subtract" else spec.dividend
+        first, second = nums if nums[0].resolved.component.id == head else nums[::-1]
+        if op == "divide":
+            return ops.divide(first, second, requested, table, steps), resolved
         return ops.subtract(first, second, requested, table, steps), resolved
     if op in ("year_difference", "day_difference"):
         a, b = _dates(resolved, inputs)
@@ -209,7 +214,7 @@ def _order(spec: FusionSpec, resolved: list[Resolved], requested: Unit | None, t
     kinds = {r.value.kind for r in resolved}
     if kinds == {"time"} or (op in ("select_earliest", "select_latest") and resolved):
         items: list[Number] | list[Date] = _dates(resolved, inputs)
-    elif kinds == {"quantity"}:
+    elif kinds and kinds <= {"quantity", "string"}:  # strings: integer ordinals (P1545)
         items = _numbers(resolved, table, inputs)
         ops._common_unit(items, requested, op)  # refuses different dimensions
     elif not resolved:

@@ -23,6 +23,7 @@ one axis and compare exactly:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -60,6 +61,9 @@ __all__ = [
 PRECISION_NAMES = {0: "billion years", 1: "hundred million years", 2: "ten million years",
                    3: "million years", 4: "hundred thousand years", 5: "ten thousand years",
                    6: "millennium", 7: "century", 8: "decade", 9: "year", 10: "month", 11: "day"}
+
+
+_ORDINAL = re.compile(r"[+-]?\d{1,30}")
 
 
 class Refused(Exception):
@@ -286,8 +290,12 @@ def to_number(res: Resolved, table: UnitTable) -> Number:
     """Exact amount, interval and unit row of a quantity (refuses unknown units)."""
     v = res.value
     comp = res.component.id
+    if isinstance(v, StringValue) and _ORDINAL.fullmatch(v.text.strip()):
+        n = Fraction(int(v.text))  # a series ordinal (P1545) is a string holding an integer
+        return Number(res, n, n, n, table.unit("Q199"), False)
     if not isinstance(v, QuantityValue):
-        raise Refused("incompatible_dimensions", f"component {comp!r}: expected a quantity, got a "
+        reason = "incompatible_dimensions" if isinstance(v, TimeValue) else "unsupported_operation"
+        raise Refused(reason, f"component {comp!r}: expected a quantity, got a "
                       f"{v.kind} value ({_value_text(v)})", comp)
     unit = table.get(v.unit)
     if unit is None:

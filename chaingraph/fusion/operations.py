@@ -39,6 +39,7 @@ __all__ = [
     "add",
     "average",
     "day_difference",
+    "divide",
     "extreme",
     "multiply",
     "quantity",
@@ -206,6 +207,42 @@ def multiply(num: Number, factor: Fraction, requested: Unit | None, steps: list[
     steps.append(Step(action="multiply", detail=f"{exact_text(a)} × {exact_text(factor)} = "
                       f"{exact_text(total)} {unit.label}", value=exact_text(total)))
     return _numeric(total, lo, hi, unit, num.bounded)
+
+
+def divide(dividend: Number, divisor: Number, requested: Unit | None, table: UnitTable,
+           steps: list[Step]) -> Outcome:
+    """``dividend / divisor``: a ratio of like quantities, or a quantity divided by a number."""
+    _no_offsets([dividend, divisor], "divide")
+    a, b = dividend.resolved.component.id, divisor.resolved.component.id
+    if divisor.amount == 0:
+        raise Refused("invalid_arithmetic", f"divide: division by zero ({b!r} is 0)", b)
+    if divisor.lower <= 0 <= divisor.upper:
+        raise Refused("invalid_arithmetic", f"divide: the uncertainty range of {b!r} "
+                      f"[{exact_text(divisor.lower)}, {exact_text(divisor.upper)}] includes zero", b)
+    one = table.unit("Q199")
+    if dividend.unit.compatible(divisor.unit):
+        num = [dividend.unit.to_base(x) for x in (dividend.amount, dividend.lower, dividend.upper)]
+        target = one
+    elif divisor.unit.compatible(one):
+        num = [dividend.amount, dividend.lower, dividend.upper]
+        target = dividend.unit
+    else:
+        raise Refused("unsupported_operation",
+                      f"divide: {dividend.unit.label} per {divisor.unit.label} has no Wikidata unit item; "
+                      "divide like quantities, or by a plain number")
+    den = [divisor.unit.to_base(x) for x in (divisor.amount, divisor.lower, divisor.upper)]
+    ratio = num[0] / den[0]
+    corners = [x / y for x in num[1:] for y in den[1:]]
+    lo, hi = min(corners), max(corners)
+    if requested is not None and requested.qid != target.qid:
+        if not requested.compatible(target):
+            raise Refused("incompatible_dimensions", f"divide: the requested unit {requested.label} does not "
+                          f"measure {target.dimension}")
+        ratio, lo, hi = (requested.from_base(target.to_base(x)) for x in (ratio, lo, hi))
+        target = requested
+    steps.append(Step(action="divide", detail=f"{a} / {b}: {exact_text(num[0])} / {exact_text(den[0])} = "
+                      f"{exact_text(ratio)} {target.label} (exact rational)", value=exact_text(ratio)))
+    return _numeric(ratio, lo, hi, target, _bounded([dividend, divisor]))
 
 
 def average(nums: Sequence[Number], requested: Unit | None, table: UnitTable, steps: list[Step]) -> Outcome:

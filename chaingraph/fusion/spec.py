@@ -66,7 +66,7 @@ __all__ = [
 FUSION_SPEC_VERSION = "chaingraph.fusion-spec/1"
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
-Operation = Literal["add", "subtract", "multiply", "max", "min", "average", "count",
+Operation = Literal["add", "subtract", "multiply", "divide", "max", "min", "average", "count",
                     "year_difference", "day_difference",
                     "select_max", "select_min", "select_earliest", "select_latest"]
 #: every operation, in the order the docs list them
@@ -302,6 +302,7 @@ class FusionSpec(BaseModel):
     operation: Operation
     components: tuple[Component, ...]
     minuend: str | None = None
+    dividend: str | None = None
     factor: str | None = None
     rule: tuple[Rule, ...] = ()
     rounding: Rounding | None = None
@@ -324,11 +325,14 @@ class FusionSpec(BaseModel):
         if dup:
             raise ValueError(f"component ids must be unique; repeated: {', '.join(dup)}")
         op, n = self.operation, len(self.components)
-        if self.minuend is not None and self.minuend not in ids:
-            raise ValueError(f"minuend {self.minuend!r} is not a component id ({', '.join(ids)})")
+        for name, ref in (("minuend", self.minuend), ("dividend", self.dividend)):
+            if ref is not None and ref not in ids:
+                raise ValueError(f"{name} {ref!r} is not a component id ({', '.join(ids)})")
+        if op == "divide" and self.dividend is None:
+            raise ValueError("'divide' needs 'dividend': the id of the component to divide")
         if op == "subtract" and self.minuend is None:
             raise ValueError("'subtract' needs 'minuend': the id of the component to subtract from")
-        if op in ("subtract", "year_difference", "day_difference") and n != 2:
+        if op in ("subtract", "divide", "year_difference", "day_difference") and n != 2:
             raise ValueError(f"'{op}' takes exactly 2 components, got {n}")
         if op == "multiply":
             if n != 1:
