@@ -42,6 +42,22 @@ def test_every_layout_yields_the_same_records(tmp_path: Path, layout: str, gz: b
     assert _values(path) == records
 
 
+def test_a_long_one_line_array_is_streamed_not_probed(tmp_path: Path) -> None:
+    records = [{"n": i, "pad": "y" * 1000} for i in range(3000)]  # ~3 MB on one line
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(records))
+    assert _values(path) == records
+
+
+def test_jsonl_suffix_means_one_record_a_line_even_when_a_line_is_an_array(tmp_path: Path) -> None:
+    (tmp_path / "a.jsonl").write_text("[1, 2]\n")
+    (tmp_path / "b.json").write_text('[1, 2]\n{"a": 1}\n')
+    (tmp_path / "c.json").write_text("[1, 2]\n")
+    assert _values(tmp_path / "a.jsonl") == [[1, 2]]
+    assert _values(tmp_path / "b.json") == [[1, 2], {"a": 1}]
+    assert _values(tmp_path / "c.json") == [1, 2]
+
+
 def test_jsonl_numbers_records_and_lines_and_resumes_after_a_bad_line(tmp_path: Path) -> None:
     path = tmp_path / "c.jsonl"
     path.write_text('{"a": 1}\n\n{"a": \n{"a": 3}\n[1, 2]\n')

@@ -7,13 +7,13 @@ named explicitly is read whatever its suffix. A path that does not exist is an a
 error (:class:`~chaingraph.errors.InvalidInput`, raised at call time).
 
 :func:`read_file` yields the records of one file without holding the file in memory. The
-layout is sniffed from the first non-blank character:
+layout comes from the suffix and the first line:
 
-* ``[`` — one JSON array; its elements are the records, decoded one at a time;
-* ``{`` and the first line is a whole JSON value — JSON Lines (one record a line, blank
-  lines skipped); a line that does not parse is a problem and reading resumes at the
-  next line;
-* ``{`` otherwise — a sequence of (pretty-printed) JSON values separated by whitespace.
+* ``.jsonl`` / ``.ndjson`` files, and any file whose first line is a whole JSON value
+  followed by more lines, are JSON Lines: one record a line, blank lines skipped; a line
+  that does not parse is a problem and reading resumes at the next line;
+* otherwise ``[`` — one JSON array; its elements are the records, decoded one at a time;
+* otherwise ``{`` — one or more (pretty-printed) JSON objects separated by whitespace.
 
 Anything that cannot be read becomes a :class:`Problem` (file, record number, line,
 kind, message) instead of an exception, so an audit lists bad input and carries on.
@@ -50,7 +50,9 @@ CORPUS_SUFFIXES: tuple[str, ...] = (".json", ".jsonl", ".ndjson", ".json.gz", ".
 
 ProblemKind = Literal["unreadable", "malformed-json", "unknown-shape", "bad-record", "no-chain"]
 
+_LINES_SUFFIXES = (".jsonl", ".ndjson", ".jsonl.gz", ".ndjson.gz")
 _CHUNK = 1 << 16
+_PROBE = 1 << 20  # longest first line tried as a whole JSON value
 _DECODER = json.JSONDecoder()
 _BLANK = " \t\r\n"
 
@@ -124,7 +126,7 @@ def read_file(path: str | Path) -> Iterator[RawRecord | Problem]:
     name = str(path)
     try:
         with _open(path) as fh:
-            yield from _read(fh, name)
+            yield from _read(fh, name, path.name.lower().endswith(_LINES_SUFFIXES))
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         yield Problem(name, 0, 0, "unreadable", f"corrupt or truncated gzip data ({exc}); check the file")
     except UnicodeDecodeError as exc:
@@ -133,40 +135,23 @@ def read_file(path: str | Path) -> Iterator[RawRecord | Problem]:
         yield Problem(name, 0, 0, "unreadable", f"{exc.strerror or exc}; check the file and its permissions")
 
 
-def _read(fh: IO[str], name: str) -> Iterator[RawRecord | Problem]:
+def _read(fh: IO[str], name: str, lines_layout: bool) -> Iterator[RawRecord | Problem]:
     buf = fh.read(_CHUNK)
     line = 1
-    start = 0
-    while True:
-        stripped = len(buf) - len(buf.lstrip(_BLANK))
-        line += buf.count("\n", 0, stripped)
-        if stripped < len(buf):
-            start = stripped
-            break
+    while not buf.strip(_BLANK):
         more = fh.read(_CHUNK)
         if not more:
             yield Problem(name, 0, 0, "unreadable", "the file is empty; remove it or add records")
             return
+        line += buf.count("\n")
         buf = more
+    start = len(buf) - len(buf.lstrip(_BLANK))
+    line += buf.count("\n", 0, start)
     first = buf[start]
-    if first == "[":
-        yield from _read_array(fh, name, buf, start + 1, line)
-    elif first == "{":
-        end = buf.find("\n", start)
-        while end < 0:
-            more = fh.read(_CHUNK)
-            if not more:
-                break
-            buf += more
-            end = buf.find("\n", start)
-        head = buf[start:] if end < 0 else buf[start:end]
-        try:
-            json.loads(head)
-        except json.JSONDecodeError:
-            yield from _read_values(fh, name, buf, start, line)
-        else:
-            yield from _read_lines(fh, name, buf[start:], line)
-    else:
+    if lines_layout:
+        yield from _read_lines(fh, name, buf[start:], line)
+        return
+    if first not in "[{":
         yield Problem(
             name,
             0,
@@ -174,6 +159,28 @@ def _read(fh: IO[str], name: str) -> Iterator[RawRecord | Problem]:
             "unreadable",
             f"starts with {first!r}, not a JSON object or array; audit JSON or JSON Lines files",
         )
+        return
+    end = buf.find("\n", start)
+    probing = True
+    while end < 0 and probing and (more := fh.read(_CHUNK)):
+        buf += more
+        end = buf.find("\n", start)
+        probing = len(buf) - start < _PROBE  # a long one-line array is streamed, not probed
+    try:
+        one_line = probing and json.loads(buf[start:] if end < 0 else buf[start:end]) is not None
+    except json.JSONDecodeError:
+        one_line = False
+    more_lines = False
+    if one_line and end >= 0:
+        while not buf[end:].strip(_BLANK) and (more := fh.read(_CHUNK)):
+            buf += more
+        more_lines = bool(buf[end:].strip(_BLANK))
+    if more_lines or (first == "{" and one_line):
+        yield from _read_lines(fh, name, buf[start:], line)
+    elif first == "[":
+        yield from _read_array(fh, name, buf, start + 1, line)
+    else:
+        yield from _read_values(fh, name, buf, start, line)
 
 
 def _read_lines(fh: IO[str], name: str, head: str, line: int) -> Iterator[RawRecord | Problem]:
