@@ -277,7 +277,8 @@ def _walk(succ: dict[int, list[tuple[int, int]]], seed: int, min_hops: int, max_
     """Depth-first over the trimmed DAG; the last layer is emitted in one tight loop."""
     if seed not in succ:
         return
-    vs, es = [seed], []
+    vs: list[int] = [seed]
+    es: list[int] = []
     stack = [iter(succ[seed])]
     last = max_hops - 1
     while stack:

@@ -1,0 +1,314 @@
+"""Ranking chains by diversity (DESIGN §4): entity types, familiarity, ``s_div``, top-N.
+
+``s_div(c) = α·|T_c| / min(k+1, |T|) + β·|R_c| / min(k, 7)`` with α = 0.6, β = 0.4,
+``T_c`` the distinct entity types on the chain, ``T`` the type inventory and ``R_c`` the
+distinct relation classes of its steps. Scores are compared exactly (as integers over a
+common denominator), so ties are real ties; they break by enumeration order, which is
+deterministic. :func:`top_chains` finds the best ``n`` with a branch-and-bound walk of
+the same DAG :func:`~chaingraph.chains.enumerate_chains` walks, and returns exactly what
+ranking every chain would (:func:`rank_chains`).
+
+Entity types come from an entity's ``P31`` classes through the type table
+(``data/entity_types.tsv``), climbing ``P279`` when the graph holds subclass statements.
+
+>>> s_div(n_types=4, n_relations=3, k=5)
+0.64
+>>> TypeTable({"Q5": "Person", "Q515": "Location"}).entity_type(["Q515"])
+'Location'
+"""
+
+from __future__ import annotations
+
+import csv
+import heapq
+import math
+import weakref
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import NamedTuple
+
+from chaingraph.chains import Chain, ChainDag, EdgeVerifier, shortest_path_dag, validate_bounds
+from chaingraph.errors import ChainRuleError, InvalidInput
+from chaingraph.graph import EvidenceGraph
+from chaingraph.resources import data_file
+
+__all__ = [
+    "ALPHA",
+    "BETA",
+    "TYPES",
+    "RankedChain",
+    "TypeTable",
+    "chain_types",
+    "default_type_table",
+    "edge_relations",
+    "familiarity",
+    "node_types",
+    "rank_chains",
+    "s_div",
+    "score_chain",
+    "top_chains",
+]
+
+#: The entity-type inventory T (DESIGN §4), in tie-break priority order; Value is for literals.
+TYPES = ("Person", "Organization", "Location", "Event", "Product", "Work", "Symbol", "Concept", "Value")
+ALPHA, BETA = 0.6, 0.4
+_A_NUM, _B_NUM, _DEN = 3, 2, 5  # α = 3/5, β = 2/5, exactly
+MAX_RELATION_DENOMINATOR = 7
+
+
+@dataclass(frozen=True)
+class TypeTable:
+    """Class Q-id → entity type; :meth:`load` reads the documented TSV."""
+
+    types: Mapping[str, str]
+    inventory: tuple[str, ...] = TYPES
+    source: str = "inline"
+    _priority: dict[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.types.values()) - set(self.inventory))
+        if unknown:
+            raise InvalidInput(f"{self.source}: types {unknown} are not in the inventory "
+                               f"{list(self.inventory)}; use one of those")
+        object.__setattr__(self, "_priority", {t: i for i, t in enumerate(self.inventory)})
+
+    @classmethod
+    def load(cls, path: str | Path | None = None) -> TypeTable:
+        """Read a type table (default: the packaged ``data/entity_types.tsv``)."""
+        p = Path(path) if path is not None else data_file("entity_types.tsv")
+        try:
+            lines = [ln for ln in p.read_text(encoding="utf-8").splitlines() if ln and not ln.startswith("#")]
+        except OSError as exc:
+            raise InvalidInput(f"{p}: cannot read the entity-type table ({exc.strerror})") from exc
+        rows = list(csv.DictReader(lines, delimiter="\t"))
+        if not rows or "class" not in rows[0] or "type" not in rows[0]:
+            raise InvalidInput(f"{p}: expected a tab-separated header with columns 'class' and 'type'")
+        return cls({r["class"]: r["type"] for r in rows},
+                   source="chaingraph:data/entity_types.tsv" if path is None else str(p))
+
+    def entity_type(self, classes: Sequence[str],
+                    superclasses: Mapping[str, Sequence[str]] | None = None) -> str | None:
+        """The type of an entity with these ``P31`` classes: the type most of them give
+        (ties: inventory order). With ``superclasses`` (``P279``), climb level by level
+        until some class is in the table. ``None`` when nothing decides."""
+        level, seen = list(dict.fromkeys(classes)), set(classes)
+        while level:
+            votes: dict[str, int] = {}
+            for c in level:
+                t = self.types.get(c)
+                if t is not None:
+                    votes[t] = votes.get(t, 0) + 1
+            if votes:
+                return min(votes, key=lambda t: (-votes[t], self._priority[t]))
+            if not superclasses:
+                return None
+            nxt = [s for c in level for s in superclasses.get(c, ()) if s not in seen]
+            seen.update(nxt)
+            level = list(dict.fromkeys(nxt))
+        return None
+
+
+@lru_cache(maxsize=1)
+def default_type_table() -> TypeTable:
+    """The packaged type table (read once)."""
+    return TypeTable.load()
+
+
+def s_div(n_types: int, n_relations: int, k: int, inventory: int = len(TYPES)) -> float:
+    """The diversity score of a chain with ``k`` hops (DESIGN §4), α = 0.6, β = 0.4."""
+    return _key(n_types, n_relations, k, inventory) / (_DEN * _lcm(inventory))
+
+
+@lru_cache(maxsize=64)
+def _lcm(inventory: int) -> int:
+    return math.lcm(*range(1, max(inventory, MAX_RELATION_DENOMINATOR) + 1))
+
+
+def _key(n_types: int, n_relations: int, k: int, inventory: int) -> int:
+    """``s_div · 5 · lcm`` as an exact integer (comparisons without float ties)."""
+    if k < 1:
+        raise ChainRuleError(f"a chain has at least one hop, got k={k}")
+    d = _lcm(inventory)
+    return (_A_NUM * n_types * (d // min(k + 1, inventory))
+            + _B_NUM * n_relations * (d // min(k, MAX_RELATION_DENOMINATOR)))
+
+
+def familiarity(graph: EvidenceGraph, node: int | str) -> int | None:
+    """Sitelink count of an entity when known (more = better known), else ``None``."""
+    name = node if isinstance(node, str) else graph.name(node)
+    return graph.sitelinks.get(name)
+
+
+_NODE_TYPES: weakref.WeakKeyDictionary[EvidenceGraph, dict[int, list[str | None]]] = \
+    weakref.WeakKeyDictionary()
+
+
+def node_types(graph: EvidenceGraph, table: TypeTable | None = None) -> list[str | None]:
+    """Entity type of every vertex (literal nodes are ``Value``), cached per graph."""
+    table = table or default_type_table()
+    per_graph = _NODE_TYPES.setdefault(graph, {})
+    hit = per_graph.get(id(table))
+    if hit is None:
+        sup = graph.class_statements.get("P279") or None
+        hit = [("Value" if graph.is_literal(v) and "Value" in table.inventory else
+                table.entity_type(graph.classes.get(graph.name(v), ()), sup))
+               for v in range(graph.vcount())]
+        per_graph[id(table)] = hit
+    return hit
+
+
+_RELATIONS: weakref.WeakKeyDictionary[EvidenceGraph, list[str | None]] = weakref.WeakKeyDictionary()
+
+
+def edge_relations(graph: EvidenceGraph) -> list[str | None]:
+    """Relation class of every edge (from the graph's ``relation`` attribute), cached."""
+    hit = _RELATIONS.get(graph)
+    if hit is None:
+        hit = _RELATIONS[graph] = list(graph.graph.es["relation"]) if graph.ecount() else []
+    return hit
+
+
+class RankedChain(NamedTuple):
+    """A chain with its score. ``key`` orders exactly; ``s_div`` is for people."""
+
+    chain: Chain
+    s_div: float
+    key: int
+    types: tuple[str, ...]
+    relation_classes: tuple[str, ...]
+
+
+def chain_types(graph: EvidenceGraph, chain: Chain, table: TypeTable | None = None
+                ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Distinct entity types and relation classes on a chain (sorted)."""
+    nt = node_types(graph, table)
+    rels = edge_relations(graph)
+    types = sorted({t for v in chain.nodes if (t := nt[v]) is not None})
+    relations = sorted({r for e in chain.edges if (r := rels[e]) is not None})
+    return tuple(types), tuple(relations)
+
+
+def score_chain(graph: EvidenceGraph, chain: Chain, table: TypeTable | None = None) -> RankedChain:
+    table = table or default_type_table()
+    types, relations = chain_types(graph, chain, table)
+    size = len(table.inventory)
+    key = _key(len(types), len(relations), chain.k, size)
+    return RankedChain(chain, key / (_DEN * _lcm(size)), key, types, relations)
+
+
+def rank_chains(graph: EvidenceGraph, chains: Iterable[Chain], n: int | None = None, *,
+                table: TypeTable | None = None) -> list[RankedChain]:
+    """Score every chain and sort: best ``s_div`` first, ties in input order."""
+    scored = [(score_chain(graph, c, table), i) for i, c in enumerate(chains)]
+    scored.sort(key=lambda t: (-t[0].key, t[1]))
+    return [r for r, _ in (scored if n is None else scored[:n])]
+
+
+def top_chains(graph: EvidenceGraph, seed: int | str, n: int = 20, min_hops: int = 5, max_hops: int = 7,
+               *, verifier: EdgeVerifier | None = None, table: TypeTable | None = None
+               ) -> list[RankedChain]:
+    """The ``n`` best chains from ``seed`` by ``s_div`` — the same list as
+    ``rank_chains(graph, enumerate_chains(graph, seed, …), n)`` — without scoring every
+    chain: a subtree is skipped when even its best possible score (one new type and one
+    new relation class per remaining hop, for every length it could still reach) cannot
+    beat the n-th best found so far."""
+    min_hops, max_hops = validate_bounds(min_hops, max_hops)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ChainRuleError(f"n (--top) must be a positive integer, got {n!r}")
+    table = table or default_type_table()
+    dag = shortest_path_dag(graph, seed, min_hops, max_hops)
+    return _BranchAndBound(graph, dag, n, min_hops, max_hops, verifier, table).run()
+
+
+class _BranchAndBound:
+    def __init__(self, graph: EvidenceGraph, dag: ChainDag, n: int, min_hops: int, max_hops: int,
+                 verifier: EdgeVerifier | None, table: TypeTable) -> None:
+        self.graph, self.succ, self.seed, self.n = graph, dag.succ, dag.seed, n
+        self.min_hops, self.max_hops, self.verifier, self.table = min_hops, max_hops, verifier, table
+        self.size = len(table.inventory)
+        index = {t: i for i, t in enumerate(table.inventory)}
+        nt = node_types(graph, table)
+        vertices = {self.seed} | {v for lst in self.succ.values() for v, _e in lst}
+        self.vtype = {v: -1 if (t := nt[v]) is None else index[t] for v in vertices}
+        rels = edge_relations(graph)
+        rel_names = sorted({r for lst in self.succ.values() for _v, e in lst if (r := rels[e]) is not None})
+        rel_index = {r: i for i, r in enumerate(rel_names)}
+        self.erel = {e: -1 if (r := rels[e]) is None else rel_index[r]
+                     for lst in self.succ.values() for _v, e in lst}
+        self.max_types = min(self.size, len({t for t in self.vtype.values() if t >= 0}))
+        self.max_rels = len(rel_names)
+        # Longest DAG path below each vertex: how many more hops a prefix ending there can take.
+        self.height: dict[int, int] = {}
+        for v in sorted(vertices, key=lambda v: -int(dag.dist[v])):
+            self.height[v] = max((1 + self.height[w] for w, _e in self.succ.get(v, ())), default=0)
+        self.heap: list[tuple[int, int, tuple[int, ...], tuple[int, ...]]] = []
+        self.count = 0
+        self.memo: dict[tuple[int, int], bool] = {}
+        self.bounds: dict[tuple[int, int, int, int], int] = {}
+
+    def bound(self, depth: int, t: int, r: int, height: int) -> int:
+        key = (depth, t, r, height)
+        hit = self.bounds.get(key)
+        if hit is None:
+            best = -1
+            for k in range(max(depth, self.min_hops), min(depth + height, self.max_hops) + 1):
+                extra = k - depth
+                best = max(best, _key(min(t + extra, self.max_types, k + 1),
+                                      min(r + extra, self.max_rels, k), k, self.size))
+            hit = self.bounds[key] = best
+        return hit
+
+    def run(self) -> list[RankedChain]:
+        tc = [0] * self.size
+        rc = [0] * max(self.max_rels, 1)
+        t0 = self.vtype.get(self.seed, -1)
+        if t0 >= 0:
+            tc[t0] = 1
+        self._visit(self.seed, [self.seed], [], tc, rc, 1 if t0 >= 0 else 0, 0)
+        best = sorted(self.heap, key=lambda x: (-x[0], -x[1]))
+        return [score_chain(self.graph, Chain(vs, es), self.table) for _k, _i, vs, es in best]
+
+    def _ok(self, u: int, e: int) -> bool:
+        if self.verifier is None:
+            return True
+        hit = self.memo.get((e, u))
+        if hit is None:
+            hit = self.memo[(e, u)] = bool(self.verifier(self.graph, e, u).accepted)
+        return hit
+
+    def _visit(self, u: int, vs: list[int], es: list[int], tc: list[int], rc: list[int], t: int, r: int
+               ) -> None:
+        depth = len(es) + 1
+        for v, e in self.succ.get(u, ()):
+            if not self._ok(u, e):
+                continue
+            tv, re_ = self.vtype.get(v, -1), self.erel.get(e, -1)
+            nt = t + (1 if tv >= 0 and tc[tv] == 0 else 0)
+            nr = r + (1 if re_ >= 0 and rc[re_] == 0 else 0)
+            height = self.height.get(v, 0) if depth < self.max_hops else 0
+            if len(self.heap) >= self.n and self.bound(depth, nt, nr, height) <= self.heap[0][0]:
+                continue
+            vs.append(v)
+            es.append(e)
+            if tv >= 0:
+                tc[tv] += 1
+            if re_ >= 0:
+                rc[re_] += 1
+            if depth >= self.min_hops:
+                key = _key(nt, nr, depth, self.size)
+                item = (key, -self.count, tuple(vs), tuple(es))
+                self.count += 1
+                if len(self.heap) < self.n:
+                    heapq.heappush(self.heap, item)
+                elif key > self.heap[0][0]:
+                    heapq.heapreplace(self.heap, item)
+            if depth < self.max_hops and v in self.succ:
+                self._visit(v, vs, es, tc, rc, nt, nr)
+            if tv >= 0:
+                tc[tv] -= 1
+            if re_ >= 0:
+                rc[re_] -= 1
+            vs.pop()
+            es.pop()
