@@ -189,20 +189,22 @@ class _Crawl:
                     dump_date=ref.dump_date, revision=ref.revision, retrieved_at=ref.retrieved_at)
             part.batch.statement_sources = [(sid, ids[ref]) for sid, ref in part.provenance]
             self.store.write(part.batch)
-            con.executemany(
-                "INSERT OR IGNORE INTO crawl_entities VALUES (?, ?, ?, ?, ?)",
-                [[self.run_id, e, stage, depth, now] for e in entities],
+            con.execute(
+                "INSERT OR IGNORE INTO crawl_entities SELECT ?, UNNEST(?), ?, ?, ?",
+                [self.run_id, list(entities), stage, depth, now],
             )
-            rows = []
+            cols: dict[str, list[Any]] = {k: [] for k in ("ent", "pos", "nb", "prop", "sid", "fwd", "sel")}
             for ent, (keep, sel) in kept.items():
                 picked = set(sel)
-                rows += [
-                    [self.run_id, ent, i, n.entity, n.property, n.statement_id, n.forward, n in picked]
-                    for i, n in enumerate(keep)
-                ]
-            if rows:
-                con.executemany(
-                    "INSERT OR IGNORE INTO crawl_neighbours VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows
+                for i, n in enumerate(keep):
+                    for key, val in zip(cols, (ent, i, n.entity, n.property, n.statement_id, n.forward,
+                                               n in picked)):
+                        cols[key].append(val)
+            if cols["ent"]:
+                con.execute(
+                    "INSERT OR IGNORE INTO crawl_neighbours SELECT ?, UNNEST(?), UNNEST(?), UNNEST(?), "
+                    "UNNEST(?), UNNEST(?), UNNEST(?), UNNEST(?)",
+                    [self.run_id, *cols.values()],
                 )
 
     def finish(self) -> None:

@@ -1,0 +1,83 @@
+"""``chaingraph collect``: the thin twin of :func:`chaingraph.collect.collect`."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from chaingraph.collect import CollectReport
+from chaingraph.collect import collect as collect_neighbourhoods
+from chaingraph.ids import qid
+from chaingraph.sparql import DEFAULT_ENDPOINT, DEFAULT_USER_AGENT, RetryPolicy
+from chaingraph.store import Store
+
+
+def _seeds(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[str]:
+    return [qid(v, field="--seed") for v in values]
+
+
+def _table(report: CollectReport) -> Table:
+    table = Table(title=f"collected {', '.join(report.seeds)} to radius {report.radius} from {report.source}")
+    for col in ("depth", "reached", "expanded", "over budget", "described", "resumed", "requests",
+                "retries", "cached"):
+        table.add_column(col, justify="right")
+    for lay in report.layers:
+        table.add_row(*(f"{v:,}" for v in (lay.depth, lay.reached, lay.expanded, lay.over_budget,
+                                            lay.described, lay.resumed, lay.requests, lay.retries,
+                                            lay.cache_hits)))
+    table.caption = (f"{report.entities_expanded:,} expanded · {report.entities_described:,} described · "
+                     f"{report.statements:,} statements · {report.requests:,} requests · "
+                     f"{report.retries:,} retries · {report.cache_hits:,} cached · caps: "
+                     f"max_neighbours {report.max_neighbours}, select {report.select}, "
+                     f"layer_budget {report.layer_budget}, in_limit {report.in_limit}")
+    return table
+
+
+@click.command()
+@click.option("--seed", "seeds", multiple=True, required=True, callback=_seeds,
+              help="Seed item id (Q…); repeat for several seeds.")
+@click.option("--radius", type=click.IntRange(min=0), required=True,
+              help="BFS depth: entities closer than this are expanded.")
+@click.option("--endpoint", default=DEFAULT_ENDPOINT, show_default=True, help="SPARQL endpoint URL.")
+@click.option("--store", "store_path", type=click.Path(dir_okay=False), required=True,
+              help="DuckDB store to write (created if missing; also holds the response cache).")
+@click.option("--max-neighbours", type=click.IntRange(min=0), default=30, show_default=True,
+              help="Neighbours kept per expanded entity (deterministic order).")
+@click.option("--select", type=click.IntRange(min=0), default=10, show_default=True,
+              help="Kept neighbours the selector picks to expand next.")
+@click.option("--layer-budget", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Entities expanded per depth at most.")
+@click.option("--in-limit", type=click.IntRange(min=0), default=100, show_default=True,
+              help="In-edges fetched per entity at most (capped inside the query).")
+@click.option("--batch-size", type=click.IntRange(min=1), default=50, show_default=True,
+              help="Entities per request (VALUES batch).")
+@click.option("--user-agent", default=DEFAULT_USER_AGENT, show_default=True,
+              help="User-Agent header; WDQS wants a contact URL or e-mail in it.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+              help="Seconds per request before it is retried.")
+@click.option("--retries", type=click.IntRange(min=0), default=5, show_default=True,
+              help="Retries per request (429, 5xx, time-outs, bad bodies) before giving up.")
+@click.option("--offline", is_flag=True, help="Replay cached responses only; never touch the network.")
+@click.option("--progress/--no-progress", default=None,
+              help="Progress bars on stderr (default: when stderr is a terminal).")
+@click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table",
+              show_default=True, help="Output format.")
+def collect(seeds: list[str], radius: int, endpoint: str, store_path: str, max_neighbours: int, select: int,
+            layer_budget: int, in_limit: int, batch_size: int, user_agent: str, timeout: float, retries: int,
+            offline: bool, progress: bool | None, output_format: str) -> None:
+    """Collect the Wikidata neighbourhoods of seeds over SPARQL into a store (batched,
+    capped, cached; an interrupted run resumes when repeated)."""
+    show = sys.stderr.isatty() if progress is None else progress
+    with Store(store_path) as store:
+        report = collect_neighbourhoods(
+            seeds, radius, store=store, endpoint=endpoint, max_neighbours=max_neighbours, select=select,
+            layer_budget=layer_budget, offline=offline, progress=show, user_agent=user_agent,
+            timeout=timeout, batch_size=batch_size, in_limit=in_limit,
+            retry=RetryPolicy(attempts=retries + 1))
+    if output_format == "json":
+        click.echo(report.model_dump_json(indent=2))
+    else:
+        Console(width=120).print(_table(report))
