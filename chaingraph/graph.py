@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 __all__ = ["EvidenceGraph", "TraversalPolicy"]
 
 DEFAULT_CLASS_PROPERTIES = frozenset({"P31", "P279"})
+#: property datatypes (JSON spelling) whose statements may become literal nodes
+LITERAL_DATATYPES = frozenset({"time", "quantity", "string", "monolingualtext", "globe-coordinate"})
 
 
 @dataclass(frozen=True)
@@ -180,9 +182,13 @@ class EvidenceGraph:
         literals: list[tuple[str, str, str]] = []
         if policy.include_literals:
             lit = store.edge_arrays(item_only=False)
+            # External ids, URLs, media ... are never edges (DESIGN §2): literal nodes are
+            # only made for literal datatypes (or properties whose datatype is unknown).
+            datatypes = store.datatypes()
             literals = [(sid, s, p) for sid, s, p, vt in zip(
                 lit["statement_id"].tolist(), lit["subject"].tolist(), lit["property"].tolist(),
-                lit["value_type"].tolist()) if vt != "item"]
+                lit["value_type"].tolist())
+                if vt != "item" and datatypes.get(p, "time") in LITERAL_DATATYPES]
         labels = dict(store.con.execute(
             "SELECT id, label FROM entities WHERE label IS NOT NULL").fetchall())
         sitelinks = dict(store.con.execute(
