@@ -471,3 +471,28 @@ def test_cli_as_a_subprocess() -> None:
         [sys.executable, "-m", "chaingraph", "crosswalk", "Q42"], capture_output=True, text=True, check=False
     )
     assert bad.returncode == 2 and bad.stderr.startswith("error:") and "Traceback" not in bad.stderr
+
+
+def test_facts_from_a_store_file_classify_untabled_properties(tmp_path: Path) -> None:
+    from chaingraph.crosswalk import facts_from_store
+    from chaingraph.store import Batch, Store, property_row
+
+    path = tmp_path / "evidence.duckdb"
+    with Store(path) as store:
+        store.write(
+            Batch(
+                properties=[
+                    property_row(NEW, "cruising speed", datatype="quantity"),
+                    property_row("P99999007", "exclave located in zz", datatype="wikibase-item"),
+                    property_row(
+                        "P131", "located in the administrative territorial entity", datatype="wikibase-item"
+                    ),
+                ]
+            )
+        )
+    with Store(path, read_only=True) as store:
+        facts = facts_from_store(store)
+    assert sorted(facts) == ["P131", NEW, "P99999007"]
+    walk = default_crosswalk().with_facts(facts)
+    assert (walk.relation_class(NEW), walk.classify(NEW).rule) == ("attributive", "datatype")
+    assert walk.classify("P99999007").rule == "lexical" and walk.classify("P131").rule == "table"

@@ -22,7 +22,7 @@ from chaingraph.crosswalk.classifier import (
     Crosswalk,
     default_crosswalk,
 )
-from chaingraph.crosswalk.facts import PropertyFacts, read_property_facts
+from chaingraph.crosswalk.facts import PropertyFacts, facts_from_store, read_property_facts
 from chaingraph.crosswalk.report import CrosswalkReport, crosswalk
 from chaingraph.crosswalk.summary import (
     CrosswalkSummary,
@@ -48,6 +48,7 @@ __all__ = [
     "compare_reference",
     "crosswalk",
     "default_crosswalk",
+    "facts_from_store",
     "normalise_label",
     "read_property_facts",
     "summarise",

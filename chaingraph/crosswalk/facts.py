@@ -23,14 +23,15 @@ import csv
 import gzip
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from chaingraph.errors import BadDumpLine, InvalidId, InvalidInput
 from chaingraph.ids import is_entity_id, pid
+from chaingraph.store import Store
 
-__all__ = ["PropertyFacts", "read_property_facts"]
+__all__ = ["PropertyFacts", "facts_from_store", "read_property_facts"]
 
 _FIX = "fix the line or regenerate the property list"
 
@@ -154,3 +155,29 @@ def read_property_facts(path: str | Path) -> dict[str, PropertyFacts]:
                 raise BadDumpLine(name, line, f"{item.id} appears twice", _FIX)
             facts[item.id] = item
     return facts
+
+
+def facts_from_store(store: Store, ids: Collection[str] | None = None) -> dict[str, PropertyFacts]:
+    """Facts (label, aliases, description, datatype) of the properties an evidence store knows,
+    so that properties outside the explicit table are classified by datatype and keywords.
+
+    >>> from chaingraph.store import Batch, property_row
+    >>> with Store() as s:
+    ...     s.write(Batch(properties=[property_row("P2046", "area", datatype="quantity")]))
+    ...     facts = facts_from_store(s)
+    >>> facts["P2046"].datatype
+    'quantity'
+    """
+    wanted = sorted(ids if ids is not None else store.datatypes(), key=lambda p: int(p[1:]))
+    out: dict[str, PropertyFacts] = {}
+    for ident in wanted:
+        info = store.property(pid(ident, field="property"))
+        if info is not None:
+            out[ident] = PropertyFacts(
+                ident,
+                label=info.label,
+                aliases=info.aliases,
+                description=info.description,
+                datatype=info.datatype,
+            )
+    return out
