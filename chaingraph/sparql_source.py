@@ -276,14 +276,17 @@ class SparqlSource:
         for chunk in [ents[i : i + self.describe_size] for i in range(0, len(ents), self.describe_size)]:
             rows, ref = self._run(out, "entity_info", items=chunk)
             texts: dict[str, dict[tuple[str | None, str], list[str | None]]] = {e: {} for e in chunk}
-            sitelinks: dict[str, int] = {}
+            counts: dict[tuple[str, str], list[int]] = {}
+            modified: dict[str, str] = {}
             class_iris = []
             for b in rows:
                 item, fieldname = from_iri(_v(b, "item") or ""), _v(b, "field")
                 if item is None or item not in texts:
                     continue
-                if fieldname == "sitelinks":
-                    sitelinks[item] = max(sitelinks.get(item, 0), int(_v(b, "count") or 0))
+                if fieldname in ("sitelinks", "revision"):
+                    counts.setdefault((fieldname, item), []).append(int(_v(b, "count") or 0))
+                elif fieldname == "modified":
+                    modified[item] = min(modified.get(item, "~"), _v(b, "text") or "~")
                 elif fieldname == "class":
                     cls, st = from_iri(_v(b, "class") or ""), _v(b, "st") or ""
                     snaktype = "somevalue" if is_unknown(b.get("class")) else "value"
@@ -309,10 +312,11 @@ class SparqlSource:
                     )
             for item in chunk:
                 label, lang, desc, aliases = _terms(texts[item])
-                if label is not None or desc is not None or aliases or item in sitelinks:
-                    out.batch.entities.append(
-                        entity_row(item, label, desc, aliases, label_lang=lang, sitelinks=sitelinks.get(item))
-                    )
+                links, revs = counts.get(("sitelinks", item)), counts.get(("revision", item))
+                if label is not None or desc is not None or aliases or links or revs or item in modified:
+                    out.batch.entities.append(entity_row(
+                        item, label, desc, aliases, label_lang=lang, sitelinks=max(links) if links else None,
+                        revision=max(revs) if revs else None, modified=modified.get(item)))
             self._statement_snaks(out, class_iris)
         if out.batch.statements:
             self._properties(out)
