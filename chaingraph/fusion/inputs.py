@@ -234,6 +234,13 @@ def apply_rule(cands: list[Candidate], rule: Rule, comp: str, store: Any,
     return [winner[0]]
 
 
+def _same(v: Value | None) -> Any:
+    """Equality key of a value: quantities by exact number (``+0.70`` is ``+0.7``)."""
+    if isinstance(v, QuantityValue):
+        return ("q", Fraction(v.amount), v.unit, v.lower and Fraction(v.lower), v.upper and Fraction(v.upper))
+    return v
+
+
 def resolve(component: Component, rules: Sequence[Rule], store: Any = None, *,
             allow_many: bool = False) -> list[Resolved]:
     """The value(s) of a component; exactly one unless ``allow_many`` (for ``count``)."""
@@ -258,6 +265,9 @@ def resolve(component: Component, rules: Sequence[Rule], store: Any = None, *,
         what = f"statement set of {n_all}" if n_all else "no statements"
         raise Refused("missing_value", f"component {comp!r} has no usable value ({what}"
                       f"{'; ' + '; '.join(notes) if notes else ''})", comp)
+    if len(kept) > 1 and not allow_many and len({_same(c.value) for c in kept}) == 1:
+        notes.append(f"{len(kept)} statements agree on the value; used the first")
+        kept = kept[:1]
     if len(kept) > 1 and not allow_many:
         raise Refused("multi_valued",
                       f"component {comp!r} has {len(kept)} values "
