@@ -168,7 +168,7 @@ class ValueLookup(Protocol):
         ...
 
 
-@dataclass
+@dataclass(eq=False)
 class EmbeddedValues:
     """Values from a task's embedded evidence: ``(statement_id, subject, property, value)``."""
 
@@ -478,7 +478,7 @@ def _type_mask(graph: EvidenceGraph, idx: _Index, class_id: str) -> np.ndarray:
 
 def _value_mask(graph: EvidenceGraph, idx: _Index, c: ValueConstraint,
                 values: ValueLookup | None) -> np.ndarray:
-    key = ("value", c.property, c.value.model_dump_json())
+    key = ("value", c.property, c.value.model_dump_json(), values)  # the lookup is part of the key
     if key not in idx.masks:
         subjects: set[str] = set()
         v = c.value

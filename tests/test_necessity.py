@@ -56,7 +56,8 @@ def test_ablation_reports_answers_paths_and_a_witness() -> None:
     anchor = by["c1"].answers  # x0 free: the Freiburg chain from the other brewery appears
     assert (anchor.count, anchor.first, anchor.target_in, anchor.unique) == (2, ("Q50", "Q51"), True, False)
     assert anchor.paths_to_target == 1
-    assert anchor.shortest_path is not None and anchor.shortest_path.nodes == ("Q10", "Q20", "Q30", "Q40", "Q50")
+    assert anchor.shortest_path is not None
+    assert anchor.shortest_path.nodes == ("Q10", "Q20", "Q30", "Q40", "Q50")
     last = by["c7"].answers  # last step any property either way: Anna herself is reached too
     assert last.first == ("Q30", "Q50")
     assert [s[0] for s in last.shortest_path.steps] == ["P159", "P19", "P69", "P131"]  # type: ignore[union-attr]
@@ -134,7 +135,8 @@ def test_default_fusion_check_on_quantities_and_ties() -> None:
     assert default_fusion_check("max", q, "a")[0] is True
     assert default_fusion_check("max", q, "b")[0] is False
     assert default_fusion_check("add", q, "a")[0] is False
-    tie = [("a", QuantityValue(amount="+7")), ("b", QuantityValue(amount="+7")), ("c", QuantityValue(amount="+1"))]
+    tie = [("a", QuantityValue(amount="+7")), ("b", QuantityValue(amount="+7")),
+           ("c", QuantityValue(amount="+1"))]
     ok, reason = default_fusion_check("max", tie, "c")
     assert not ok and "cannot be computed" in reason  # a tie leaves the ordering undefined
     dates = [("a", TimeValue.make(1901, precision=9)), ("b", EntityValue(id="Q5"))]
@@ -194,7 +196,8 @@ def _bad(body: dict[str, object], **change: object) -> str:
     (lambda b: "{not json", "malformed JSON at line 1"),
     (lambda b: _bad(b, anchors=[{"entity": "Q10x"}]), "anchors[0].entity"),
     (lambda b: _bad(b, clues=[*b["clues"], {"kind": "relation", "step": 9}]), "clues[7].step"),
-    (lambda b: _bad(b, clues=[*b["clues"], {"kind": "type", "variable": 2, "class": "Q999"}]), "clues[7].class"),
+    (lambda b: _bad(b, clues=[*b["clues"], {"kind": "type", "variable": 2, "class": "Q999"}]),
+     "clues[7].class"),
     (lambda b: _bad(b, clues=[*b["clues"], {"kind": "sound"}]), "clues[7].kind"),
     (lambda b: _bad(b, anchors=[{"entity": "Q999"}],
                     components=[{**b["components"][0], "anchor": "Q999"}]), "anchors[0].entity"),
@@ -282,4 +285,5 @@ def test_cli_runs_as_a_subprocess(tmp_path: Path) -> None:
     bad = _write(tmp_path, "bad.json", "{}")
     proc = subprocess.run([sys.executable, "-m", "chaingraph", "necessity", bad],
                           capture_output=True, text=True, check=False)
-    assert proc.returncode == 2 and proc.stderr.startswith(f"error: {bad}: ") and "Traceback" not in proc.stderr
+    assert proc.returncode == 2 and proc.stderr.startswith(f"error: {bad}: ")
+    assert "Traceback" not in proc.stderr
