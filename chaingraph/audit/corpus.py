@@ -7,7 +7,11 @@ one valid chain), enumerates each seed's valid chains with
 :func:`~chaingraph.chains.enumerate_chains`, takes the best by ``s_div`` with
 :func:`~chaingraph.ranking.top_chains` and yields the best ones as
 :class:`~chaingraph.records.ChainRecord` values (node types from the type table, step
-classes from the crosswalk). :func:`write_jsonl` writes records one per line;
+classes from the crosswalk). :func:`fused_tasks` groups such records into fused chaingraph
+task records (:class:`~chaingraph.tasks.Task`, one component per chain);
+:func:`nested_tasks` writes fused tasks the way some construction batches do — the first
+chain at top level *and* again inside the components — so audits can show that nested
+copies are counted once. :func:`write_jsonl` writes records one per line;
 :func:`replicate_jsonl` repeats a file's lines up to a count (for benchmarks that need
 more records than the engine finds — callers say so when they use it).
 """
@@ -16,14 +20,14 @@ from __future__ import annotations
 
 import gzip
 import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
 from chaingraph.errors import InvalidInput
 from chaingraph.records import ChainNode, ChainParameters, ChainRecord, ChainStep
 
-__all__ = ["replicate_jsonl", "world_chain_records", "write_jsonl"]
+__all__ = ["fused_tasks", "nested_tasks", "replicate_jsonl", "world_chain_records", "write_jsonl"]
 
 
 def _open_write(path: Path) -> IO[str]:
@@ -89,7 +93,11 @@ def _records(
         if next(enumerate_chains(graph, seed, min_hops, max_hops), None) is None:
             continue
         productive += 1
-        for ranked in top_chains(graph, seed, per_seed, min_hops, max_hops):
+        by_length: dict[int, list[Any]] = {}
+        for left, k in enumerate(range(max_hops, min_hops - 1, -1)):  # longest first: rarer
+            share = (per_seed - sum(map(len, by_length.values()))) // (max_hops - min_hops + 1 - left)
+            by_length[k] = top_chains(graph, seed, share, k, k) if share > 0 else []
+        for ranked in [r for k in sorted(by_length) for r in by_length[k]]:
             chain = ranked.chain
             nodes = tuple(
                 ChainNode(
@@ -132,13 +140,90 @@ def _records(
             return
 
 
-def write_jsonl(records: Iterable[ChainRecord], path: str | Path) -> int:
-    """Write records one JSON object a line (``.gz`` compresses); returns how many."""
+def _groups(records: Sequence[ChainRecord], size: int) -> Iterator[list[ChainRecord]]:
+    """Groups of ``size`` records with different seeds: records are dealt round-robin over
+    their seeds (in first-seen order) and cut into consecutive groups (deterministic)."""
+    if size < 1:
+        raise InvalidInput(f"size={size}: a fused task needs at least one component")
+    buckets: dict[str, list[ChainRecord]] = {}
+    for record in records:
+        buckets.setdefault(record.seed, []).append(record)
+    dealt = [r for layer in itertools.zip_longest(*buckets.values()) for r in layer if r is not None]
+    group: list[ChainRecord] = []
+    for record in dealt:
+        if any(r.seed == record.seed for r in group):
+            continue
+        group.append(record)
+        if len(group) == size:
+            yield group
+            group = []
+
+
+def fused_tasks(records: Sequence[ChainRecord], *, size: int = 2) -> list[Any]:
+    """Fused chaingraph tasks, one component per chain, from groups of ``size`` records
+    with different seeds; each is a validated :class:`~chaingraph.tasks.Task`."""
+    from chaingraph.tasks import parse_task
+
+    tasks = []
+    for n, group in enumerate(_groups(records, size), 1):
+        components = [
+            {
+                "id": f"c{j}",
+                "anchor": r.seed,
+                "target": {"entity": r.target},
+                "steps": [
+                    {
+                        "property": s.property,
+                        "direction": s.direction,
+                        "statement_id": s.statement_id,
+                        "source": s.source,
+                        "target": s.target,
+                    }
+                    for s in r.steps
+                ],
+            }
+            for j, r in enumerate(group, 1)
+        ]
+        tasks.append(
+            parse_task(
+                {
+                    "id": f"fused-{n}",
+                    "anchors": [{"entity": r.seed} for r in group],
+                    "target": {"entity": group[0].target},
+                    "components": components,
+                    "clues": [
+                        {"kind": "anchor", "component": j, "text": f"the entity in image {j + 1}"}
+                        for j in range(len(group))
+                    ],
+                }
+            )
+        )
+    return tasks
+
+
+def nested_tasks(records: Sequence[ChainRecord], *, size: int = 2) -> list[dict[str, Any]]:
+    """Fused tasks that nest whole chain records under ``components`` and repeat the first
+    one at top level (``chain``): the repeated copy must not be counted twice."""
+    out = []
+    for n, group in enumerate(_groups(records, size), 1):
+        chains = [r.model_dump(mode="json", exclude_none=True) for r in group]
+        out.append({"id": f"nested-{n}", "chain": chains[0], "components": [{"chain": c} for c in chains]})
+    return out
+
+
+def write_jsonl(records: Iterable[Any], path: str | Path) -> int:
+    """Write records (pydantic models or JSON-ready dicts) one JSON object a line
+    (``.gz`` compresses); returns how many."""
+    import json
+
     path = Path(path)
     count = 0
     with _open_write(path) as fh:
         for record in records:
-            fh.write(record.model_dump_json(exclude_none=True))
+            if hasattr(record, "model_dump_json"):
+                fh.write(record.model_dump_json(exclude_none=True, by_alias=True))
+            else:
+                fh.write(json.dumps(record, ensure_ascii=False))
             fh.write("\n")
             count += 1
     return count
