@@ -424,8 +424,14 @@ def explain_chain(graph: EvidenceGraph, path: Sequence[str], *, min_hops: int = 
     violations: list[Violation] = []
     shown = tuple(x for pair in zip(nodes, [*props, None]) for x in pair if x is not None)
     missing = [n for n in nodes if n not in graph]
+    class_values = {c for cs in graph.classes.values() for c in cs} if missing else set()
     for n in missing:
-        violations.append(Violation("unsupported", f"{n} is not in the evidence graph", nodes.index(n)))
+        if n in class_values:
+            violations.append(Violation("policy", f"{n} is only a class here (a value of "
+                                        f"{'/'.join(sorted(graph.policy.class_properties))}): it types "
+                                        "nodes, it is not a chain node", nodes.index(n)))
+        else:
+            violations.append(Violation("unsupported", f"{n} is not in the evidence graph", nodes.index(n)))
     edges: list[int] = []
     if not missing:
         vs = [graph.vertex(n) for n in nodes]
