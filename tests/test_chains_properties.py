@@ -19,11 +19,11 @@ from chaingraph.chains import chain_ids, enumerate_chains
 from chaingraph.graph import EvidenceGraph, TraversalPolicy
 
 Edge = tuple[str, str, str, str]
+World = tuple[list[Edge], list[tuple[str, str, str]], TraversalPolicy]
 
 
 @st.composite
-def worlds(draw: st.DrawFn, max_nodes: int = 9, max_edges: int = 18) -> tuple[list[Edge], list[tuple[str, str, str]],
-                                                                             TraversalPolicy]:
+def worlds(draw: st.DrawFn, max_nodes: int = 9, max_edges: int = 18) -> World:
     n = draw(st.integers(2, max_nodes))
     names = [f"Q{i}" for i in range(1, n + 1)]
     raw = draw(st.lists(st.tuples(st.sampled_from(names), st.sampled_from(["P1", "P2", "P3", "P31"]),
@@ -89,8 +89,7 @@ def ours(g: EvidenceGraph, seed: str, lo: int, hi: int) -> list[tuple[tuple[str,
 
 @settings(max_examples=150, deadline=None)
 @given(worlds(), st.integers(1, 3), st.integers(0, 3))
-def test_chains_equal_brute_force(world: tuple[list[Edge], list[tuple[str, str, str]], TraversalPolicy],
-                                  lo: int, extra: int) -> None:
+def test_chains_equal_brute_force(world: World, lo: int, extra: int) -> None:
     edges, literals, policy = world
     g = build(edges, literals, policy)
     seed = g.name(0)
@@ -103,8 +102,7 @@ def test_chains_equal_brute_force(world: tuple[list[Edge], list[tuple[str, str, 
 
 @settings(max_examples=100, deadline=None)
 @given(worlds(max_nodes=12, max_edges=30), st.integers(1, 4))
-def test_every_chain_is_simple_bounded_and_shortest(
-        world: tuple[list[Edge], list[tuple[str, str, str]], TraversalPolicy], lo: int) -> None:
+def test_every_chain_is_simple_bounded_and_shortest(world: World, lo: int) -> None:
     edges, literals, policy = world
     g = build(edges, literals, policy)
     if g.is_literal(0):
@@ -127,8 +125,7 @@ def test_every_chain_is_simple_bounded_and_shortest(
 
 @settings(max_examples=60, deadline=None)
 @given(worlds(), st.randoms(use_true_random=False))
-def test_order_is_deterministic_across_insertion_orders(
-        world: tuple[list[Edge], list[tuple[str, str, str]], TraversalPolicy], rnd: object) -> None:
+def test_order_is_deterministic_across_insertion_orders(world: World, rnd: object) -> None:
     edges, literals, policy = world
     shuffled = list(edges)
     rnd.shuffle(shuffled)  # type: ignore[attr-defined]
