@@ -115,7 +115,7 @@ class Crosswalk:
         self.facts: Mapping[str, PropertyFacts] = facts or {}
         self._cache: dict[str, Classification] = {}
         self._class_priority = {
-            qid: (rank, entry) for rank, (qid, entry) in enumerate(tables.property_classes.items())
+            qid: (rank, qid, entry) for rank, (qid, entry) in enumerate(tables.property_classes.items())
         }
 
     @property
@@ -168,10 +168,8 @@ class Crosswalk:
 
     def classify_all(self, facts: Mapping[str, PropertyFacts]) -> list[Classification]:
         """Classify every property of ``facts`` (in id order), resolving links within ``facts``."""
-        return [
-            self._decide(ident, facts[ident], facts, frozenset(), True)
-            for ident in sorted(facts, key=_pid_number)
-        ]
+        ordered = sorted((pid(ident, field="property list key") for ident in facts), key=_pid_number)
+        return [self._decide(ident, facts[ident], facts, frozenset(), True) for ident in ordered]
 
     def _decide(
         self,
@@ -192,8 +190,7 @@ class Crosswalk:
         if own is not None and own.classes:
             ranked = [self._class_priority[q] for q in own.classes if q in self._class_priority]
             if ranked:
-                rank, entry = min(ranked, key=lambda r: r[0])
-                qid = list(self.tables.property_classes)[rank]
+                _, qid, entry = min(ranked, key=lambda r: r[0])
                 return _verdict(ident, entry.verdict, "property-class", f"P31 {qid}: {entry.reason}", version)
         seen = seen | {ident}
         for parent in sorted(set(own.superproperties) if own else (), key=_pid_number):
