@@ -24,6 +24,8 @@ Fraction(173460000, 1)
 Fraction(68, 1)
 >>> table["Q4917"].compatible(table["Q4916"])
 False
+>>> table["Q712226"].base, table["Q13147228"].base, table["Q4917"].base
+('m^2', 'kg m^-3', 'USD')
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ __all__ = ["KINDS", "Unit", "UnitTable", "convert", "unit_id", "unit_table"]
 
 #: the ``kind`` column: plain multiplicative unit, offset unit (temperatures), currency
 KINDS = ("unit", "offset", "currency")
+_BASE_SYMBOLS = {"[length]": "m", "[mass]": "kg", "[time]": "s", "[temperature]": "K", "[current]": "A",
+                 "[substance]": "mol", "[luminosity]": "cd", "[calendar_time]": "year",
+                 "[information]": "bit", "[angle]": "degree"}
 _COLUMNS = ("qid", "label", "pint", "factor", "offset", "kind", "wikibase_factor", "note")
 
 
@@ -71,6 +76,18 @@ class Unit:
     dimension: str
     wikibase_factor: str = ""
     note: str = ""
+
+    @property
+    def base(self) -> str:
+        """The base unit its amounts convert to, in SI symbols (``m^2``, ``kg m^-3``, ``K``)."""
+        if self.dimension == "dimensionless":
+            return "1"
+        parts = []
+        for term in self.dimension.split():
+            name, _, power = term.partition("^")
+            symbol = _BASE_SYMBOLS.get(name, name.strip("[]").removeprefix("currency_"))
+            parts.append((power.startswith("-"), symbol + (f"^{power}" if power else "")))
+        return " ".join(text for _, text in sorted(parts))
 
     @property
     def is_offset(self) -> bool:

@@ -14,6 +14,7 @@ import click
 
 from chaingraph.fusion import FusionRefusal, FusionResult, fuse_spec, read_spec
 from chaingraph.units import unit_table
+from chaingraph.values import QuantityValue
 
 __all__ = ["format_table", "fuse"]
 
@@ -50,7 +51,10 @@ def format_table(outcome: FusionResult | FusionRefusal) -> str:
         exact = f"  (exact {outcome.exact})" if outcome.exact and outcome.exact != outcome.result else ""
         sel = f"  (component {outcome.selected})" if outcome.selected and outcome.operation.startswith(
             "select_") else ""
-        lines.append(f"result: {outcome.result} {_unit_label(outcome.unit)}".rstrip() + exact + sel)
+        value = outcome.value
+        bounded = isinstance(value, QuantityValue) and value.lower is not None
+        bounds = f" [{value.lower}, {value.upper}]" if bounded else ""  # type: ignore[union-attr]
+        lines.append(f"result: {outcome.result}{bounds} {_unit_label(outcome.unit)}".rstrip() + exact + sel)
     return "\n".join(lines)
 
 

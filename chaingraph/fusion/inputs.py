@@ -425,6 +425,18 @@ def _value_text(v: Value) -> str:
     return repr(v)
 
 
+def _number_text(n: Number) -> str:
+    u = n.unit
+    text = exact_text(n.amount)
+    if n.bounded:
+        text += f" [{exact_text(n.lower)}, {exact_text(n.upper)}]"
+    if u.qid == "Q199":
+        return f"{text} (a plain number)"
+    base = exact_text(u.to_base(n.amount))
+    same = base == exact_text(n.amount) and not u.offset
+    return f"{text} {u.label} ({u.qid})" + ("" if same else f" = {base} {u.base}")
+
+
 def record(res: Resolved, normalised: Number | Date | None = None) -> NormalisedInput:
     """The :class:`NormalisedInput` of one resolved component."""
     c = res.component
@@ -433,11 +445,10 @@ def record(res: Resolved, normalised: Number | Date | None = None) -> Normalised
     fields: dict[str, Any] = {}
     if isinstance(normalised, Number):
         u = normalised.unit
-        fields = {"scale": f"{u.pint} → base ({u.dimension})",
+        fields = {"scale": u.base,
                   "lower": exact_text(u.to_base(normalised.lower)),
                   "upper": exact_text(u.to_base(normalised.upper)),
-                  "normalised": f"{exact_text(normalised.amount)} {u.label} ({u.qid}) = "
-                                f"{exact_text(u.to_base(normalised.amount))} in base units"}
+                  "normalised": _number_text(normalised)}
     elif isinstance(normalised, Date):
         t = normalised.time
         fields = {"scale": "JDN", "lower": str(normalised.lo), "upper": str(normalised.hi),

@@ -100,6 +100,11 @@ def round_exact(value: Fraction, places: int, mode: str) -> Fraction:
 
 
 # -- helpers ---------------------------------------------------------------------------
+def _u(unit: Unit) -> str:
+    """`` km²``-style suffix for step text; nothing for a plain number."""
+    return "" if unit.qid == "Q199" else f" {unit.label}"
+
+
 def _common_unit(nums: Sequence[Number], requested: Unit | None, op: str) -> Unit:
     first = nums[0]
     for n in nums[1:]:
@@ -138,7 +143,7 @@ def _in(n: Number, unit: Unit, steps: list[Step], *,
         out = (unit.from_base(n.unit.to_base(n.amount)), unit.from_base(n.unit.to_base(n.lower)),
                unit.from_base(n.unit.to_base(n.upper)))
     steps.append(Step(action="convert", detail=f"{n.resolved.component.id}: {exact_text(n.amount)} "
-                      f"{n.unit.label} = {exact_text(out[0])} {unit.label}", value=exact_text(out[0])))
+                      f"{n.unit.label} = {exact_text(out[0])}{_u(unit)}", value=exact_text(out[0])))
     return out
 
 
@@ -170,7 +175,7 @@ def add(nums: Sequence[Number], requested: Unit | None, steps: list[Step]) -> Ou
     total = sum((p[0] for p in parts), Fraction(0))
     lo, hi = sum((p[1] for p in parts), Fraction(0)), sum((p[2] for p in parts), Fraction(0))
     steps.append(Step(action="add", detail=" + ".join(exact_text(p[0]) for p in parts)
-                      + f" = {exact_text(total)} {unit.label}", value=exact_text(total)))
+                      + f" = {exact_text(total)}{_u(unit)}", value=exact_text(total)))
     return _numeric(total, lo, hi, unit, _bounded(nums))
 
 
@@ -194,7 +199,7 @@ def subtract(minuend: Number, subtrahend: Number, requested: Unit | None, table:
     diff = a[0] - b[0]
     steps.append(Step(action="subtract", detail=f"{minuend.resolved.component.id} - "
                       f"{subtrahend.resolved.component.id}: {exact_text(a[0])} - {exact_text(b[0])} = "
-                      f"{exact_text(diff)} {unit.label}", value=exact_text(diff)))
+                      f"{exact_text(diff)}{_u(unit)}", value=exact_text(diff)))
     return _numeric(diff, a[1] - b[2], a[2] - b[1], unit, _bounded([minuend, subtrahend]))
 
 
@@ -205,7 +210,7 @@ def multiply(num: Number, factor: Fraction, requested: Unit | None, steps: list[
     total = a * factor
     lo, hi = sorted((lo * factor, hi * factor))
     steps.append(Step(action="multiply", detail=f"{exact_text(a)} × {exact_text(factor)} = "
-                      f"{exact_text(total)} {unit.label}", value=exact_text(total)))
+                      f"{exact_text(total)}{_u(unit)}", value=exact_text(total)))
     return _numeric(total, lo, hi, unit, num.bounded)
 
 
@@ -241,7 +246,7 @@ def divide(dividend: Number, divisor: Number, requested: Unit | None, table: Uni
         ratio, lo, hi = (requested.from_base(target.to_base(x)) for x in (ratio, lo, hi))
         target = requested
     steps.append(Step(action="divide", detail=f"{a} / {b}: {exact_text(num[0])} / {exact_text(den[0])} = "
-                      f"{exact_text(ratio)} {target.label} (exact rational)", value=exact_text(ratio)))
+                      f"{exact_text(ratio)}{_u(target)} (exact rational)", value=exact_text(ratio)))
     return _numeric(ratio, lo, hi, target, _bounded([dividend, divisor]))
 
 
@@ -259,7 +264,7 @@ def average(nums: Sequence[Number], requested: Unit | None, table: UnitTable, st
     hi = sum((p[2] for p in parts), Fraction(0)) / n
     steps.append(Step(action="sum", detail=" + ".join(exact_text(p[0]) for p in parts)
                       + f" = {exact_text(total)}", value=exact_text(total)))
-    steps.append(Step(action="divide", detail=f"{exact_text(total)} / {n} = {exact_text(mean)} {unit.label} "
+    steps.append(Step(action="divide", detail=f"{exact_text(total)} / {n} = {exact_text(mean)}{_u(unit)} "
                       "(exact rational)", value=exact_text(mean)))
     return _numeric(mean, lo, hi, unit, _bounded(nums))
 
