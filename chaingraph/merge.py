@@ -132,7 +132,11 @@ def _reverify(graph: EvidenceGraph, steps: list[ChainStep], verifier: EdgeVerifi
 
 
 def _shortcuts(graph: EvidenceGraph, ids: list[str], kept: str, dropped: str) -> list[Violation]:
-    """Rule 3 in the graph with ``kept`` and ``dropped`` identified."""
+    """Rule 3 (and the hub rule) in the graph with ``kept`` and ``dropped`` identified.
+
+    Contracting one edge shortens any distance by at most one hop and every node after
+    the pair moves one hop closer, so a valid chain stays shortcut-free unless the merged
+    node, now carrying both degrees, becomes a hub that the chain passes through."""
     if any(n not in graph for n in ids) or dropped not in graph:
         return []
     a, b = graph.vertex(kept), graph.vertex(dropped)
@@ -159,9 +163,15 @@ def _shortcuts(graph: EvidenceGraph, ids: list[str], kept: str, dropped: str) ->
             if w not in dist:
                 dist[w] = dist[u] + 1
                 queue.append(w)
+    out: list[Violation] = []
+    if not merged_passable and a in [graph.vertex(n) for n in ids[1:-1]]:
+        out.append(Violation("policy", f"{kept} merged with {dropped} has degree "
+                             f"{graph.degree(a) + graph.degree(b)} > hub limit {limit}: a hub cannot be "
+                             "passed through", ids.index(kept)))
     for pos, name in enumerate(ids[1:], start=1):
         d = dist.get(rep(graph.vertex(name)))
         if d is not None and d < pos:
-            return [Violation("shortcut", f"{name} is {d} hops from {ids[0]} with {kept} and {dropped} "
-                              f"merged, but at hop {pos}", pos)]
-    return []
+            out.append(Violation("shortcut", f"{name} is {d} hops from {ids[0]} with {kept} and {dropped} "
+                                 f"merged, but at hop {pos}", pos))
+            break
+    return out
