@@ -60,6 +60,7 @@ from chaingraph.errors import StoreError
 from chaingraph.values import VALUE_COLUMNS, Value, value_columns, value_from_columns
 
 __all__ = [
+    "TABLE_COLUMNS",
     "Batch",
     "Edge",
     "EntityInfo",
@@ -129,7 +130,7 @@ CREATE OR REPLACE VIEW entity_classes AS
 """
 
 _VC = list(VALUE_COLUMNS)
-_TABLE_COLUMNS: dict[str, list[str]] = {
+_TABLE_COLUMNS: dict[str, list[str]] = {  # also published as TABLE_COLUMNS
     "entities": ["id", "label", "label_lang", "description", "aliases", "sitelinks", "revision", "modified"],
     "properties": ["id", "label", "label_lang", "description", "aliases", "datatype"],
     "statements": ["statement_id", "subject", "property", "rank", "snaktype", *_VC],
@@ -137,6 +138,9 @@ _TABLE_COLUMNS: dict[str, list[str]] = {
     "reference_snaks": ["statement_id", "reference_hash", "property", "snak_hash", "snaktype", *_VC],
     "statement_sources": ["statement_id", "source_id"],
 }
+#: the columns of each writable table, in order (what :class:`Batch` rows and
+#: :meth:`Store.insert_select` queries provide)
+TABLE_COLUMNS = _TABLE_COLUMNS
 _ARROW_TYPES: dict[str, pa.DataType] = {
     "aliases": pa.list_(pa.string()), "sitelinks": pa.int32(), "revision": pa.int64(),
     "precision": pa.int8(), "timezone": pa.int32(), "before": pa.int32(), "after": pa.int32(),
@@ -353,17 +357,47 @@ class Store:
         for i, col in enumerate(columns):
             data = [r[i] for r in rows]
             arrays[col] = pa.array(data, type=_ARROW_TYPES.get(col, pa.string()))
-        incoming = pa.table(arrays)  # noqa: F841  (scanned by name below)
+        self.con.register("_cg_incoming", pa.table(arrays))
+        try:
+            self._insert_from(table, columns, "_cg_incoming")
+        finally:
+            self.con.unregister("_cg_incoming")
+
+    def _insert_from(self, table: str, columns: list[str], relation: str, params: Any = None) -> None:
         cols = ", ".join(f'"{c}"' for c in columns)
         # Deduplicate within the batch too: INSERT OR IGNORE does not cover in-batch repeats.
         key = {"entities": "id", "properties": "id", "statements": "statement_id"}.get(table)
-        source = (f"SELECT DISTINCT ON ({key}) {cols} FROM incoming" if key
-                  else f"SELECT DISTINCT {cols} FROM incoming")
+        source = (f"SELECT DISTINCT ON ({key}) {cols} FROM {relation}" if key
+                  else f"SELECT DISTINCT {cols} FROM {relation}")
         if table in _UPSERT:
             self.con.execute(f"INSERT INTO {table} ({cols}) {source} "
-                             f"ON CONFLICT DO UPDATE SET {_UPSERT[table]}")
+                             f"ON CONFLICT DO UPDATE SET {_UPSERT[table]}", params)
         else:
-            self.con.execute(f"INSERT OR IGNORE INTO {table} ({cols}) {source}")
+            self.con.execute(f"INSERT OR IGNORE INTO {table} ({cols}) {source}", params)
+
+    def insert_select(self, table: str, select: str, params: Sequence[Any] | None = None) -> None:
+        """Insert the rows of a SQL query with the semantics of :meth:`write` (duplicates in the
+        query collapse, existing rows are kept, entities/properties are upserted): the bulk
+        path for loaders that build rows inside DuckDB. The query's columns must be named as
+        the table's columns (see :data:`TABLE_COLUMNS`). Joins the current transaction, if any.
+
+        >>> s = Store()
+        >>> s.insert_select("statements", "SELECT 'Q1$a' AS statement_id, 'Q1' AS subject, "
+        ...                 "'P31' AS property, 'normal' AS rank, 'novalue' AS snaktype")
+        >>> s.statement("Q1$a").snaktype
+        'novalue'
+        """
+        if table not in _TABLE_COLUMNS:
+            raise StoreError(f"insert_select: unknown table {table!r}; use one of {sorted(_TABLE_COLUMNS)}")
+        try:
+            with self.transaction():
+                described = self.con.execute(f"SELECT * FROM ({select}) LIMIT 0", params).description
+                present = [d[0] for d in described or ()]
+                columns = [c for c in _TABLE_COLUMNS[table] if c in present]
+                self._insert_from(table, columns, f"({select})", params)
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
+                             f"{str(exc).splitlines()[0]}") from exc
 
     # -- the read primitive -----------------------------------------------------------
     def _edge_sql(self, subject: str | Collection[str] | None, property: str | Collection[str] | None,

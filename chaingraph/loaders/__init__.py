@@ -25,6 +25,7 @@ from chaingraph.errors import UnsupportedFormat
 from chaingraph.loaders.common import FileReport, LoadReport, Progress, StoreSummary
 from chaingraph.loaders.compression import dump_format
 from chaingraph.loaders.json_dump import load_json_dump
+from chaingraph.loaders.rdf import load_rdf
 from chaingraph.store import Store
 
 __all__ = ["FileReport", "LoadReport", "Progress", "StoreSummary", "load", "load_file", "summarize"]
@@ -38,7 +39,7 @@ def load_file(path: str | Path, store: Store, *, skip_bad_lines: bool = False,
         raise UnsupportedFormat(f"{path}: no such file; check the path")
     if fmt == "json":
         return load_json_dump(path, store, skip_bad_lines=skip_bad_lines, progress=progress)
-    raise UnsupportedFormat(f"{path}: RDF loading is not available in this build; load the JSON dump")
+    return load_rdf(path, store, fmt=fmt, skip_bad_lines=skip_bad_lines, progress=progress)
 
 
 def load(paths: Iterable[str | Path], store: Store, *, skip_bad_lines: bool = False,

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from chaingraph.errors import BadDumpLine
 
-__all__ = ["FileReport", "LineGuard", "LoadReport", "Progress", "StoreSummary"]
+__all__ = ["FileReport", "LineGuard", "LoadReport", "Progress", "StoreSummary", "coordinate_digits"]
 
 #: ``progress(path, bytes_done, bytes_total)``; bytes of the file as stored (compressed).
 Progress = Callable[[str, int, int], None]
@@ -67,6 +67,16 @@ class LoadReport(BaseModel):
     files: tuple[FileReport, ...]
     summary: StoreSummary
     seconds: float
+
+
+def coordinate_digits(x: float | None) -> float | None:
+    """A coordinate component kept to 14 significant digits, the precision Wikidata's RDF
+    export writes (PHP's float formatting), so JSON and RDF loads store the same double.
+
+    >>> coordinate_digits(51.56652777777778), coordinate_digits(2.777777777777778e-05)
+    (51.566527777778, 2.7777777777778e-05)
+    """
+    return None if x is None else float(f"{x:.14g}")
 
 
 class LineGuard:

@@ -22,6 +22,7 @@ property datatypes.
 from __future__ import annotations
 
 import json
+import re
 import time
 import zlib
 from pathlib import Path
@@ -29,7 +30,7 @@ from typing import Any
 
 from chaingraph.errors import BadDumpLine, ChaingraphError, InvalidId, InvalidInput
 from chaingraph.ids import is_entity_id, pid
-from chaingraph.loaders.common import FileReport, LineGuard, Progress
+from chaingraph.loaders.common import FileReport, LineGuard, Progress, coordinate_digits
 from chaingraph.loaders.compression import dump_date, open_binary
 from chaingraph.store import Batch, Store, snak_hash_columns
 from chaingraph.values import VALUE_COLUMNS, value_columns, value_from_json
@@ -38,7 +39,7 @@ __all__ = ["EntityRows", "datavalue_columns", "load_json_dump", "parse_line"]
 
 _EMPTY = (None,) * (len(VALUE_COLUMNS) - 2)
 _ENTITY_KIND = {"Q": "item", "P": "property", "L": "lexeme"}
-_PREFIX = {"item": "Q", "property": "P", "lexeme": "L"}
+_PREFIX = {"item": "Q", "property": "P", "lexeme": "L", "entity-schema": "E", "mediainfo": "M"}
 RANKS = frozenset({"preferred", "normal", "deprecated"})
 SNAKTYPES = frozenset({"value", "somevalue", "novalue"})
 
@@ -47,8 +48,12 @@ BATCH_ENTITIES = 5_000
 BATCH_ROWS = 60_000
 
 
+#: entity values: items, properties, lexemes and their forms/senses, entity schemas, media
+_VALUE_ENTITY = re.compile(r"[QPLEM][1-9][0-9]*(?:-[FS][1-9][0-9]*)?")
+
+
 def _valid_value_entity(ident: str) -> bool:
-    return is_entity_id(ident) or (ident[:1] == "L" and ident[1:].isdigit())
+    return _VALUE_ENTITY.fullmatch(ident) is not None
 
 
 def datavalue_columns(datavalue: dict[str, Any]) -> tuple[Any, ...]:
@@ -68,8 +73,12 @@ def datavalue_columns(datavalue: dict[str, Any]) -> tuple[Any, ...]:
             ident = _PREFIX.get(str(value.get("entity-type", "item")), "Q") + str(value.get("numeric-id"))
         if not isinstance(ident, str) or not _valid_value_entity(ident):
             raise InvalidId(ident, field="entity value")
-        return (_ENTITY_KIND[ident[0]], ident, *_EMPTY)
-    return value_columns(value_from_json(datavalue))
+        return (_ENTITY_KIND.get(ident[0], "entity"), ident, *_EMPTY)
+    cols = value_columns(value_from_json(datavalue))
+    if cols[0] == "globecoordinate":
+        lat, lon, prec = (coordinate_digits(x) for x in cols[14:17])
+        cols = (*cols[:14], lat, lon, prec, cols[17])
+    return cols
 
 
 def _snak(snak: dict[str, Any]) -> tuple[str, str, tuple[Any, ...]]:

@@ -1,0 +1,273 @@
+"""Read N-Triples (and Turtle, through a streaming parser) into a staging table, fast.
+
+An RDF dump is read in blocks of about :data:`BLOCK_BYTES` decompressed bytes. Each block
+becomes an Arrow array of lines without copying (newline offsets come from numpy), is
+split into subject / predicate / object with Arrow's vectorised string kernels, and only
+the triples whose predicate matters to the statement model are appended to a DuckDB
+staging table ``(line, k, pid, s, o)``: ``k`` is the predicate's role (see
+:data:`PREDICATES` and :func:`classify_predicate`), ``pid`` its property id, ``s`` and
+``o`` the subject and object as N-Triples terms. Python touches each *distinct
+predicate* once, never each line. Memory is one block plus what DuckDB keeps (it spills
+to disk for file-backed stores).
+
+Lines the fast path cannot split (tabs, several spaces) go through a regular
+expression; lines that match nothing are bad lines (:class:`~chaingraph.loaders.common.LineGuard`).
+
+>>> classify_predicate("<http://www.wikidata.org/prop/qualifier/value/P580>")
+('pqv', 'P580')
+>>> classify_predicate("<http://wikiba.se/ontology#rank>"), classify_predicate("<http://schema.org/name>")
+(('rank', None), (None, None))
+>>> parse_line_slow('<http://a>\\t<http://b>  "x y"@en .')
+('<http://a>', '<http://b>', '"x y"@en')
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import IO, Any
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from chaingraph.errors import MissingExtra
+from chaingraph.loaders.common import LineGuard
+
+__all__ = ["BLOCK_BYTES", "PREDICATES", "STAGING_DDL", "classify_predicate", "parse_line_slow",
+           "stage_ntriples", "stage_turtle"]
+
+BLOCK_BYTES = 32 << 20
+
+_WB = "http://wikiba.se/ontology#"
+#: predicate IRI -> role, for predicates that are not per-property families
+PREDICATES: dict[str, str] = {
+    _WB + "rank": "rank",
+    "http://www.w3.org/1999/02/22-rdf-syntax-ns#type": "type",
+    "http://www.w3.org/ns/prov#wasDerivedFrom": "derived",
+    "http://www.w3.org/2000/01/rdf-schema#label": "label",
+    "http://schema.org/description": "description",
+    "http://www.w3.org/2004/02/skos/core#altLabel": "alias",
+    _WB + "propertyType": "ptype",
+    _WB + "sitelinks": "sitelinks",
+    "http://schema.org/version": "version",
+    "http://schema.org/dateModified": "modified",
+    "http://schema.org/about": "about",
+    **{_WB + name: name for name in (
+        "timeValue", "timePrecision", "timeTimezone", "timeCalendarModel",
+        "quantityAmount", "quantityUpperBound", "quantityLowerBound", "quantityUnit",
+        "geoLatitude", "geoLongitude", "geoPrecision", "geoGlobe")},
+}
+_FAMILY = re.compile(r"<http://www\.wikidata\.org/prop/(?:(direct|statement|qualifier|reference)/"
+                     r"(?:(value)/)?)?(P[1-9][0-9]*)>")
+_FAMILY_KIND = {(None, None): "claim", ("direct", None): "wdt", ("statement", None): "ps",
+                ("statement", "value"): "psv", ("qualifier", None): "pq", ("qualifier", "value"): "pqv",
+                ("reference", None): "pr", ("reference", "value"): "prv"}
+_NT_LINE = re.compile(r'\s*(<[^>\s]*>|_:\S+)\s+(<[^>\s]*>)\s+(<[^>\s]*>|_:\S+|"(?:[^"\\]|\\.)*"'
+                      r'(?:@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^<[^>\s]*>)?)\s*\.\s*')
+_LITERAL = r'^"(?:[^"\\]|\\.)*"(?:@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^<[^>\s]*>)?$'
+
+STAGING_DDL = "(line BIGINT, k VARCHAR, pid VARCHAR, s VARCHAR, o VARCHAR)"
+_SCHEMA = pa.schema([("line", pa.int64()), ("k", pa.string()), ("pid", pa.string()),
+                     ("s", pa.string()), ("o", pa.string())])
+
+
+def classify_predicate(term: str) -> tuple[str | None, str | None]:
+    """``(role, property id)`` of a predicate term; ``(None, None)`` for ignored predicates."""
+    m = _FAMILY.fullmatch(term)
+    if m:
+        return _FAMILY_KIND.get((m.group(1), m.group(2))), m.group(3)
+    return PREDICATES.get(term[1:-1]) if term.startswith("<") else None, None
+
+
+def parse_line_slow(line: str) -> tuple[str, str, str] | None:
+    """Split one N-Triples line by regular expression; ``None`` if it is not a triple."""
+    m = _NT_LINE.fullmatch(line)
+    return (m.group(1), m.group(2), m.group(3)) if m else None
+
+
+class _Stager:
+    """Appends classified triples to the staging table, block by block."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, table: str, guard: LineGuard) -> None:
+        self.con = con
+        self.table = table
+        self.guard = guard
+        self.classes: dict[str, tuple[str | None, str | None]] = {}
+        self.lines = 0  # lines consumed so far
+
+    def _classify(self, predicates: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array]:
+        enc = pc.dictionary_encode(predicates).combine_chunks() if isinstance(
+            predicates, pa.ChunkedArray) else pc.dictionary_encode(predicates)
+        kinds, pids = [], []
+        for term in enc.dictionary.to_pylist():
+            if term not in self.classes:
+                self.classes[term] = classify_predicate(term)
+            kinds.append(self.classes[term][0])
+            pids.append(self.classes[term][1])
+        return (pa.array(kinds, pa.string()).take(enc.indices),
+                pa.array(pids, pa.string()).take(enc.indices), enc.indices)
+
+    def block(self, data: bytes, first_line: int, flush: Callable[[], None]) -> None:
+        """Stage one block of whole lines; ``first_line`` is the 1-based number of its first line."""
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            bad = first_line + data.count(b"\n", 0, exc.start)
+            keep = data[: data.rfind(b"\n", 0, exc.start) + 1]
+            if keep:
+                self.block(keep, first_line, flush)
+            self.guard.bad(bad, "the line is not UTF-8 text (is this a binary file?)", flush)
+            rest = data[data.find(b"\n", exc.start) + 1:] if b"\n" in data[exc.start:] else b""
+            if rest:
+                self.block(rest, bad + 1, flush)
+            return
+        buf = np.frombuffer(data, dtype=np.uint8)
+        ends = np.flatnonzero(buf == 10)
+        if len(ends) == 0 or ends[-1] != len(data) - 1:
+            ends = np.append(ends, len(data))
+        offsets = np.empty(len(ends) + 1, dtype=np.int32)
+        offsets[0] = 0
+        offsets[1:] = np.minimum(ends + 1, len(data))
+        n = len(ends)
+        lines = pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
+        numbers = pa.array(np.arange(first_line, first_line + n, dtype=np.int64))
+        parts = pc.split_pattern(lines, " ", max_splits=2)
+        counts = pc.list_value_length(parts).to_numpy(zero_copy_only=False)
+        starts = parts.offsets.to_numpy()[:-1]
+        ok = counts == 3
+        values, first = parts.values, starts[ok]
+        s, p, o_raw = (values.take(pa.array(first + i)) for i in range(3))
+        o_trim = pc.utf8_rtrim(o_raw, characters=" \t\r\n")
+        good = pc.and_(pc.and_(pc.ends_with(o_trim, "."), pc.starts_with(p, "<")),
+                       pc.or_(pc.starts_with(s, "<"), pc.starts_with(s, "_:")))
+        o = pc.utf8_rtrim(pc.utf8_rtrim(o_trim, characters="."), characters=" \t")
+        is_lit = pc.starts_with(o, '"')
+        lit_ok = pc.match_substring_regex(o, _LITERAL)
+        term_ok = pc.if_else(is_lit, lit_ok, pc.and_(
+            pc.invert(pc.match_substring(o, " ")),
+            pc.or_(pc.and_(pc.starts_with(o, "<"), pc.ends_with(o, ">")), pc.starts_with(o, "_:"))))
+        good = pc.and_(good, term_ok)
+        nums_ok = numbers.filter(pa.array(ok))
+        # the slow path: lines that did not split into three clean parts
+        slow_rows: list[tuple[int, str, str, str]] = []
+        bad_mask = np.ones(n, dtype=bool)
+        bad_mask[np.flatnonzero(ok)[good.to_numpy(zero_copy_only=False)]] = False
+        for i in np.flatnonzero(bad_mask):
+            text = data[offsets[i]:offsets[i + 1]].decode("utf-8").strip()
+            if not text or text.startswith("#"):
+                continue
+            parsed = parse_line_slow(text)
+            if parsed is None:
+                slow_rows.append((first_line + int(i), "", "", ""))
+            else:
+                slow_rows.append((first_line + int(i), *parsed))
+        bad_lines = [r[0] for r in slow_rows if not r[1]]
+        stop = bad_lines[0] if bad_lines and not self.guard.skip else None
+        table = pa.table({"line": nums_ok.filter(good), "s": s.filter(good), "p": p.filter(good),
+                          "o": o.filter(good)})
+        if slow_rows:
+            table = pa.concat_tables([table, _rows_table([r for r in slow_rows if r[1]])])
+        if stop is not None:
+            table = table.filter(pc.less(table["line"], stop))
+        self._append(table)
+        for line in bad_lines:
+            text = data[offsets[line - first_line]:offsets[line - first_line + 1]].decode().rstrip()
+            self.guard.bad(line, _problem(text), flush)
+
+    def _append(self, table: pa.Table) -> None:
+        if table.num_rows == 0:
+            return
+        kinds, pids, _ = self._classify(table["p"])
+        keep = pc.is_valid(kinds)
+        # rdf:type matters only for novalue classes (wdno:)
+        keep = pc.and_(keep, pc.or_(pc.not_equal(kinds, "type"),
+                                    pc.starts_with(table["o"], "<http://www.wikidata.org/prop/novalue/")))
+        staged = pa.table({"line": table["line"], "k": kinds, "pid": pids, "s": table["s"], "o": table["o"]},
+                          schema=_SCHEMA).filter(keep)
+        self.con.register("_cg_block", staged)
+        try:
+            self.con.execute(f"INSERT INTO {self.table} SELECT * FROM _cg_block")
+        finally:
+            self.con.unregister("_cg_block")
+
+
+def _problem(text: str) -> str:
+    if not text.endswith("."):
+        return "the line does not end with ' .' (truncated?)"
+    return "the line is not an N-Triples triple (<subject> <predicate> object .)"
+
+
+def _blocks(stream: IO[bytes], size: int) -> Iterator[bytes]:
+    rest = b""
+    while True:
+        chunk = stream.read(size)
+        if not chunk:
+            if rest:
+                yield rest
+            return
+        chunk = rest + chunk
+        cut = chunk.rfind(b"\n") + 1
+        if cut == 0:
+            rest = chunk
+            continue
+        rest = chunk[cut:]
+        yield chunk[:cut]
+
+
+def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str, guard: LineGuard,
+                   flush: Callable[[], None], progress: Callable[[], None] | None = None,
+                   block_bytes: int = BLOCK_BYTES) -> int:
+    """Stage every triple of an N-Triples stream; return the number of lines read."""
+    stager = _Stager(con, table, guard)
+    line = 1
+    for data in _blocks(stream, block_bytes):
+        stager.block(data, line, flush)
+        line += data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+        if progress is not None:
+            progress()
+    return line - 1
+
+
+def _term(node: Any) -> str:
+    return str(node)
+
+
+def stage_turtle(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str, guard: LineGuard,
+                 flush: Callable[[], None], progress: Callable[[], None] | None = None,
+                 batch: int = 200_000) -> int:
+    """Stage a Turtle stream through pyoxigraph's streaming parser; return triples read.
+
+    A syntax error is reported at its line; with ``skip_bad_lines`` the rest of the file
+    is skipped (Turtle cannot be resynchronised line by line) and counted as one bad line.
+    """
+    try:
+        import pyoxigraph
+    except ImportError as exc:  # pragma: no cover - pyoxigraph is installed with the test extra
+        raise MissingExtra("reading Turtle needs pyoxigraph: pip install 'chaingraph[bench]'") from exc
+    stager = _Stager(con, table, guard)
+    rows: list[tuple[int, str, str, str]] = []
+    count = 0
+    try:
+        for quad in pyoxigraph.parse(stream, format=pyoxigraph.RdfFormat.TURTLE):
+            count += 1
+            rows.append((count, _term(quad.subject), _term(quad.predicate), _term(quad.object)))
+            if len(rows) >= batch:
+                stager._append(_rows_table(rows))
+                rows = []
+                if progress is not None:
+                    progress()
+    except SyntaxError as exc:
+        stager._append(_rows_table(rows))
+        rows = []
+        line = getattr(exc, "lineno", None) or 0
+        guard.bad(int(line), f"Turtle syntax error: {str(exc).splitlines()[0]}", flush)
+    stager._append(_rows_table(rows))
+    return count
+
+
+def _rows_table(rows: list[tuple[int, str, str, str]]) -> pa.Table:
+    cols = list(zip(*rows)) if rows else [(), (), (), ()]
+    return pa.table({"line": pa.array(cols[0], pa.int64()), "s": pa.array(cols[1], pa.string()),
+                     "p": pa.array(cols[2], pa.string()), "o": pa.array(cols[3], pa.string())})

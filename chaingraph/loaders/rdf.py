@@ -1,0 +1,441 @@
+"""Load RDF in the Wikidata Query Service statement model (N-Triples, Turtle) into the store.
+
+The file is staged by :mod:`chaingraph.loaders.ntriples`; the statement model is then
+rebuilt with set-based SQL inside DuckDB (joins on statement, reference and value-node
+IRIs) and written in one transaction. The result is the store the JSON dump of the same
+entities gives:
+
+* ``p:Pn`` links an entity to a statement node; its id ``Q42-GUID`` becomes ``Q42$GUID``;
+  ``wikibase:rank`` gives the rank;
+* the main value comes from the ``psv:`` value node when there is one (time with
+  precision, calendar, timezone via :meth:`TimeValue.from_rdf` — BCE shift, ``01``
+  month/day, Julian reconversion; quantity amount, unit (``wd:Q199`` = ``"1"``), bounds;
+  globe coordinates), otherwise from ``ps:`` (items, strings, monolingual text, URLs,
+  Commons media names); a blank node or ``.well-known/genid`` IRI is *somevalue*, the
+  statement typed ``wdno:Pn`` is *novalue*; qualifiers (``pq:``/``pqv:``) and references
+  (``prov:wasDerivedFrom`` → ``pr:``/``prv:``, hash = the ``wdref:`` local name) likewise;
+* ``wdt:`` truthy triples are used only for (entity, property) pairs that have no ``p:``
+  statement at all: they become rank ``normal`` statements with the id
+  ``<entity>$TRUTHY-<md5 of property and object>``;
+* ``rdfs:label``/``schema:description``/``skos:altLabel`` in ``en``, else ``mul``;
+  ``wikibase:propertyType`` → the JSON datatype spelling; ``wikibase:sitelinks``,
+  ``schema:version`` and ``schema:dateModified`` on the entity or its data node.
+
+Without a value node (some exports drop them) a time literal gets the coarsest precision
+its lexical form allows (day, month or year) in the Gregorian calendar, and a quantity
+the unit ``"1"``: the RDF does not say more.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import time
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from chaingraph.errors import BadDumpLine, ChaingraphError, StoreError
+from chaingraph.loaders.common import FileReport, LineGuard, Progress, coordinate_digits
+from chaingraph.loaders.compression import dump_date, open_binary
+from chaingraph.loaders.ntriples import STAGING_DDL, stage_ntriples, stage_turtle
+from chaingraph.store import Store, snak_hash_columns
+from chaingraph.values import VALUE_COLUMNS, TimeValue
+
+__all__ = ["datatype_from_rdf", "load_rdf", "unescape_literal"]
+
+ENT = "http://www.wikidata.org/entity/"
+STMT = "http://www.wikidata.org/entity/statement/"
+REF = "http://www.wikidata.org/reference/"
+DATA = "https://www.wikidata.org/wiki/Special:EntityData/"
+NOVALUE = "http://www.wikidata.org/prop/novalue/"
+WB = "http://wikiba.se/ontology#"
+XSD = "http://www.w3.org/2001/XMLSchema#"
+
+_DATATYPES = {"WikibaseItem": "wikibase-item", "WikibaseProperty": "wikibase-property",
+              "WikibaseLexeme": "wikibase-lexeme", "WikibaseForm": "wikibase-form",
+              "WikibaseSense": "wikibase-sense", "ExternalId": "external-id", "Quantity": "quantity",
+              "Time": "time", "String": "string", "Monolingualtext": "monolingualtext",
+              "GlobeCoordinate": "globe-coordinate", "Globecoordinate": "globe-coordinate",
+              "Url": "url", "CommonsMedia": "commonsMedia", "GeoShape": "geo-shape",
+              "TabularData": "tabular-data", "Math": "math", "MusicalNotation": "musical-notation",
+              "EntitySchema": "entity-schema"}
+_ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))")
+_SIMPLE_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
+
+
+def datatype_from_rdf(iri: str) -> str:
+    """JSON spelling of a ``wikibase:propertyType`` IRI.
+
+    >>> datatype_from_rdf("http://wikiba.se/ontology#WikibaseItem"), datatype_from_rdf("<http://wikiba.se/ontology#CommonsMedia>")
+    ('wikibase-item', 'commonsMedia')
+    """
+    name = iri.strip("<>").rsplit("#", 1)[-1]
+    return _DATATYPES.get(name) or re.sub(r"(?<!^)(?=[A-Z])", "-", name).lower()
+
+
+def unescape_literal(text: str) -> str:
+    r"""Undo N-Triples string escapes.
+
+    >>> unescape_literal(r'Eug\u00E8ne \"Loiseau\"\n')
+    'Eugène "Loiseau"\n'
+    """
+    def repl(m: re.Match[str]) -> str:
+        if m.group(1) or m.group(2):
+            return chr(int(m.group(1) or m.group(2), 16))
+        return _SIMPLE_ESCAPES.get(m.group(3), m.group(0))
+    return _ESCAPE.sub(repl, text)
+
+
+def _time_json(lexical: str | None, precision: int | None, calendar: str | None) -> str | None:
+    if lexical is None or precision is None:
+        return None
+    return TimeValue.from_rdf(lexical, precision=int(precision), calendar=calendar).time
+
+
+def _register_functions(con: duckdb.DuckDBPyConnection) -> None:
+    def time_udf(lex: pa.Array, prec: pa.Array, cal: pa.Array) -> pa.Array:
+        out = []
+        for lx, pr, ca in zip(lex.to_pylist(), prec.to_pylist(), cal.to_pylist()):
+            try:
+                out.append(_time_json(lx, pr, ca))
+            except ChaingraphError:
+                out.append(None)
+        return pa.array(out, pa.string())
+
+    def unescape_udf(text: pa.Array) -> pa.Array:
+        return pa.array([None if t is None else unescape_literal(t) for t in text.to_pylist()], pa.string())
+
+    def digits_udf(x: pa.Array) -> pa.Array:
+        return pa.array([coordinate_digits(v) for v in x.to_pylist()], pa.float64())
+
+    for name, fn, params, returns in (
+            ("_cg_time", time_udf, ["VARCHAR", "INTEGER", "VARCHAR"], "VARCHAR"),
+            ("_cg_unescape", unescape_udf, ["VARCHAR"], "VARCHAR"),
+            ("_cg_digits", digits_udf, ["DOUBLE"], "DOUBLE")):
+        with contextlib.suppress(duckdb.InvalidInputException, duckdb.CatalogException):
+            con.remove_function(name)
+        con.create_function(name, fn, params, returns, type="arrow",  # type: ignore[call-overload]
+                            side_effects=False)
+
+
+def _local(col: str, prefix: str) -> str:
+    return (f"CASE WHEN starts_with({col}, '<{prefix}') AND ends_with({col}, '>') "
+            f"THEN {col}[{len(prefix) + 2}:-2] END")
+
+
+_ENTITY_LOCAL = _local("{c}", ENT)
+_LEX = "_cg_unescape(regexp_extract({c}, '^\"(.*)\"', 1))"
+
+
+def _lex(col: str) -> str:
+    return (f"CASE WHEN contains({col}, '\\') THEN {_LEX.format(c=col)} "
+            f"ELSE regexp_extract({col}, '^\"(.*)\"', 1) END")
+
+
+def _signed(expr: str) -> str:
+    return (f"CASE WHEN {expr} IS NULL THEN NULL WHEN {expr}[1] IN ('+', '-') THEN {expr} "
+            f"ELSE '+' || {expr} END")
+
+
+# precision of a time literal that has no value node: the coarsest its lexical form allows
+_INFERRED_PRECISION = ("(CASE WHEN md['d'] NOT IN ('01', '00') THEN 11 "
+                       "WHEN md['m'] NOT IN ('01', '00') THEN 10 ELSE 9 END)")
+
+
+def _value_sql() -> str:
+    """SELECT over ``_cg_snak`` (owner, role, pid, o, vn) giving snaktype + the value columns."""
+    eid = _ENTITY_LOCAL.format(c="o")
+    lex = _lex("o")
+    dt = "regexp_extract(o, '\\^\\^<([^>]*)>$', 1)"
+    lang = "regexp_extract(o, '\"@([A-Za-z0-9-]+)$', 1)"
+    wkt = (f"regexp_extract({lex}, '^(?:<([^>]*)> )?Point\\(([-+0-9.eE]+) ([-+0-9.eE]+)\\)$', "
+           "['globe', 'lon', 'lat'])")
+    md = "regexp_extract(o, '^\"[+-]?[0-9]+-([0-9][0-9])-([0-9][0-9])T', ['m', 'd'])"
+    vkind = (f"CASE WHEN vn IS NOT NULL THEN (CASE WHEN v.tv IS NOT NULL THEN 'time' "
+             f"WHEN v.qa IS NOT NULL THEN 'quantity' WHEN v.glat IS NOT NULL THEN 'globecoordinate' END) "
+             f"WHEN o IS NULL THEN NULL "
+             f"WHEN starts_with(o, '_:') OR starts_with(o, '<http://www.wikidata.org/.well-known/genid/') "
+             f"THEN 'somevalue' "
+             f"WHEN {eid} IS NOT NULL THEN 'entity' "
+             f"WHEN starts_with(o, '<') THEN 'iri' "
+             f"WHEN {dt} = '{XSD}dateTime' THEN 'time' WHEN {dt} = '{XSD}decimal' THEN 'quantity' "
+             f"WHEN {dt} = 'http://www.opengis.net/ont/geosparql#wktLiteral' THEN 'globecoordinate' "
+             f"WHEN {lang} <> '' THEN 'monolingualtext' ELSE 'string' END")
+    return f"""
+    SELECT owner, role, pid, line, o, coalesce(tv_lex, lexical) AS raw_lexical,
+      CASE WHEN novalue THEN 'novalue' WHEN kind = 'somevalue' THEN 'somevalue' ELSE 'value' END AS snaktype,
+      CASE WHEN kind = 'entity' THEN (CASE ent[1] WHEN 'Q' THEN 'item' WHEN 'P' THEN 'property'
+                                       WHEN 'L' THEN 'lexeme' ELSE 'entity' END)
+           WHEN kind = 'iri' THEN 'string' WHEN kind = 'somevalue' THEN NULL ELSE kind END AS value_type,
+      CASE WHEN kind = 'entity' THEN ent END AS object,
+      CASE WHEN kind = 'iri' THEN (CASE
+             WHEN starts_with(o, '<http://commons.wikimedia.org/wiki/Special:FilePath/')
+               THEN url_decode(o[53:-2])
+             WHEN starts_with(o, '<http://commons.wikimedia.org/data/main/') THEN url_decode(o[41:-2])
+             ELSE o[2:-2] END)
+           WHEN kind IN ('string', 'monolingualtext') THEN lexical END AS text,
+      CASE WHEN kind = 'monolingualtext' THEN lang END AS lang,
+      CASE WHEN kind = 'time' THEN (CASE WHEN vn IS NOT NULL THEN _cg_time(tv_lex, tp, tcal[2:-2])
+           ELSE _cg_time(lexical, {_INFERRED_PRECISION}, '{ENT}Q1985727') END) END AS time,
+      CASE WHEN kind = 'time' THEN (CASE WHEN vn IS NOT NULL THEN tp ELSE {_INFERRED_PRECISION} END)
+           END::TINYINT AS precision,
+      CASE WHEN kind = 'time' THEN coalesce({_local('tcal', ENT)}, 'Q1985727') END AS calendar,
+      CASE WHEN kind = 'time' THEN coalesce(ttz, 0) END AS timezone,
+      CASE WHEN kind = 'time' THEN 0 END AS before,
+      CASE WHEN kind = 'time' THEN 0 END AS after,
+      CASE WHEN kind = 'quantity' THEN {_signed('coalesce(qa_lex, lexical)')} END AS amount,
+      CASE WHEN kind = 'quantity' THEN (CASE WHEN qunit IS NULL OR qunit IN ('Q199', '1') THEN '1'
+           ELSE qunit END) END AS unit,
+      CASE WHEN kind = 'quantity' THEN {_signed('qub_lex')} END AS upper,
+      CASE WHEN kind = 'quantity' THEN {_signed('qlb_lex')} END AS lower,
+      CASE WHEN kind = 'globecoordinate' THEN _cg_digits(coalesce(glat, TRY_CAST(wkt['lat'] AS DOUBLE)))
+           END AS lat,
+      CASE WHEN kind = 'globecoordinate' THEN _cg_digits(coalesce(glon, TRY_CAST(wkt['lon'] AS DOUBLE)))
+           END AS lon,
+      CASE WHEN kind = 'globecoordinate' THEN _cg_digits(gprec) END AS coord_precision,
+      CASE WHEN kind = 'globecoordinate'
+           THEN coalesce(gglobe, {_local("'<' || wkt['globe'] || '>'", ENT)}, 'Q2') END AS globe
+    FROM (
+      SELECT sn.owner, sn.role, sn.pid, sn.line, sn.o, sn.vn, sn.novalue,
+             CASE WHEN sn.novalue THEN NULL ELSE {vkind} END AS kind,
+             {eid} AS ent, {lex} AS lexical, {lang} AS lang, {wkt} AS wkt, {md} AS md,
+             {_lex('v.tv')} AS tv_lex, TRY_CAST({_lex('v.tp')} AS INTEGER) AS tp, v.tcal,
+             TRY_CAST({_lex('v.ttz')} AS INTEGER) AS ttz,
+             {_lex('v.qa')} AS qa_lex, {_lex('v.qub')} AS qub_lex, {_lex('v.qlb')} AS qlb_lex,
+             {_local('v.qu', ENT)} AS qunit,
+             TRY_CAST({_lex('v.glat')} AS DOUBLE) AS glat, TRY_CAST({_lex('v.glon')} AS DOUBLE) AS glon,
+             TRY_CAST({_lex('v.gprec')} AS DOUBLE) AS gprec, {_local('v.gglobe', ENT)} AS gglobe
+      FROM _cg_snak sn LEFT JOIN _cg_vn v ON v.node = sn.vn)
+    """
+
+
+_VN_KINDS = {"tv": "timeValue", "tp": "timePrecision", "ttz": "timeTimezone", "tcal": "timeCalendarModel",
+             "qa": "quantityAmount", "qu": "quantityUnit", "qub": "quantityUpperBound",
+             "qlb": "quantityLowerBound", "glat": "geoLatitude", "glon": "geoLongitude",
+             "gprec": "geoPrecision", "gglobe": "geoGlobe"}
+_TEMPS = ("_cg_st", "_cg_vn", "_cg_snak", "_cg_val", "_cg_statements", "_cg_terms", "_cg_ent")
+
+
+def _build(store: Store, t: str, source_id: str) -> dict[str, int]:
+    """Turn the staged triples into store rows (inside the caller's transaction); return
+    how many rows of each kind the file gave."""
+    con = store.con
+    _register_functions(con)
+    ent_s, ent_x, ent_owner = (_ENTITY_LOCAL.format(c=c) for c in ("s", "x.s", "v.owner"))
+    pivot = ", ".join(f"first(o) FILTER (WHERE k = '{k}') AS {a}" for a, k in _VN_KINDS.items())
+    node_kinds = "('psv', 'pqv', 'prv')"
+    con.execute(f"""
+    CREATE OR REPLACE TEMP TABLE _cg_st AS
+      SELECT o AS node, {ent_s} AS subject, pid,
+             regexp_replace({_local('o', STMT)}, '-', '$') AS statement_id
+      FROM {t} WHERE k = 'claim';
+    CREATE OR REPLACE TEMP TABLE _cg_vn AS
+      SELECT s AS node, {pivot} FROM {t} WHERE k IN ({', '.join(repr(k) for k in _VN_KINDS.values())})
+      GROUP BY s;
+    CREATE OR REPLACE TEMP TABLE _cg_snak AS
+      WITH raw AS (
+        SELECT s AS owner, CASE WHEN k IN ('ps', 'psv') THEN 'S' WHEN k IN ('pq', 'pqv') THEN 'Q'
+               WHEN k IN ('pr', 'prv') THEN 'R' ELSE 'T' END AS role, pid, k, o, line,
+               k IN {node_kinds} AND o IN (SELECT node FROM _cg_vn) AS has_node
+        FROM {t} WHERE k IN ('ps', 'psv', 'pq', 'pqv', 'pr', 'prv', 'wdt')),
+      with_node AS (SELECT DISTINCT owner, role, pid FROM raw WHERE has_node)
+      SELECT owner, role, pid, line, CASE WHEN has_node THEN NULL ELSE o END AS o,
+             CASE WHEN has_node THEN o END AS vn, false AS novalue
+      FROM raw
+      WHERE has_node OR (k NOT IN {node_kinds} AND (
+            starts_with(o, '_:') OR starts_with(o, '<http://www.wikidata.org/.well-known/genid/')
+            OR NOT EXISTS (SELECT 1 FROM with_node w WHERE w.owner = raw.owner AND w.role = raw.role
+                           AND w.pid = raw.pid)))
+      UNION ALL
+      SELECT x.s AS owner,
+             CASE WHEN st.node IS NOT NULL AND st.pid = x.wpid AND NOT EXISTS (
+                    SELECT 1 FROM {t} y WHERE y.s = x.s AND y.k IN ('ps', 'psv')) THEN 'S'
+                  WHEN st.node IS NOT NULL THEN 'Q'
+                  WHEN {ent_x} IS NOT NULL THEN 'T' ELSE 'R' END AS role,
+             x.wpid AS pid, x.line, NULL AS o, NULL AS vn, true AS novalue
+      FROM (SELECT s, line, {_local('o', NOVALUE)} AS wpid FROM {t} WHERE k = 'type') x
+      LEFT JOIN _cg_st st ON st.node = x.s;
+    CREATE OR REPLACE TEMP TABLE _cg_val AS {_value_sql()};
+    UPDATE _cg_val SET value_type = 'string', text = raw_lexical, time = NULL, precision = NULL,
+        calendar = NULL, timezone = NULL, before = NULL, after = NULL
+      WHERE value_type = 'time' AND time IS NULL;  -- not a valid date: keep the text, as WDQS does
+    """)
+    rank = (f"CASE r.o WHEN '<{WB}PreferredRank>' THEN 'preferred' WHEN '<{WB}DeprecatedRank>' "
+            "THEN 'deprecated' ELSE 'normal' END")
+    vcols = ", ".join(f"v.{c}" for c in VALUE_COLUMNS)
+    truthy_id = f"{ent_owner} || '$TRUTHY-' || upper(md5(v.pid || ' ' || coalesce(v.o, 'novalue')))"
+    con.execute(f"""
+    CREATE OR REPLACE TEMP TABLE _cg_statements AS
+      SELECT st.statement_id, st.subject, st.pid AS property, {rank} AS rank, v.snaktype, {vcols}
+      FROM _cg_st st JOIN _cg_val v ON v.owner = st.node AND v.role = 'S'
+      LEFT JOIN (SELECT s, o FROM {t} WHERE k = 'rank') r ON r.s = st.node
+      UNION ALL
+      SELECT {truthy_id} AS statement_id, {ent_owner} AS subject, v.pid AS property, 'normal' AS rank,
+             v.snaktype, {vcols}
+      FROM _cg_val v
+      WHERE v.role = 'T' AND regexp_full_match(coalesce({ent_owner}, ''), '[QP][1-9][0-9]*')
+        AND NOT EXISTS (SELECT 1 FROM _cg_st st WHERE st.subject = {ent_owner} AND st.pid = v.pid)
+    """)
+    store.insert_select("statements", "SELECT * FROM _cg_statements")
+    store.insert_select("statement_sources",
+                        f"SELECT statement_id, '{source_id}' AS source_id FROM _cg_statements")
+    counts = {"statements": _one(con, "SELECT count(DISTINCT statement_id) FROM _cg_statements")}
+    counts["qualifiers"] = _hashed(store, "qualifiers", f"""
+      SELECT st.statement_id, v.pid AS property, v.snaktype, {vcols}
+      FROM _cg_val v JOIN _cg_st st ON st.node = v.owner WHERE v.role = 'Q'""")
+    _hashed(store, "reference_snaks", f"""
+      SELECT st.statement_id, {_local('d.o', REF)} AS reference_hash, v.pid AS property, v.snaktype, {vcols}
+      FROM (SELECT s, o FROM {t} WHERE k = 'derived') d
+      JOIN _cg_st st ON st.node = d.s JOIN _cg_val v ON v.owner = d.o AND v.role = 'R'""")
+    counts["references"] = _one(con, f"""
+      SELECT count(*) FROM (SELECT DISTINCT d.s, d.o FROM {t} d JOIN _cg_st st ON st.node = d.s
+      WHERE d.k = 'derived')""")
+    counts.update(_entities(store, t))
+    return counts
+
+
+def _one(con: duckdb.DuckDBPyConnection, sql: str) -> int:
+    rows = con.execute(sql).fetchall()
+    return int(rows[0][0]) if rows else 0
+
+
+def _hashed(store: Store, table: str, select: str) -> int:
+    """Insert snak rows after adding their content hash (computed exactly as the JSON loader
+    does); return how many rows the query gave."""
+    tbl = store.con.sql(select).to_arrow_table()
+    if tbl.num_rows == 0:
+        return 0
+    props, types = tbl["property"].to_pylist(), tbl["snaktype"].to_pylist()
+    values = [tbl[c].to_pylist() for c in VALUE_COLUMNS]
+    hashes = [snak_hash_columns(p, st, row) for p, st, row in zip(props, types, zip(*values))]
+    tbl = tbl.append_column("snak_hash", pa.array(hashes, pa.string()))
+    store.con.register("_cg_hashed", tbl)
+    try:
+        store.insert_select(table, "SELECT * FROM _cg_hashed")
+    finally:
+        store.con.unregister("_cg_hashed")
+    return int(tbl.num_rows)
+
+
+def _entities(store: Store, t: str) -> dict[str, int]:
+    owner = f"coalesce({_ENTITY_LOCAL.format(c='s')}, {_local('s', DATA)})"
+    lex = _lex("o")
+    lang = "regexp_extract(o, '\"@([A-Za-z0-9-]+)$', 1)"
+    store.con.execute(f"""
+    CREATE OR REPLACE TEMP TABLE _cg_terms AS
+      SELECT {owner} AS id, k, {lang} AS lang, {lex} AS text, line FROM {t}
+      WHERE k IN ('label', 'description', 'alias') AND {lang} IN ('en', 'mul');
+    CREATE OR REPLACE TEMP TABLE _cg_ent AS
+      WITH ids AS (
+        SELECT DISTINCT {owner} AS id FROM {t}
+        WHERE k IN ('label', 'description', 'alias', 'claim', 'wdt', 'sitelinks', 'version', 'modified',
+                    'ptype')),
+      labels AS (SELECT id, arg_min(text, (lang <> 'en', line)) AS label,
+                        arg_min(lang, (lang <> 'en', line)) AS label_lang
+                 FROM _cg_terms WHERE k = 'label' GROUP BY id),
+      descs AS (SELECT id, arg_min(text, (lang <> 'en', line)) AS description
+                FROM _cg_terms WHERE k = 'description' GROUP BY id),
+      alias_lang AS (SELECT id, min(lang) AS lang FROM _cg_terms WHERE k = 'alias' GROUP BY id),
+      aliases AS (SELECT a.id, list(a.text ORDER BY a.line) AS aliases FROM _cg_terms a
+                  JOIN alias_lang l ON l.id = a.id AND l.lang = a.lang WHERE a.k = 'alias' GROUP BY a.id),
+      props AS (SELECT {owner} AS id,
+                       max(TRY_CAST({lex} AS BIGINT)) FILTER (WHERE k = 'sitelinks') AS pp_sitelinks,
+                       max(TRY_CAST({lex} AS BIGINT)) FILTER (WHERE k = 'version') AS revision,
+                       max({lex}) FILTER (WHERE k = 'modified') AS modified,
+                       max(o) FILTER (WHERE k = 'ptype') AS ptype
+                FROM {t} WHERE k IN ('sitelinks', 'version', 'modified', 'ptype') GROUP BY 1),
+      articles AS (SELECT {_ENTITY_LOCAL.format(c='o')} AS id, count(*) AS n FROM {t}
+                   WHERE k = 'about' AND {_local('s', DATA)} IS NULL GROUP BY 1)
+      SELECT ids.id, labels.label, labels.label_lang, descs.description, aliases.aliases,
+             coalesce(props.pp_sitelinks, articles.n)::INTEGER AS sitelinks, props.revision,
+             props.modified, props.ptype
+      FROM ids LEFT JOIN labels USING (id) LEFT JOIN descs USING (id) LEFT JOIN aliases USING (id)
+      LEFT JOIN props USING (id) LEFT JOIN articles USING (id)
+      WHERE regexp_full_match(coalesce(ids.id, ''), '[QP][1-9][0-9]*');
+    """)
+    ptypes = [r[0] for r in store.con.execute(
+        "SELECT DISTINCT ptype FROM _cg_ent WHERE ptype IS NOT NULL").fetchall()]
+    mapping = pa.table({"ptype": pa.array(ptypes, pa.string()),
+                        "datatype": pa.array([datatype_from_rdf(p) for p in ptypes], pa.string())})
+    store.con.register("_cg_ptypes", mapping)
+    try:
+        store.insert_select("entities", "SELECT id, label, label_lang, description, aliases, sitelinks, "
+                            "revision, modified FROM _cg_ent WHERE id[1] = 'Q'")
+        store.insert_select("properties", "SELECT e.id, label, label_lang, description, aliases, m.datatype "
+                            "FROM _cg_ent e LEFT JOIN _cg_ptypes m USING (ptype) WHERE id[1] = 'P'")
+    finally:
+        store.con.unregister("_cg_ptypes")
+    return {"entities": _one(store.con, "SELECT count(*) FROM _cg_ent WHERE id[1] = 'Q'"),
+            "properties": _one(store.con, "SELECT count(*) FROM _cg_ent WHERE id[1] = 'P'")}
+
+
+def _validate_ids(store: Store, t: str, guard: LineGuard) -> int | None:
+    """Check entity and statement ids of the staged claims; return the first bad line when not
+    skipping (the caller stops there), else drop bad triples and count them."""
+    ent = _ENTITY_LOCAL.format(c="s")
+    rows = store.con.execute(f"""
+      SELECT line, s, o FROM {t}
+      WHERE k = 'claim' AND (NOT coalesce(regexp_full_match({ent}, '[QP][1-9][0-9]*'), false)
+         OR NOT coalesce(regexp_full_match({_local('o', STMT)}, '[QPLqpl][0-9]+-[^$]+'), false))
+      ORDER BY line LIMIT 1000""").fetchall()
+    if not rows:
+        return None
+    if not guard.skip:
+        return int(rows[0][0])
+    for line, s, o in rows:
+        guard.bad(int(line), f"subject {s} or statement {o} is not a Wikidata entity / statement IRI")
+    store.con.execute(f"DELETE FROM {t} WHERE line IN (SELECT UNNEST(?))", [[int(r[0]) for r in rows]])
+    return None
+
+
+def load_rdf(path: str | Path, store: Store, *, fmt: str = "nt", skip_bad_lines: bool = False,
+             progress: Progress | None = None) -> FileReport:
+    """Load one N-Triples (``fmt="nt"``) or Turtle (``fmt="ttl"``) file into ``store``."""
+    started = time.perf_counter()
+    location = str(Path(path).resolve())
+    stream, counter = open_binary(path)
+    guard = LineGuard(str(path), skip=skip_bad_lines)
+    table = "_cg_triples"
+    con = store.con
+    totals = {"entities": 0, "properties": 0, "statements": 0, "qualifiers": 0, "references": 0}
+    with stream:
+        source_id = store.add_source("rdf-dump", location, dump_date=dump_date(path))
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {table} {STAGING_DDL}")
+
+        def build() -> None:
+            with store.transaction():
+                totals.update(_build(store, table, source_id))
+
+        def tick() -> None:
+            if progress is not None:
+                progress(str(path), counter.position(), counter.size)
+
+        try:
+            stage = stage_turtle if fmt == "ttl" else stage_ntriples
+            try:
+                stage(stream, con, table, guard, build, tick)
+            except (EOFError, OSError) as exc:
+                lines = con.execute(f"SELECT coalesce(max(line), 0) FROM {table}").fetchone()
+                last = int(lines[0]) if lines else 0
+                build()
+                raise BadDumpLine(str(path), last + 1, f"the file cannot be read past here ({exc})",
+                                  "the file is truncated or corrupt: download it again; everything "
+                                  "before this line is loaded") from exc
+            stop = _validate_ids(store, table, guard)
+            if stop is not None:
+                con.execute(f"DELETE FROM {table} WHERE line >= ?", [stop])
+                guard.bad(stop, "the subject or statement IRI is not a Wikidata entity / statement id",
+                          build)
+            build()
+            tick()
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot load {path} into store {store.path or ':memory:'}: "
+                             f"{str(exc).splitlines()[0]}") from exc
+        finally:
+            for tmp in (table, *_TEMPS):
+                con.execute(f"DROP TABLE IF EXISTS {tmp}")
+    return FileReport(path=str(path), format=fmt, bad_lines=guard.count,
+                      bad_line_examples=tuple(guard.examples), seconds=time.perf_counter() - started,
+                      **totals)
