@@ -365,7 +365,17 @@ class Explanation:
         return self.violations[0].reason if self.violations else None
 
     def describe(self) -> str:
-        head = " → ".join(self.path)
+        """``valid: Q1 -P19- Q2 - Q3`` (properties between nodes where known), then one
+        line per broken rule."""
+        parts: list[str] = []
+        for tok in self.path:
+            if tok[:1] == "P" and tok[1:].isdigit():
+                parts.append(f" -{tok}- ")
+            else:
+                if parts and not parts[-1].endswith("- "):
+                    parts.append(" - ")
+                parts.append(tok)
+        head = "".join(parts)
         if self.valid:
             return f"valid: {head}"
         return "\n".join([f"invalid: {head}"] + [f"  {v.reason}: {v.detail}" for v in self.violations])
