@@ -243,3 +243,34 @@ def test_a_malformed_role_table_is_an_error(tmp_path: Path) -> None:
     path.write_text("subject_role\tobject_role\trelation_class\treason\npart\twhole\tnonsense\tx\n")
     with pytest.raises(InvalidInput, match=r"roles\.tsv:2"):
         RoleTable.load(path)
+
+
+def test_a_corpus_written_by_chaingraph_from_a_world_graph(shared_data: Path, tmp_path: Path) -> None:
+    from chaingraph.audit.corpus import fused_tasks, nested_tasks, world_chain_records, write_jsonl
+    from chaingraph.records import ChainRecord
+
+    records = list(world_chain_records(shared_data / "world" / "codex-s.json.gz", seeds=2, per_seed=6))
+    assert len({r.seed for r in records}) == 2 and all(5 <= r.k <= 6 for r in records)
+    assert all(isinstance(r, ChainRecord) and r.crosswalk_version == CROSSWALK_VERSION for r in records)
+    write_jsonl(records, tmp_path / "chains.jsonl.gz")
+    tasks = fused_tasks(records, size=2)
+    nested = nested_tasks(records, size=2)
+    write_jsonl(tasks, tmp_path / "tasks.jsonl")
+    write_jsonl(nested, tmp_path / "nested.jsonl")
+    report = audit([tmp_path], strict=True)
+    chain_edges = sum(r.k for r in records)
+    fused_edges = sum(c.k for t in tasks for c in t.components)
+    nested_edges = sum(len(c["chain"]["steps"]) for t in nested for c in t["components"])
+    assert report.edges == chain_edges + fused_edges + nested_edges
+    assert report.duplicate_chains == len(nested) and report.tasks == len(records) + len(tasks) + len(nested)
+    assert {lv.level: lv.tasks for lv in report.difficulty}["L3"] == len(tasks) + len(nested)
+
+
+def test_corpus_arguments_are_checked_when_called(tmp_path: Path) -> None:
+    from chaingraph.audit.corpus import world_chain_records
+
+    with pytest.raises(InvalidInput, match="no such dump"):
+        world_chain_records(tmp_path / "missing.json.gz")
+    (tmp_path / "w.json").write_text("[]")
+    with pytest.raises(InvalidInput, match="min_hops"):
+        world_chain_records(tmp_path / "w.json", min_hops=6, max_hops=5)

@@ -206,3 +206,14 @@ def test_nodes_give_the_walk_order_of_a_chain_record() -> None:
 def test_malformed_records_of_a_known_shape_name_the_json_path(record: dict[str, object]) -> None:
     with pytest.raises(ShapeError, match=r"^\$"):
         detect(record)
+
+
+def test_the_chain_record_fast_path_agrees_with_the_general_parser() -> None:
+    from chaingraph.audit.shapes import ChaingraphChainShape
+
+    fixture = Path(__file__).resolve().parent / "fixtures" / "audit" / "chaingraph" / "chains.jsonl"
+    for line in fixture.read_text().splitlines():
+        record = json.loads(line)
+        assert ChaingraphChainShape().components(record) == [parse_chain(record)]
+        odd = {**record, "steps": [{**record["steps"][0], "relation_class": "P361"}, *record["steps"][1:]]}
+        assert ChaingraphChainShape().components(odd) == [parse_chain(odd)]

@@ -68,6 +68,7 @@ __all__ = [
 ]
 
 _PROPERTY_ID = re.compile(r"(?:^|[/:#])(P[1-9][0-9]*)$")
+_PID = re.compile(r"P[1-9][0-9]*")
 _CHAIN_KEYS = ("steps", "edges", "path", "hops", "triples")
 _SOURCE_KEYS = ("source", "subject", "head", "from", "s", "h")
 _TARGET_KEYS = ("target", "object", "tail", "to", "o", "t")
@@ -137,7 +138,7 @@ def _text(value: Any, path: str) -> str | None:
         return None
     if isinstance(value, str):
         return value.strip() or None
-    if isinstance(value, Mapping) and isinstance(value.get("id"), str):
+    if isinstance(value, dict) and isinstance(value.get("id"), str):
         return str(value["id"])
     raise ShapeError(f"{path}: expected a string, found {type(value).__name__}")
 
@@ -152,7 +153,7 @@ def _first(step: Mapping[str, Any], keys: Sequence[str], path: str) -> str | Non
 
 
 def _parse_edge(step: Any, path: str) -> Edge:
-    if isinstance(step, Sequence) and not isinstance(step, str):
+    if isinstance(step, (list, tuple)):
         if len(step) != 3:
             raise ShapeError(
                 f"{path}: a triple edge needs [source, relation, target], found {len(step)} items"
@@ -160,7 +161,7 @@ def _parse_edge(step: Any, path: str) -> Edge:
         source, relation, target = (_text(v, f"{path}[{i}]") for i, v in enumerate(step))
         prop = _property_id(relation) if relation else None
         return Edge(source, target, None if prop else relation, prop)
-    if not isinstance(step, Mapping):
+    if not isinstance(step, dict):
         raise ShapeError(f"{path}: an edge must be an object or a [source, relation, target] triple")
     label = prop = None
     for key in (*_PROPERTY_KEYS, *_LABEL_KEYS):
@@ -195,7 +196,7 @@ def _parse_edge(step: Any, path: str) -> Edge:
 def _parse_node(node: Any, path: str) -> Node:
     if isinstance(node, str):
         return Node(node)
-    if isinstance(node, Mapping) and isinstance(node.get("id"), str):
+    if isinstance(node, dict) and isinstance(node.get("id"), str):
         node_type = _first(node, _NODE_TYPE_KEYS, path)
         if node_type is None and isinstance(node.get("types"), list) and node["types"]:
             node_type = _text(node["types"][0], f"{path}.types[0]")
@@ -234,7 +235,7 @@ def parse_chain(obj: Any, path: str = "$") -> Component:
     """
     nodes: list[Node] = []
     seed: str | None = None
-    if isinstance(obj, Mapping):
+    if isinstance(obj, dict):
         steps_key = next((k for k in _CHAIN_KEYS if isinstance(obj.get(k), list)), None)
         if steps_key is None:
             raise ShapeError(f"{path}: a chain needs an edge list under one of {', '.join(_CHAIN_KEYS)}")
@@ -272,7 +273,42 @@ class ChaingraphChainShape:
     def components(self, record: Mapping[str, Any]) -> list[Component] | None:
         if not str(record.get("schema_version", "")).startswith("chaingraph.chain/"):
             return None
-        return [parse_chain(record)]
+        fast = _chaingraph_chain(record)
+        return [fast if fast is not None else parse_chain(record)]
+
+
+def _chaingraph_chain(record: Mapping[str, Any]) -> Component | None:
+    """The common case of a well-formed chain record, read directly (``None``: take the
+    general parser, which also names what is wrong)."""
+    nodes, steps = record.get("nodes"), record.get("steps")
+    if not (isinstance(nodes, list) and isinstance(steps, list) and len(nodes) == len(steps) + 1):
+        return None
+    ids: list[str] = []
+    parsed_nodes: list[Node] = []
+    for node in nodes:
+        if not isinstance(node, dict) or not isinstance(node.get("id"), str):
+            return None
+        node_type = node.get("type")
+        if node_type is not None and not isinstance(node_type, str):
+            return None
+        ids.append(node["id"])
+        parsed_nodes.append(Node(node["id"], node_type))
+    edges: list[Edge] = []
+    key = [ids[0]]
+    for i, step in enumerate(steps):
+        if not isinstance(step, dict):
+            return None
+        prop, label = step.get("property"), step.get("relation_class")
+        if not (isinstance(prop, str) and _PID.fullmatch(prop)) or not (
+            label is None or isinstance(label, str)
+        ):
+            return None
+        if label and _PROPERTY_ID.search(label):  # a property id given as a label: general rules
+            return None
+        backward = step.get("direction") == "backward"
+        edges.append(Edge(ids[i], ids[i + 1], label or None, prop, None, backward))
+        key += [prop + "<" if backward else prop, ids[i + 1]]
+    return Component(tuple(key), tuple(edges), tuple(parsed_nodes), parsed_nodes[0])
 
 
 class TaskShape:
@@ -309,7 +345,7 @@ class TaskShape:
                 raise ShapeError(f"{path}.components: expected a list of components")
             for i, component in enumerate(components):
                 where = f"{path}.components[{i}]"
-                if isinstance(component, Mapping):
+                if isinstance(component, dict):
                     self._walk(component, where, found)
                 else:
                     found.append(parse_chain(component, where))
@@ -346,7 +382,7 @@ def detect(record: Any, shapes: Sequence[Shape] = DEFAULT_SHAPES) -> tuple[str, 
 
     Raises :class:`ShapeError` when the accepting detector finds the record malformed.
     """
-    if not isinstance(record, Mapping):
+    if not isinstance(record, dict):
         return None
     for shape in shapes:
         found = shape.components(record)
