@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from chaingraph.errors import UnsupportedFormat
+from chaingraph.errors import InvalidInput
 from chaingraph.loaders.common import FileReport, LoadReport, Progress, StoreSummary
 from chaingraph.loaders.compression import dump_format
 from chaingraph.loaders.json_dump import load_json_dump
@@ -36,7 +36,7 @@ def load_file(path: str | Path, store: Store, *, skip_bad_lines: bool = False,
     """Load one dump file (format from its name) into ``store``."""
     fmt = dump_format(path)
     if not Path(path).is_file():
-        raise UnsupportedFormat(f"{path}: no such file; check the path")
+        raise InvalidInput(f"{path}: no such file; check the path")
     if fmt == "json":
         return load_json_dump(path, store, skip_bad_lines=skip_bad_lines, progress=progress)
     return load_rdf(path, store, fmt=fmt, skip_bad_lines=skip_bad_lines, progress=progress)
@@ -52,7 +52,7 @@ def load(paths: Iterable[str | Path], store: Store, *, skip_bad_lines: bool = Fa
     for p in paths:
         dump_format(p)
         if not Path(p).is_file():
-            raise UnsupportedFormat(f"{p}: no such file; check the path")
+            raise InvalidInput(f"{p}: no such file; check the path")
     started = time.perf_counter()
     files = tuple(load_file(p, store, skip_bad_lines=skip_bad_lines, progress=progress) for p in paths)
     return LoadReport(files=files, summary=summarize(store), seconds=time.perf_counter() - started)

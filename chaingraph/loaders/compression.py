@@ -18,9 +18,10 @@ import re
 from pathlib import Path
 from typing import IO, BinaryIO, Literal, cast
 
-from chaingraph.errors import UnsupportedFormat
+from chaingraph.errors import InvalidInput, UnsupportedFormat
 
-__all__ = ["Format", "RawCounter", "dump_date", "dump_format", "open_binary", "sniff_compression"]
+__all__ = ["Format", "RawCounter", "check_content", "dump_date", "dump_format", "open_binary",
+           "open_dump", "sniff_compression"]
 
 Format = Literal["json", "nt", "ttl"]
 
@@ -95,7 +96,7 @@ def open_binary(path: str | Path) -> tuple[IO[bytes], RawCounter]:
     try:
         raw = open(p, "rb")  # noqa: SIM115 (returned to the caller, who closes it)
     except OSError as exc:
-        raise UnsupportedFormat(f"{path}: cannot open ({exc.strerror or exc}); check the path") from exc
+        raise InvalidInput(f"{path}: cannot open ({exc.strerror or exc}); check the path") from exc
     size = p.stat().st_size
     head = raw.read(8)
     raw.seek(0)
@@ -119,4 +120,56 @@ def open_binary(path: str | Path) -> tuple[IO[bytes], RawCounter]:
         stream = cast(IO[bytes], bz2.BZ2File(raw, mode="rb"))
     else:
         stream = raw
+    return stream, counter
+
+
+_WHAT = {"json": "a Wikidata JSON dump", "nt": "N-Triples", "ttl": "Turtle"}
+
+
+def check_content(head: bytes, path: str | Path, fmt: Format) -> None:
+    r"""Refuse a file whose first bytes (decompressed) cannot be ``fmt``: binary data, or
+    the other dump format under a misleading name.
+
+    >>> check_content(b'[\n{"id": "Q1"', "a.json", "json")
+    >>> try:
+    ...     check_content(b"<http://a> <http://b> <http://c> .", "a.json", "json")
+    ... except UnsupportedFormat as exc:
+    ...     print(str(exc).split("; ")[1])
+    it looks like N-Triples: rename it *.nt
+    """
+    if b"\x00" in head:
+        raise UnsupportedFormat(f"{path}: this is a binary file, not {_WHAT[fmt]}; pass a .json, .nt or "
+                                ".ttl dump (optionally .gz or .bz2)")
+    lines = [ln.strip() for ln in head.splitlines()]
+    first = next((ln for ln in lines if ln and not ln.startswith(b"#")), b"")
+    if not first:
+        return
+    looks: str | None = None
+    if first[:1] in (b"[", b"{"):
+        looks = "json"
+    elif first[:1] in (b"<", b"_"):
+        looks = "nt"
+    elif first.lower().startswith((b"@prefix", b"@base", b"prefix", b"base")):
+        looks = "ttl"
+    if looks == fmt or (fmt == "ttl" and looks == "nt"):
+        return
+    shown = first[:16].decode("utf-8", errors="replace")
+    hint = (f"it looks like {_WHAT[looks]}: rename it *.{looks}" if looks
+            else "check that this is the file you meant")
+    raise UnsupportedFormat(f"{path}: this is not {_WHAT[fmt]} (it starts with {shown!r}); {hint}")
+
+
+def open_dump(path: str | Path, fmt: Format) -> tuple[IO[bytes], RawCounter]:
+    """:func:`open_binary`, then :func:`check_content` on the first decompressed bytes."""
+    stream, counter = open_binary(path)
+    try:
+        head = stream.peek(4096)[:4096]  # type: ignore[attr-defined]
+        check_content(head, path, fmt)
+    except (OSError, EOFError) as exc:
+        stream.close()
+        raise UnsupportedFormat(f"{path}: cannot be decompressed ({exc}); the file is corrupt or not "
+                                "what its name says") from exc
+    except UnsupportedFormat:
+        stream.close()
+        raise
     return stream, counter

@@ -31,7 +31,7 @@ from typing import Any
 from chaingraph.errors import BadDumpLine, ChaingraphError, InvalidId, InvalidInput
 from chaingraph.ids import is_entity_id, pid
 from chaingraph.loaders.common import FileReport, LineGuard, Progress, coordinate_digits
-from chaingraph.loaders.compression import dump_date, open_binary
+from chaingraph.loaders.compression import dump_date, open_dump
 from chaingraph.store import Batch, Store, snak_hash_columns
 from chaingraph.values import VALUE_COLUMNS, value_columns, value_from_json
 
@@ -215,7 +215,7 @@ def load_json_dump(path: str | Path, store: Store, *, skip_bad_lines: bool = Fal
     """Stream one JSON dump file into ``store``; return what it contributed."""
     started = time.perf_counter()
     location = str(Path(path).resolve())
-    stream, counter = open_binary(path)
+    stream, counter = open_dump(path, "json")
     guard = LineGuard(str(path), skip=skip_bad_lines)
     totals = {"entities": 0, "properties": 0, "statements": 0, "qualifiers": 0, "references": 0}
     with stream:

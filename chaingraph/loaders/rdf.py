@@ -38,7 +38,7 @@ import pyarrow as pa
 
 from chaingraph.errors import BadDumpLine, ChaingraphError, StoreError
 from chaingraph.loaders.common import FileReport, LineGuard, Progress, coordinate_digits
-from chaingraph.loaders.compression import dump_date, open_binary
+from chaingraph.loaders.compression import Format, dump_date, open_dump
 from chaingraph.loaders.ntriples import STAGING_DDL, stage_ntriples, stage_turtle
 from chaingraph.store import Store, snak_hash_columns
 from chaingraph.values import VALUE_COLUMNS, TimeValue
@@ -390,12 +390,12 @@ def _validate_ids(store: Store, t: str, guard: LineGuard) -> int | None:
     return None
 
 
-def load_rdf(path: str | Path, store: Store, *, fmt: str = "nt", skip_bad_lines: bool = False,
+def load_rdf(path: str | Path, store: Store, *, fmt: Format = "nt", skip_bad_lines: bool = False,
              progress: Progress | None = None) -> FileReport:
     """Load one N-Triples (``fmt="nt"``) or Turtle (``fmt="ttl"``) file into ``store``."""
     started = time.perf_counter()
     location = str(Path(path).resolve())
-    stream, counter = open_binary(path)
+    stream, counter = open_dump(path, fmt)
     guard = LineGuard(str(path), skip=skip_bad_lines)
     table = "_cg_triples"
     con = store.con

@@ -1,0 +1,207 @@
+"""Bad input: every path ends in a one-line error naming file and line, keeps what was
+loaded before it, or (``skip_bad_lines``) is skipped and counted."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+import lzma
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chaingraph.cli import cli
+from chaingraph.errors import BadDumpLine, InvalidInput, UnsupportedFormat
+from chaingraph.loaders import load
+from chaingraph.store import Store
+
+WD = "http://www.wikidata.org/entity/"
+P = "http://www.wikidata.org/prop/"
+
+
+def _item(qid: str, obj: str = "Q5", sid: str | None = None) -> str:
+    return json.dumps({"type": "item", "id": qid, "labels": {"en": {"language": "en", "value": qid}},
+                       "claims": {"P31": [{"mainsnak": {"snaktype": "value", "property": "P31", "datavalue": {
+                           "type": "wikibase-entityid", "value": {"id": obj}}},
+                           "id": sid or f"{qid}$1", "rank": "normal"}]}})
+
+
+def _dump(tmp_path: Path, name: str, lines: list[str]) -> Path:
+    path = tmp_path / name
+    body = "[\n" + "".join(f"{ln},\n" for ln in lines[:-1]) + f"{lines[-1]}\n]\n"
+    path.write_text(body)
+    return path
+
+
+def _triples(qid: str) -> list[str]:
+    st = f"<{WD}statement/{qid}-S1>"
+    return [f"<{WD}{qid}> <{P}P31> {st} .", f"{st} <{P}statement/P31> <{WD}Q5> ."]
+
+
+def _ids(db: Path) -> set[str]:
+    with Store(db, read_only=True) as s:
+        return {r[0] for r in s.con.execute("SELECT subject FROM statements").fetchall()}
+
+
+JSON_BAD = {
+    "truncated line": '{"type":"item","id":"Q3","labels":{"en":{"lang',
+    "not JSON": "this is not json",
+    "invalid entity id": _item("Q3x"),
+    "invalid value id": _item("Q3", obj="X9"),
+    "lexeme entity": json.dumps({"type": "lexeme", "id": "L3"}),
+    "array line": "[1, 2]",
+}
+
+
+@pytest.mark.parametrize("problem", sorted(JSON_BAD))
+def test_bad_json_line_stops_with_file_and_line_and_keeps_what_came_before(
+        tmp_path: Path, problem: str) -> None:
+    path = _dump(tmp_path, "d.json", [_item("Q1"), _item("Q2"), JSON_BAD[problem], _item("Q4")])
+    db = tmp_path / "s.duckdb"
+    with Store(db) as store, pytest.raises(BadDumpLine) as info:
+        load([path], store)
+    assert info.value.line == 4 and info.value.path == str(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}:4: ") and "\n" not in message and "--skip-bad-lines" in message
+    assert _ids(db) == {"Q1", "Q2"}  # committed before the bad line, nothing after
+
+
+@pytest.mark.parametrize("problem", sorted(JSON_BAD))
+def test_bad_json_lines_can_be_skipped_and_counted(tmp_path: Path, problem: str) -> None:
+    path = _dump(tmp_path, "d.json", [_item("Q1"), JSON_BAD[problem], _item("Q4"), "{oops"])
+    with Store() as store:
+        report = load([path], store, skip_bad_lines=True)
+        assert report.files[0].bad_lines == 2
+        assert report.files[0].bad_line_examples[0].startswith(f"{path}:3: ")
+        assert {e.subject for e in store.edges()} == {"Q1", "Q4"}
+
+
+NT_BAD = {
+    "truncated line": f"<{WD}Q3> <{P}P31> <{WD}statement/Q3-",
+    "missing final dot": f"<{WD}Q3> <{P}P31> <{WD}statement/Q3-S1>",
+    "unterminated literal": f'<{WD}Q3> <http://www.w3.org/2000/01/rdf-schema#label> "abc .',
+    "not a triple": "hello world",
+    "invalid subject id": f"<{WD}Q3x> <{P}P31> <{WD}statement/Q3x-S1> .",
+}
+
+
+@pytest.mark.parametrize("problem", sorted(NT_BAD))
+def test_bad_ntriples_line_stops_with_file_and_line_and_keeps_what_came_before(
+        tmp_path: Path, problem: str) -> None:
+    path = tmp_path / "d.nt"
+    path.write_text("\n".join([*_triples("Q1"), *_triples("Q2"), NT_BAD[problem], *_triples("Q4")]) + "\n")
+    db = tmp_path / "s.duckdb"
+    with Store(db) as store, pytest.raises(BadDumpLine) as info:
+        load([path], store)
+    assert info.value.line == 5
+    assert str(info.value).startswith(f"{path}:5: ")
+    assert _ids(db) == {"Q1", "Q2"}
+
+
+@pytest.mark.parametrize("problem", sorted(NT_BAD))
+def test_bad_ntriples_lines_can_be_skipped_and_counted(tmp_path: Path, problem: str) -> None:
+    path = tmp_path / "d.nt"
+    path.write_text("\n".join([*_triples("Q1"), NT_BAD[problem], *_triples("Q4")]) + "\n")
+    with Store() as store:
+        report = load([path], store, skip_bad_lines=True)
+        assert report.files[0].bad_lines == 1
+        assert {e.subject for e in store.edges()} == {"Q1", "Q4"}
+
+
+def test_non_utf8_bytes_are_a_bad_line(tmp_path: Path) -> None:
+    path = tmp_path / "d.nt"
+    lines = [ln.encode() for ln in (*_triples("Q1"), *_triples("Q4"))]
+    lines.insert(2, b'<http://a> <http://b> "caf\xe9" .')
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    with Store() as store, pytest.raises(BadDumpLine, match=r":3: .*UTF-8"):
+        load([path], store)
+    with Store() as store:
+        assert load([path], store, skip_bad_lines=True).files[0].bad_lines == 1
+        assert {e.subject for e in store.edges()} == {"Q1", "Q4"}
+
+
+def test_turtle_syntax_error_names_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "d.ttl"
+    path.write_text(f"@prefix wd: <{WD}> .\n@prefix p: <{P}> .\nwd:Q1 p:P31 wd:Q5 .\nwd:Q2 p:P31 ;;; .\n")
+    with Store() as store, pytest.raises(BadDumpLine, match=r"d\.ttl:4: Turtle syntax error"):
+        load([path], store)
+
+
+def test_truncated_gzip_reports_where_reading_stopped_and_keeps_the_rest(tmp_path: Path) -> None:
+    lines = [_item(f"Q{i}") for i in range(1, 3001)]
+    whole = gzip.compress(("[\n" + ",\n".join(lines) + "\n]\n").encode())
+    path = tmp_path / "cut.json.gz"
+    path.write_bytes(whole[: len(whole) * 2 // 3])
+    db = tmp_path / "s.duckdb"
+    with Store(db) as store, pytest.raises(BadDumpLine, match="truncated or corrupt") as info:
+        load([path], store)
+    assert "\n" not in str(info.value)
+    kept = _ids(db)
+    assert kept and kept == {f"Q{i}" for i in range(1, len(kept) + 1)}
+    assert info.value.line == len(kept) + 2  # the "[" line, then one entity per line
+
+
+@pytest.mark.parametrize(("name", "data", "match"), [
+    ("d.json.xz", lzma.compress(b"[\n]\n"), "xz compression is not supported"),
+    ("d.json.gz", b"[\n]\n", "the name says gzip but the file is not compressed"),
+    ("d.nt.bz2", gzip.compress(b"<a> <b> <c> .\n"), "the name says bz2 but the file is gzip"),
+    ("d.csv", b"a,b\n", "cannot tell the dump format"),
+    ("d.json", b"<http://a> <http://b> <http://c> .\n", "looks like N-Triples"),
+    ("d.nt", b'[\n{"id": "Q1"}\n]\n', "looks like a Wikidata JSON dump"),
+    ("d.json", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary file"),
+    ("d.nt.bz2", b"BZh91AY&SYgarbage", "cannot be decompressed"),
+])
+def test_wrong_file_type_or_compression_is_refused_before_loading(
+        tmp_path: Path, name: str, data: bytes, match: str) -> None:
+    path = tmp_path / name
+    path.write_bytes(data)
+    with Store() as store, pytest.raises(UnsupportedFormat, match=match):
+        load([path], store)
+    with Store() as store:
+        assert store.counts()["sources"] == 0
+
+
+def test_every_file_is_checked_before_any_is_loaded(tmp_path: Path) -> None:
+    good = _dump(tmp_path, "ok.json", [_item("Q1")])
+    with Store() as store:
+        with pytest.raises(InvalidInput, match="no such file"):
+            load([good, tmp_path / "missing.json"], store)
+        assert store.counts()["statements"] == 0
+
+
+def test_bz2_multi_stream_reads_every_stream(tmp_path: Path) -> None:
+    path = tmp_path / "d.json.bz2"
+    path.write_bytes(bz2.compress(b"[\n" + _item("Q1").encode() + b",\n") + bz2.compress(
+        _item("Q2").encode() + b"\n]\n"))
+    with Store() as store:
+        load([path], store)
+        assert {e.subject for e in store.edges()} == {"Q1", "Q2"}
+
+
+def test_cli_reports_one_line_and_exits_non_zero(runner: Any, tmp_path: Path) -> None:
+    path = _dump(tmp_path, "d.json", [_item("Q1"), "{broken"])
+    db = tmp_path / "s.duckdb"
+    result = runner.invoke(cli, ["load", str(path), "--store", str(db)])
+    assert result.exit_code == 2
+    assert result.output.strip() == (f"error: {path}:3: the line is not complete JSON (truncated?): "
+                                      "Expecting property name enclosed in double quotes at column 2; "
+                                      "fix or remove the line, or pass --skip-bad-lines to skip and "
+                                      "count such lines")
+    skipped = runner.invoke(cli, ["load", str(path), "--store", str(db), "--skip-bad-lines",
+                                  "--format", "json"])
+    assert skipped.exit_code == 0
+    assert json.loads(skipped.stdout)["files"][0]["bad_lines"] == 1
+
+
+def test_cli_bad_input_as_a_subprocess_has_no_traceback(tmp_path: Path) -> None:
+    path = tmp_path / "d.json.zst"
+    path.write_bytes(b"\x28\xb5\x2f\xfd" + b"\x00" * 16)
+    out = subprocess.run([sys.executable, "-m", "chaingraph", "load", str(path), "--store",
+                          str(tmp_path / "s.duckdb")], capture_output=True, text=True)
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
+    assert out.stderr.startswith(f"error: {path}: zstd compression is not supported")
