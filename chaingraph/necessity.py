@@ -56,7 +56,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -75,7 +74,7 @@ from chaingraph.patterns import (
 )
 from chaingraph.store import Store
 from chaingraph.tasks import SolverResult, Task, load_task
-from chaingraph.values import EntityValue, QuantityValue, TimeValue, Value
+from chaingraph.values import EntityValue, Value
 
 __all__ = [
     "NECESSITY_SCHEMA_VERSION",
@@ -263,48 +262,12 @@ class FusionCheck(Protocol):
                  minuend: str | None = None) -> tuple[bool, str]: ...
 
 
-def _number(v: Value) -> tuple[Decimal, str]:
-    if isinstance(v, QuantityValue):
-        return Decimal(v.amount), v.unit
-    if isinstance(v, TimeValue) and v.precision >= 9:
-        return Decimal(v.year), "year"
-    raise InvalidInput(f"{value_key(v)} is not a number or a dated year")
-
-
-def _fallback_fuse(operation: str, values: Sequence[tuple[str, Value]], minuend: str | None) -> str:
-    """A minimal exact calculator (used only when :mod:`chaingraph.fusion` has no ``fuse``)."""
-    if operation == "count":
-        return str(len(values))
-    if not values:
-        raise InvalidInput("no values")
-    nums = [(cid, *_number(v)) for cid, v in values]
-    if len({u for _c, _n, u in nums}) > 1:
-        raise InvalidInput("values of different units")
-    xs = [n for _c, n, _u in nums]
-    if operation in ("max", "min", "select_max", "select_min", "select_latest", "select_earliest"):
-        best = max(xs) if operation in ("max", "select_max", "select_latest") else min(xs)
-        if xs.count(best) > 1:
-            raise InvalidInput("tie")
-        if operation.startswith("select"):
-            return nums[xs.index(best)][0]
-        return str(best)
-    if operation == "add":
-        return str(sum(xs))
-    if operation == "average":
-        return str(sum(xs) / len(xs))
-    if operation in ("subtract", "year_difference"):
-        if len(xs) != 2:
-            raise InvalidInput(f"{operation} takes exactly 2 values")
-        first = next((i for i, (c, _n, _u) in enumerate(nums) if c == minuend), 0)
-        return str(xs[first] - xs[1 - first])
-    raise InvalidInput(f"unsupported operation {operation!r}")
-
-
 def default_fusion_check(operation: str, values: Sequence[tuple[str, Value]], dropped: str, *,
                          minuend: str | None = None) -> tuple[bool, str]:
-    """Fuse all values and the values without ``dropped``; determined when both give the
-    same result. Uses ``chaingraph.fusion.fuse`` when it exists.
+    """Fuse all values and the values without ``dropped`` with :func:`chaingraph.fusion.fuse`;
+    the result is determined without ``dropped`` when both give the same result.
 
+    >>> from chaingraph.values import TimeValue
     >>> y = lambda n: TimeValue.make(n, precision=9)
     >>> default_fusion_check("max", [("a", y(1521)), ("b", y(1600))], "a")
     (True, 'max is 1600 with or without a')
@@ -324,10 +287,20 @@ def default_fusion_check(operation: str, values: Sequence[tuple[str, Value]], dr
 
 
 def _fuse(operation: str, values: Sequence[tuple[str, Value]], minuend: str | None) -> str | Exception:
+    """The fused result as text, or why there is none (a refusal, or an invalid spec such
+    as a difference of one value). ``chaingraph.fusion`` sits below this module in the
+    layering, so it is imported here, at call time, behind the :class:`FusionCheck` seam."""
+    from chaingraph.fusion import FusionResult, RationalValue, fuse
+
     try:
-        return _fallback_fuse(operation, values, minuend)
-    except (InvalidInput, ArithmeticError) as exc:
+        outcome = fuse([{"id": c, "value": v.model_dump(mode="json")} for c, v in values], operation,
+                       minuend=minuend)
+    except InvalidInput as exc:
         return exc
+    if isinstance(outcome, FusionResult):
+        v = outcome.value
+        return outcome.result if v is None or isinstance(v, RationalValue) else value_key(v)
+    return InvalidInput(outcome.message)
 
 
 # -- graphs -------------------------------------------------------------------------
