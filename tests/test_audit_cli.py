@@ -91,3 +91,30 @@ def test_the_installed_command_runs_as_a_subprocess() -> None:
         check=False,
     )
     assert strict.returncode == 2 and strict.stderr.startswith("error: ") and "Traceback" not in strict.stderr
+
+
+def test_a_property_list_lets_the_crosswalk_decide_properties_outside_its_table(
+    runner: CliRunner, shared_data: Path, tmp_path: Path
+) -> None:
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text(json.dumps({"steps": [["Q1", "P214", "Q2"], ["Q2", "P131", "Q3"]]}) + "\n")
+    plain = AuditReport.model_validate_json(
+        runner.invoke(cli, ["audit", str(corpus), "--format", "json"]).output
+    )
+    assert plain.class_counts() == {**plain.class_counts(), "unclassified": 1, "spatial": 1}
+    listed = runner.invoke(
+        cli,
+        [
+            "audit",
+            str(corpus),
+            "--format",
+            "json",
+            "--no-progress",
+            "--properties",
+            str(shared_data / "properties" / "wikidata_properties_merged.tsv.gz"),
+        ],
+    )
+    assert listed.exit_code == 0, listed.output
+    report = AuditReport.model_validate_json(listed.output)
+    assert report.class_counts()["not-a-relation"] == 1 and "unclassified" not in report.class_counts()
+    assert [r.route for r in report.routes if r.edges] == ["property"]

@@ -37,7 +37,7 @@ Layering inside the package (imports flow down only)::
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +48,7 @@ from chaingraph.audit.report import AuditReport
 from chaingraph.audit.shapes import DEFAULT_SHAPES, Shape
 from chaingraph.errors import InvalidInput
 
-__all__ = ["DEFAULT_SHAPES", "AuditReport", "CorpusProblem", "Crosswalk", "audit"]
+__all__ = ["DEFAULT_SHAPES", "AuditReport", "CorpusProblem", "Crosswalk", "Progress", "audit"]
 
 
 class CorpusProblem(InvalidInput):
@@ -62,10 +62,23 @@ class CorpusProblem(InvalidInput):
         )
 
 
-def _default_crosswalk() -> Crosswalk:
-    from chaingraph.crosswalk import default_crosswalk
+def _crosswalk(crosswalk: Crosswalk | None, properties: str | Path | None) -> Any:
+    if crosswalk is not None and properties is None:
+        return crosswalk
+    from chaingraph.crosswalk import default_crosswalk, read_property_facts
 
-    return default_crosswalk()
+    base: Any = crosswalk if crosswalk is not None else default_crosswalk()
+    if properties is None:
+        return base
+    if not hasattr(base, "with_facts"):
+        raise InvalidInput(
+            "properties= needs a chaingraph Crosswalk (one with with_facts); pass facts to yours"
+        )
+    return base.with_facts(read_property_facts(properties))
+
+
+#: ``progress(done, total, path)`` is called before each file is read and once at the end
+Progress = Callable[[int, int, Path | None], None]
 
 
 def audit(
@@ -73,23 +86,32 @@ def audit(
     *,
     strict: bool = False,
     crosswalk: Crosswalk | None = None,
+    properties: str | Path | None = None,
     shapes: Sequence[Shape] = DEFAULT_SHAPES,
     roles: RoleTable | None = None,
     max_problems: int = 1000,
+    progress: Progress | None = None,
 ) -> AuditReport:
     """Audit every record of ``paths`` (files or folders, JSON or JSON Lines, optionally gzip'd).
 
     ``strict`` raises :class:`CorpusProblem` at the first file or record that cannot be
     audited; otherwise problems are counted and the first ``max_problems`` listed.
-    ``crosswalk`` defaults to :func:`chaingraph.crosswalk.default_crosswalk`; ``shapes``
-    is the tuple of record-shape detectors (first match wins); ``roles`` the role table.
+    ``crosswalk`` defaults to :func:`chaingraph.crosswalk.default_crosswalk`;
+    ``properties`` is a property list (e.g. ``wikidata_properties_merged.tsv.gz``) whose
+    datatypes, labels and classes let the crosswalk decide properties outside its table;
+    ``shapes`` is the tuple of record-shape detectors (first match wins); ``roles`` the
+    role table; ``progress`` is told which file is next.
     """
     files = corpus_files(paths)
-    cw: Any = crosswalk if crosswalk is not None else _default_crosswalk()
+    cw = _crosswalk(crosswalk, properties)
     tally = Tally(EdgeClassifier(cw, roles), shapes, max_problems=max_problems)
-    for path in files:
+    for done, path in enumerate(files):
+        if progress is not None:
+            progress(done, len(files), path)
         for item in read_file(path):
             problem = tally.add(item)
             if strict and problem is not None:
                 raise CorpusProblem(problem)
+    if progress is not None:
+        progress(len(files), len(files), None)
     return tally.report(crosswalk_version=crosswalk_version(cw), files=len(files))

@@ -29,7 +29,26 @@ _PLOT_SUFFIXES = (".png", ".svg", ".pdf")
     help="Also write bar charts to this .png, .svg or .pdf file.",
 )
 @click.option("--strict", is_flag=True, help="Stop at the first unreadable file or bad record (exit 2).")
-def audit(paths: tuple[Path, ...], fmt: str, plot: Path | None, strict: bool) -> None:
+@click.option(
+    "--properties",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="A property list (TSV, e.g. wikidata_properties_merged.tsv.gz) so the crosswalk can "
+    "decide properties outside its table by datatype, classes and label.",
+)
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Show progress on stderr (default: only when stderr is a terminal).",
+)
+def audit(
+    paths: tuple[Path, ...],
+    fmt: str,
+    plot: Path | None,
+    strict: bool,
+    properties: Path | None,
+    progress: bool | None,
+) -> None:
     """Audit the relation classes, difficulty levels and chain lengths of a corpus.
 
     PATHS are JSON or JSON Lines files (optionally .gz) or folders (read recursively, in
@@ -48,7 +67,23 @@ def audit(paths: tuple[Path, ...], fmt: str, plot: Path | None, strict: bool) ->
         raise UnsupportedFormat(
             f"--plot {plot}: write plots as {', '.join(_PLOT_SUFFIXES)}; change the suffix"
         )
-    report = run_audit(paths, strict=strict)
+    if progress is None:
+        progress = sys.stderr.isatty()
+    if progress:
+        from rich.console import Console
+        from rich.progress import Progress
+
+        with Progress(console=Console(stderr=True), transient=True) as bar:
+            task = bar.add_task("auditing", total=None)
+
+            def tell(done: int, total: int, path: Path | None) -> None:
+                bar.update(
+                    task, completed=done, total=total, description=f"auditing {path.name if path else ''}"
+                )
+
+            report = run_audit(paths, strict=strict, properties=properties, progress=tell)
+    else:
+        report = run_audit(paths, strict=strict, properties=properties)
     if fmt == "table":
         from rich.console import Console
 
