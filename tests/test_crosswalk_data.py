@@ -61,9 +61,12 @@ def test_each_family_has_one_class_and_every_row_names_a_family(cw: Crosswalk) -
 
 def test_every_data_file_documents_its_columns() -> None:
     for key, path in default_paths().items():
-        text = path.read_text(encoding="utf-8")
-        assert text.startswith("#"), f"{path.name} has no documentation header"
-        assert "Columns" in text.split("\n\n")[0] + text, key
+        lines = path.read_text(encoding="utf-8").splitlines()
+        header = lines[: next(i for i, ln in enumerate(lines) if not ln.startswith("#"))]
+        assert header and any(ln.startswith("# Columns") for ln in header), f"{key}: no '# Columns' header"
+        documented = " ".join(header)
+        columns = lines[len(header)].split("\t")
+        assert all(c in documented for c in columns), f"{key}: a column is not explained in the header"
 
 
 def test_property_class_map_and_labels_cover_the_seven_classes(cw: Crosswalk) -> None:
