@@ -33,8 +33,9 @@ from __future__ import annotations
 import csv
 from collections.abc import Iterator
 from dataclasses import dataclass
+from decimal import MAX_EMAX, MAX_PREC, MIN_EMIN, Context, Decimal, Inexact, Rounded
 from fractions import Fraction
-from functools import cache
+from functools import cache, cached_property
 from pathlib import Path
 from typing import Any
 
@@ -42,10 +43,11 @@ from chaingraph.errors import IncompatibleUnits, InvalidInput, UnknownUnit
 from chaingraph.ids import from_iri
 from chaingraph.resources import data_file
 
-__all__ = ["KINDS", "Unit", "UnitTable", "convert", "unit_id", "unit_table"]
+__all__ = ["KINDS", "Unit", "UnitTable", "convert", "finite_or_fraction", "unit_id", "unit_table"]
 
 #: the ``kind`` column: plain multiplicative unit, offset unit (temperatures), currency
 KINDS = ("unit", "offset", "currency")
+_EXACT = Context(prec=MAX_PREC, Emax=MAX_EMAX, Emin=MIN_EMIN, traps=[Inexact, Rounded])
 _BASE_SYMBOLS = {"[length]": "m", "[mass]": "kg", "[time]": "s", "[temperature]": "K", "[current]": "A",
                  "[substance]": "mol", "[luminosity]": "cd", "[calendar_time]": "year",
                  "[information]": "bit", "[angle]": "degree"}
@@ -77,7 +79,7 @@ class Unit:
     wikibase_factor: str = ""
     note: str = ""
 
-    @property
+    @cached_property
     def base(self) -> str:
         """The base unit its amounts convert to, in SI symbols (``m^2``, ``kg m^-3``, ``K``)."""
         if self.dimension == "dimensionless":
@@ -89,6 +91,11 @@ class Unit:
             parts.append((power.startswith("-"), symbol + (f"^{power}" if power else "")))
         return " ".join(text for _, text in sorted(parts))
 
+    @cached_property
+    def exact(self) -> tuple[Decimal | Fraction, Decimal | Fraction]:
+        """Factor and offset as ``Decimal`` when finite decimals (fast exact arithmetic)."""
+        return finite_or_fraction(self.factor), finite_or_fraction(self.offset)
+
     @property
     def is_offset(self) -> bool:
         return self.offset != 0
@@ -99,10 +106,35 @@ class Unit:
 
     def to_base(self, amount: Fraction) -> Fraction:
         """Exact amount in pint's base units of the dimension."""
-        return amount * self.factor + self.offset
+        if self.offset:
+            return amount * self.factor + self.offset
+        return amount if self.factor == 1 else amount * self.factor
 
     def from_base(self, amount: Fraction) -> Fraction:
-        return (amount - self.offset) / self.factor
+        if self.offset:
+            return (amount - self.offset) / self.factor
+        return amount if self.factor == 1 else amount / self.factor
+
+
+def finite_or_fraction(q: Fraction) -> Decimal | Fraction:
+    """``q`` as an exact ``Decimal`` when it has a finite decimal form, else ``q``.
+
+    >>> finite_or_fraction(Fraction(1, 8)), finite_or_fraction(Fraction(5, 18))
+    (Decimal('0.125'), Fraction(5, 18))
+    """
+    den = q.denominator
+    if den == 1:
+        return Decimal(q.numerator)
+    twos = (den & -den).bit_length() - 1
+    rest = den >> twos
+    fives = 0
+    while rest % 5 == 0:
+        rest //= 5
+        fives += 1
+    if rest != 1:
+        return q
+    places = max(twos, fives)
+    return Decimal(q.numerator * (10**places // den)).scaleb(-places, _EXACT)
 
 
 def convert(amount: Fraction, source: Unit, target: Unit) -> Fraction:

@@ -13,11 +13,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
 from pydantic import ValidationError
 
+from chaingraph.fusion import exact as X
 from chaingraph.fusion import operations as ops
 from chaingraph.fusion.inputs import (
     Date,
@@ -25,14 +27,19 @@ from chaingraph.fusion.inputs import (
     Refused,
     Resolved,
     candidates,
-    exact_text,
-    finite_decimal,
     record,
     resolve,
     to_date,
     to_number,
 )
-from chaingraph.fusion.records import Check, FusionRefusal, FusionResult, NormalisedInput, Step
+from chaingraph.fusion.records import (
+    Check,
+    FusionRefusal,
+    FusionResult,
+    NormalisedInput,
+    Step,
+    trusted,
+)
 from chaingraph.fusion.spec import Component, FusionSpec, Rounding, Rule, spec_error
 from chaingraph.units import Unit, UnitTable, unit_table
 from chaingraph.values import EntityValue, QuantityValue, StringValue, TimeValue
@@ -109,16 +116,16 @@ def fuse_spec(spec: FusionSpec, *, store: Any = None,
         result_text = _fixed(rounded, spec.rounding.places)
         if isinstance(value, QuantityValue):
             value = value.model_copy(update={"amount": result_text})
-        steps.append(Step(action="round", detail=f"{exact_text(exact)} rounded to {spec.rounding.places} "
+        steps.append(Step(action="round", detail=f"{X.text(exact)} rounded to {spec.rounding.places} "
                           f"place(s), {spec.rounding.mode} = {result_text}", value=result_text))
-    return FusionResult(spec_id=spec.id, operation=spec.operation, inputs=tuple(inputs), steps=tuple(steps),
-                        result=result_text, value=value, unit=outcome.unit,
-                        exact=None if exact is None else exact_text(exact), rounding=spec.rounding,
-                        selected=outcome.selected, checks=tuple(checks))
+    return trusted(
+        FusionResult, spec_id=spec.id, operation=spec.operation, inputs=tuple(inputs), steps=tuple(steps),
+        result=result_text, value=value, unit=outcome.unit, exact=None if exact is None else X.text(exact),
+        rounding=spec.rounding, selected=outcome.selected, checks=tuple(checks))
 
 
-def _fixed(value: Fraction, places: int) -> str:
-    text = finite_decimal(value) or "+0"
+def _fixed(value: X.Exact, places: int) -> str:
+    text = X.text(value)
     sign, body = text[0], text[1:]
     whole, _, frac = body.partition(".")
     return sign + whole + ("." + frac.ljust(places, "0") if places else "")
@@ -193,7 +200,7 @@ def _run(spec: FusionSpec, store: Any, table: UnitTable, steps: list[Step],
         if op == "average":
             return ops.average(nums, requested, table, steps), resolved
         if op == "multiply":
-            return ops.multiply(nums[0], Fraction(spec.factor or "1"), requested, steps), resolved
+            return ops.multiply(nums[0], X.exact(Fraction(spec.factor or "1")), requested, steps), resolved
         head = spec.minuend if op == "subtract" else spec.dividend
         first, second = nums if nums[0].resolved.component.id == head else nums[::-1]
         if op == "divide":
@@ -258,7 +265,7 @@ def _count(spec: FusionSpec, store: Any, steps: list[Step],
         steps.append(Step(action="count", detail=f"{c.id}: {len(distinct)} distinct value(s)",
                           value=str(len(distinct))))
     steps.append(Step(action="count", detail=f"total {total}", value=str(total)))
-    return ops.Outcome(QuantityValue(amount=f"+{total}", unit="1"), Fraction(total), "Q199"), used
+    return ops.Outcome(QuantityValue(amount=f"+{total}", unit="1"), Decimal(total), "Q199"), used
 
 
 def _checks(spec: FusionSpec, used: list[Resolved], outcome: ops.Outcome) -> list[Check]:
@@ -275,14 +282,15 @@ def _checks(spec: FusionSpec, used: list[Resolved], outcome: ops.Outcome) -> lis
         if key in seen:
             dup.append(f"{seen[key]!r} and {c.id!r} both resolve to {' '.join(k for k in key[1:] if k)}")
         seen[key] = c.id
-    unique = Check(name="targets_unique", passed=not dup,
-                   detail="; ".join(dup) if dup else
-                   f"{len(seen)} component target(s) distinct after normalisation"
-                   + ("" if seen else " (no component names an entity or statement)"))
+    unique_detail = ("; ".join(dup) if dup else f"{len(seen)} component target(s) distinct after "
+                     "normalisation" + ("" if seen else " (no component names an entity or statement)"))
+    unique = trusted(Check, name="targets_unique", passed=not dup, detail=unique_detail)
     per_component = {c.id: sum(1 for r in used if r.component.id == c.id) for c in spec.components}
     multi = [k for k, n in per_component.items() if n > 1]
     single = spec.operation == "count" or not multi
     detail = ("one result value" + ("" if spec.operation == "count" else
                                     ", each component resolved to exactly one value"))
-    return [unique, Check(name="single_valued", passed=single and outcome.value is not None,
-                          detail=detail if single else f"components with several values: {', '.join(multi)}")]
+    if not single:
+        detail = f"components with several values: {', '.join(multi)}"
+    return [unique, trusted(Check, name="single_valued", passed=single and outcome.value is not None,
+                            detail=detail)]

@@ -5,7 +5,7 @@ the rules the caller states (:class:`~chaingraph.fusion.spec.Rule`); deprecated
 statements are always dropped first; anything left ambiguous is refused
 (``multi_valued``), anything left empty too (``missing_value``).
 
-Quantities become exact ``Fraction`` amounts with an interval (the bounds, in either
+Quantities become exact amounts (:mod:`chaingraph.fusion.exact`) with an interval (the bounds, in either
 order, or the amount itself) and a unit row of the unit table. Dates become closed
 intervals of Julian Day Numbers, so dates of any precision and of either calendar lie on
 one axis and compare exactly:
@@ -26,11 +26,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
 from chaingraph.errors import InvalidInput, UnknownEntity
-from chaingraph.fusion.records import NormalisedInput
+from chaingraph.fusion import exact as X
+from chaingraph.fusion.records import NormalisedInput, trusted
 from chaingraph.fusion.spec import Component, Rule, StatementRef, WikidataStatement
 from chaingraph.units import Unit, UnitTable
 from chaingraph.values import (
@@ -83,29 +85,17 @@ def finite_decimal(value: Fraction) -> str | None:
     >>> finite_decimal(Fraction(5, 2)), finite_decimal(Fraction(-1, 8)), finite_decimal(Fraction(1, 3))
     ('+2.5', '-0.125', None)
     """
-    den = value.denominator
-    twos = fives = 0
-    while den % 2 == 0:
-        den //= 2
-        twos += 1
-    while den % 5 == 0:
-        den //= 5
-        fives += 1
-    if den != 1:
-        return None
-    places = max(twos, fives)
-    digits = str(abs(value.numerator) * 10**places // value.denominator).rjust(places + 1, "0")
-    text = f"{digits[:-places]}.{digits[-places:]}" if places else digits
-    return ("-" if value < 0 else "+") + text
+    x = X.exact(value)
+    return None if type(x) is Fraction else X.text(x)
 
 
-def exact_text(value: Fraction) -> str:
+def exact_text(value: X.Exact | int) -> str:
     """A finite decimal when there is one, else ``p/q``.
 
-    >>> exact_text(Fraction(10, 3)), exact_text(Fraction(57))
-    ('10/3', '+57')
+    >>> exact_text(Fraction(10, 3)), exact_text(Fraction(57)), exact_text(Decimal("2.50"))
+    ('10/3', '+57', '+2.5')
     """
-    return finite_decimal(value) or f"{value.numerator}/{value.denominator}"
+    return X.text(value)
 
 
 # -- statement sets and rules -------------------------------------------------------------
@@ -191,7 +181,7 @@ def _matches(q: Value | None, target: Value) -> bool:
         qlo, qhi = date_interval(q)
         return lo <= qlo and qhi <= hi
     if isinstance(target, QuantityValue):
-        return isinstance(q, QuantityValue) and q.unit == target.unit and Fraction(q.amount) == Fraction(
+        return isinstance(q, QuantityValue) and q.unit == target.unit and Decimal(q.amount) == Decimal(
             target.amount)
     return q == target
 
@@ -237,7 +227,7 @@ def apply_rule(cands: list[Candidate], rule: Rule, comp: str, store: Any,
 def _same(v: Value | None) -> Any:
     """Equality key of a value: quantities by exact number (``+0.70`` is ``+0.7``)."""
     if isinstance(v, QuantityValue):
-        return ("q", Fraction(v.amount), v.unit, v.lower and Fraction(v.lower), v.upper and Fraction(v.upper))
+        return ("q", Decimal(v.amount), v.unit, v.lower and Decimal(v.lower), v.upper and Decimal(v.upper))
     return v
 
 
@@ -289,9 +279,9 @@ class Number:
     """An exact quantity: amount and interval in its own unit."""
 
     resolved: Resolved
-    amount: Fraction
-    lower: Fraction
-    upper: Fraction
+    amount: X.Exact
+    lower: X.Exact
+    upper: X.Exact
     unit: Unit
     bounded: bool
 
@@ -301,7 +291,7 @@ def to_number(res: Resolved, table: UnitTable) -> Number:
     v = res.value
     comp = res.component.id
     if isinstance(v, StringValue) and _ORDINAL.fullmatch(v.text.strip()):
-        n = Fraction(int(v.text))  # a series ordinal (P1545) is a string holding an integer
+        n = Decimal(int(v.text))  # a series ordinal (P1545) is a string holding an integer
         return Number(res, n, n, n, table.unit("Q199"), False)
     if not isinstance(v, QuantityValue):
         reason = "incompatible_dimensions" if isinstance(v, TimeValue) else "unsupported_operation"
@@ -311,10 +301,10 @@ def to_number(res: Resolved, table: UnitTable) -> Number:
     if unit is None:
         raise Refused("unknown_unit", f"component {comp!r}: unit {v.unit} is not in the unit table "
                       f"({table.source or 'data/units.tsv'}); add a row for it", comp)
-    amount = Fraction(v.amount)
+    amount = Decimal(v.amount)
     if v.upper is None or v.lower is None:
         return Number(res, amount, amount, amount, unit, False)
-    a, b = Fraction(v.lower), Fraction(v.upper)
+    a, b = Decimal(v.lower), Decimal(v.upper)
     return Number(res, amount, min(a, b, amount), max(a, b, amount), unit, True)
 
 
@@ -425,16 +415,16 @@ def _value_text(v: Value) -> str:
     return repr(v)
 
 
-def _number_text(n: Number) -> str:
+def _number_text(n: Number, amount: str) -> str:
     u = n.unit
-    text = exact_text(n.amount)
+    text = amount
     if n.bounded:
-        text += f" [{exact_text(n.lower)}, {exact_text(n.upper)}]"
+        text += f" [{X.text(n.lower)}, {X.text(n.upper)}]"
     if u.qid == "Q199":
         return f"{text} (a plain number)"
-    base = exact_text(u.to_base(n.amount))
-    same = base == exact_text(n.amount) and not u.offset
-    return f"{text} {u.label} ({u.qid})" + ("" if same else f" = {base} {u.base}")
+    if u.factor == 1 and not u.offset:
+        return f"{text} {u.label} ({u.qid})"
+    return f"{text} {u.label} ({u.qid}) = {X.text(X.to_base(u, n.amount))} {u.base}"
 
 
 def record(res: Resolved, normalised: Number | Date | None = None) -> NormalisedInput:
@@ -445,10 +435,14 @@ def record(res: Resolved, normalised: Number | Date | None = None) -> Normalised
     fields: dict[str, Any] = {}
     if isinstance(normalised, Number):
         u = normalised.unit
-        fields = {"scale": u.base,
-                  "lower": exact_text(u.to_base(normalised.lower)),
-                  "upper": exact_text(u.to_base(normalised.upper)),
-                  "normalised": _number_text(normalised)}
+        amount = X.text(normalised.amount)
+        if normalised.bounded:
+            lower, upper = X.text(X.to_base(u, normalised.lower)), X.text(X.to_base(u, normalised.upper))
+        else:
+            plain = u.factor == 1 and not u.offset
+            lower = upper = amount if plain else X.text(X.to_base(u, normalised.amount))
+        fields = {"scale": u.base, "lower": lower, "upper": upper,
+                  "normalised": _number_text(normalised, amount)}
     elif isinstance(normalised, Date):
         t = normalised.time
         fields = {"scale": "JDN", "lower": str(normalised.lo), "upper": str(normalised.hi),
@@ -456,6 +450,6 @@ def record(res: Resolved, normalised: Number | Date | None = None) -> Normalised
                                 f"JDN {normalised.lo}..{normalised.hi}"}
     else:
         fields = {"normalised": _value_text(res.value)}
-    return NormalisedInput(component=c.id, entity=c.entity, label=c.label, property=c.property,
-                           statement_id=res.statement_id, rank=res.rank, value=value,
-                           resolution=res.resolution, **fields)
+    return trusted(NormalisedInput, component=c.id, entity=c.entity, label=c.label, property=c.property,
+                   statement_id=res.statement_id, rank=res.rank, value=value, resolution=res.resolution,
+                   **fields)

@@ -4,25 +4,27 @@ Every function takes normalised values (:class:`~chaingraph.fusion.inputs.Number
 :class:`~chaingraph.fusion.inputs.Date`), appends human-readable
 :class:`~chaingraph.fusion.records.Step` records to ``steps`` and returns an
 :class:`Outcome`, or raises :class:`~chaingraph.fusion.inputs.Refused`. Magnitudes are
-``fractions.Fraction`` throughout; a float never appears.
+``Decimal`` or ``Fraction`` throughout (:mod:`chaingraph.fusion.exact`); a float never appears.
 
 Ordering (max, min, selection) is *certain* ordering: the winner's whole interval (a
 quantity's bounds, a date's span at its precision) must lie strictly beyond every other
 interval; a tie or an overlap is refused as ``undefined_ordering``.
 
 >>> round_exact(Fraction(10, 3), 2, "half_even"), round_exact(Fraction(-5, 2), 0, "half_up")
-(Fraction(333, 100), Fraction(-3, 1))
+(Decimal('3.33'), Decimal('-3'))
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from fractions import Fraction
 from typing import Union
 
-from chaingraph.fusion.inputs import Date, Number, Refused, exact_text, finite_decimal
-from chaingraph.fusion.records import RationalValue, Step
+from chaingraph.fusion import exact as X
+from chaingraph.fusion.inputs import Date, Number, Refused
+from chaingraph.fusion.records import RationalValue, Step, trusted
 from chaingraph.units import Unit, UnitTable
 from chaingraph.values import (
     GREGORIAN,
@@ -59,31 +61,29 @@ class Outcome:
     """What an operation produced: a typed value, its exact number if numeric, the unit."""
 
     value: ResultValue
-    exact: Fraction | None = None
+    exact: X.Exact | None = None
     unit: str | None = None
     selected: str | None = None
-    lower: Fraction | None = None
-    upper: Fraction | None = None
+    lower: X.Exact | None = None
+    upper: X.Exact | None = None
 
 
-def quantity(amount: Fraction, unit: str, lower: Fraction | None = None,
-             upper: Fraction | None = None) -> QuantityValue | RationalValue:
+def quantity(amount: X.Exact, unit: str, lower: X.Exact | None = None,
+             upper: X.Exact | None = None) -> QuantityValue | RationalValue:
     """A typed value for an exact amount: a quantity when it has a finite decimal form."""
     wd_unit = "1" if unit == "Q199" else unit
-    text = finite_decimal(amount)
-    if text is None:
-        return RationalValue(numerator=str(amount.numerator), denominator=str(amount.denominator),
-                             unit=wd_unit)
-    lo = None if lower is None else finite_decimal(lower)
-    hi = None if upper is None else finite_decimal(upper)
-    if lo is None or hi is None:
-        lo = hi = None
-    return QuantityValue(amount=text, unit=wd_unit, lower=lo, upper=hi)
+    if type(amount) is Fraction:
+        return RationalValue(numerator=str(amount.numerator),
+                                             denominator=str(amount.denominator), unit=wd_unit)
+    lo = hi = None
+    if lower is not None and upper is not None and type(lower) is Decimal and type(upper) is Decimal:
+        lo, hi = X.text(lower), X.text(upper)
+    return QuantityValue(amount=X.text(amount), unit=wd_unit, lower=lo, upper=hi)
 
 
-def round_exact(value: Fraction, places: int, mode: str) -> Fraction:
+def round_exact(value: X.Exact, places: int, mode: str) -> X.Exact:
     """Round to ``places`` decimals with integer arithmetic (modes as in :mod:`decimal`)."""
-    scaled = value * 10**places
+    scaled = X.fraction(value) * 10**places
     q, r = divmod(scaled.numerator, scaled.denominator)  # floor division
     d = scaled.denominator
     if r:
@@ -96,7 +96,7 @@ def round_exact(value: Fraction, places: int, mode: str) -> Fraction:
                 q += 1
             elif twice == d:
                 q += {"half_even": q % 2, "half_up": int(positive), "half_down": int(not positive)}[mode]
-    return Fraction(q, 10**places)
+    return X.exact(Fraction(q, 10**places))
 
 
 # -- helpers ---------------------------------------------------------------------------
@@ -131,20 +131,30 @@ def _common_unit(nums: Sequence[Number], requested: Unit | None, op: str) -> Uni
     return min(units.values(), key=lambda u: (u.factor, u.qid))
 
 
-def _in(n: Number, unit: Unit, steps: list[Step], *,
-        delta: bool = False) -> tuple[Fraction, Fraction, Fraction]:
-    """Amount, lower, upper of ``n`` in ``unit`` (``delta``: an interval, offsets ignored)."""
+def _in(n: Number, unit: Unit, steps: list[Step]) -> tuple[X.Exact, X.Exact, X.Exact]:
+    """Amount, lower, upper of ``n`` in ``unit``."""
     if n.unit.qid == unit.qid:
         return n.amount, n.lower, n.upper
-    if delta:
-        f = n.unit.factor / unit.factor
-        out = (n.amount * f, n.lower * f, n.upper * f)
+    amount = X.convert(n.amount, n.unit, unit)
+    if n.bounded:
+        out = (amount, X.convert(n.lower, n.unit, unit), X.convert(n.upper, n.unit, unit))
     else:
-        out = (unit.from_base(n.unit.to_base(n.amount)), unit.from_base(n.unit.to_base(n.lower)),
-               unit.from_base(n.unit.to_base(n.upper)))
-    steps.append(Step(action="convert", detail=f"{n.resolved.component.id}: {exact_text(n.amount)} "
-                      f"{n.unit.label} = {exact_text(out[0])}{_u(unit)}", value=exact_text(out[0])))
+        out = (amount, amount, amount)
+    shown = X.text(amount)
+    steps.append(_step("convert", f"{n.resolved.component.id}: {X.text(n.amount)} {n.unit.label} = "
+                       f"{shown}{_u(unit)}", shown))
     return out
+
+
+def _step(action: str, detail: str, value: str | None = None) -> Step:
+    return trusted(Step, action=action, detail=detail, value=value)
+
+
+def _sum(xs: Iterable[X.Exact]) -> X.Exact:
+    total: X.Exact = Decimal(0)
+    for x in xs:
+        total = X.add(total, x)
+    return total
 
 
 def _no_offsets(nums: Sequence[Number], op: str) -> None:
@@ -160,7 +170,7 @@ def _bounded(nums: Sequence[Number]) -> bool:
     return any(n.bounded for n in nums)
 
 
-def _numeric(total: Fraction, lo: Fraction, hi: Fraction, unit: Unit, bounded: bool) -> Outcome:
+def _numeric(total: X.Exact, lo: X.Exact, hi: X.Exact, unit: Unit, bounded: bool) -> Outcome:
     lower, upper = (lo, hi) if bounded else (None, None)
     return Outcome(quantity(total, unit.qid, lower, upper), total, unit.qid, lower=lower, upper=upper)
 
@@ -172,10 +182,10 @@ def add(nums: Sequence[Number], requested: Unit | None, steps: list[Step]) -> Ou
     _no_offsets(nums, "add")
     unit = _common_unit(nums, requested, "add")
     parts = [_in(n, unit, steps) for n in nums]
-    total = sum((p[0] for p in parts), Fraction(0))
-    lo, hi = sum((p[1] for p in parts), Fraction(0)), sum((p[2] for p in parts), Fraction(0))
-    steps.append(Step(action="add", detail=" + ".join(exact_text(p[0]) for p in parts)
-                      + f" = {exact_text(total)}{_u(unit)}", value=exact_text(total)))
+    total = _sum(p[0] for p in parts)
+    lo, hi = (_sum(p[1] for p in parts), _sum(p[2] for p in parts)) if _bounded(nums) else (total, total)
+    shown = X.text(total)
+    steps.append(_step("add", " + ".join(X.text(p[0]) for p in parts) + f" = {shown}{_u(unit)}", shown))
     return _numeric(total, lo, hi, unit, _bounded(nums))
 
 
@@ -185,32 +195,31 @@ def subtract(minuend: Number, subtrahend: Number, requested: Unit | None, table:
     _common_unit([minuend, subtrahend], None, "subtract")
     if minuend.unit.is_offset or subtrahend.unit.is_offset:
         kelvin = table.unit(KELVIN)
-        a = tuple(minuend.unit.to_base(x) for x in (minuend.amount, minuend.lower, minuend.upper))
-        b = tuple(subtrahend.unit.to_base(x) for x in (subtrahend.amount, subtrahend.lower, subtrahend.upper))
+        ka = [X.to_base(minuend.unit, x) for x in (minuend.amount, minuend.lower, minuend.upper)]
+        kb = [X.to_base(subtrahend.unit, x) for x in (subtrahend.amount, subtrahend.lower, subtrahend.upper)]
         target = requested or (minuend.unit if minuend.unit.qid == subtrahend.unit.qid else kelvin)
-        f = kelvin.factor / target.factor
-        diff, lo, hi = (a[0] - b[0]) * f, (a[1] - b[2]) * f, (a[2] - b[1]) * f
-        steps.append(Step(action="subtract", detail=f"temperatures in kelvin: {exact_text(a[0])} - "
-                          f"{exact_text(b[0])}; the difference is an interval in {target.label}",
-                          value=exact_text(diff)))
+        f = X.div(X.exact(kelvin.factor), X.exact(target.factor))
+        diff = X.mul(X.sub(ka[0], kb[0]), f)
+        lo, hi = X.mul(X.sub(ka[1], kb[2]), f), X.mul(X.sub(ka[2], kb[1]), f)
+        steps.append(_step("subtract", f"temperatures in kelvin: {X.text(ka[0])} - {X.text(kb[0])}; the "
+                           f"difference is an interval in {target.label}", X.text(diff)))
         return _numeric(diff, lo, hi, target, _bounded([minuend, subtrahend]))
     unit = _common_unit([minuend, subtrahend], requested, "subtract")
     a, b = _in(minuend, unit, steps), _in(subtrahend, unit, steps)
-    diff = a[0] - b[0]
-    steps.append(Step(action="subtract", detail=f"{minuend.resolved.component.id} - "
-                      f"{subtrahend.resolved.component.id}: {exact_text(a[0])} - {exact_text(b[0])} = "
-                      f"{exact_text(diff)}{_u(unit)}", value=exact_text(diff)))
-    return _numeric(diff, a[1] - b[2], a[2] - b[1], unit, _bounded([minuend, subtrahend]))
+    diff = X.sub(a[0], b[0])
+    steps.append(_step("subtract", f"{minuend.resolved.component.id} - {subtrahend.resolved.component.id}: "
+                       f"{X.text(a[0])} - {X.text(b[0])} = {X.text(diff)}{_u(unit)}", X.text(diff)))
+    return _numeric(diff, X.sub(a[1], b[2]), X.sub(a[2], b[1]), unit, _bounded([minuend, subtrahend]))
 
 
-def multiply(num: Number, factor: Fraction, requested: Unit | None, steps: list[Step]) -> Outcome:
+def multiply(num: Number, factor: X.Exact, requested: Unit | None, steps: list[Step]) -> Outcome:
     _no_offsets([num], "multiply")
     unit = _common_unit([num], requested, "multiply")
     a, lo, hi = _in(num, unit, steps)
-    total = a * factor
-    lo, hi = sorted((lo * factor, hi * factor))
-    steps.append(Step(action="multiply", detail=f"{exact_text(a)} × {exact_text(factor)} = "
-                      f"{exact_text(total)}{_u(unit)}", value=exact_text(total)))
+    total = X.mul(a, factor)
+    lo, hi = sorted((X.mul(lo, factor), X.mul(hi, factor)))
+    steps.append(_step("multiply", f"{X.text(a)} × {X.text(factor)} = {X.text(total)}{_u(unit)}",
+                       X.text(total)))
     return _numeric(total, lo, hi, unit, num.bounded)
 
 
@@ -223,10 +232,10 @@ def divide(dividend: Number, divisor: Number, requested: Unit | None, table: Uni
         raise Refused("invalid_arithmetic", f"divide: division by zero ({b!r} is 0)", b)
     if divisor.lower <= 0 <= divisor.upper:
         raise Refused("invalid_arithmetic", f"divide: the uncertainty range of {b!r} "
-                      f"[{exact_text(divisor.lower)}, {exact_text(divisor.upper)}] includes zero", b)
+                      f"[{X.text(divisor.lower)}, {X.text(divisor.upper)}] includes zero", b)
     one = table.unit("Q199")
     if dividend.unit.compatible(divisor.unit):
-        num = [dividend.unit.to_base(x) for x in (dividend.amount, dividend.lower, dividend.upper)]
+        num = [X.to_base(dividend.unit, x) for x in (dividend.amount, dividend.lower, dividend.upper)]
         target = one
     elif divisor.unit.compatible(one):
         num = [dividend.amount, dividend.lower, dividend.upper]
@@ -235,18 +244,18 @@ def divide(dividend: Number, divisor: Number, requested: Unit | None, table: Uni
         raise Refused("unsupported_operation",
                       f"divide: {dividend.unit.label} per {divisor.unit.label} has no Wikidata unit item; "
                       "divide like quantities, or by a plain number")
-    den = [divisor.unit.to_base(x) for x in (divisor.amount, divisor.lower, divisor.upper)]
-    ratio = num[0] / den[0]
-    corners = [x / y for x in num[1:] for y in den[1:]]
+    den = [X.to_base(divisor.unit, x) for x in (divisor.amount, divisor.lower, divisor.upper)]
+    ratio = X.div(num[0], den[0])
+    corners = [X.div(x, y) for x in num[1:] for y in den[1:]]
     lo, hi = min(corners), max(corners)
     if requested is not None and requested.qid != target.qid:
         if not requested.compatible(target):
             raise Refused("incompatible_dimensions", f"divide: the requested unit {requested.label} does not "
                           f"measure {target.dimension}")
-        ratio, lo, hi = (requested.from_base(target.to_base(x)) for x in (ratio, lo, hi))
+        ratio, lo, hi = (X.convert(x, target, requested) for x in (ratio, lo, hi))
         target = requested
-    steps.append(Step(action="divide", detail=f"{a} / {b}: {exact_text(num[0])} / {exact_text(den[0])} = "
-                      f"{exact_text(ratio)}{_u(target)} (exact rational)", value=exact_text(ratio)))
+    steps.append(_step("divide", f"{a} / {b}: {X.text(num[0])} / {X.text(den[0])} = {X.text(ratio)}"
+                       f"{_u(target)} (exact rational)", X.text(ratio)))
     return _numeric(ratio, lo, hi, target, _bounded([dividend, divisor]))
 
 
@@ -258,14 +267,15 @@ def average(nums: Sequence[Number], requested: Unit | None, table: UnitTable, st
     unit = _common_unit(nums, requested, "average")
     parts = [_in(n, unit, steps) for n in nums]
     n = len(parts)
-    total = sum((p[0] for p in parts), Fraction(0))
-    mean = total / n
-    lo = sum((p[1] for p in parts), Fraction(0)) / n
-    hi = sum((p[2] for p in parts), Fraction(0)) / n
-    steps.append(Step(action="sum", detail=" + ".join(exact_text(p[0]) for p in parts)
-                      + f" = {exact_text(total)}", value=exact_text(total)))
-    steps.append(Step(action="divide", detail=f"{exact_text(total)} / {n} = {exact_text(mean)}{_u(unit)} "
-                      "(exact rational)", value=exact_text(mean)))
+    total = _sum(p[0] for p in parts)
+    mean = X.div(total, n)
+    if _bounded(nums):
+        lo, hi = X.div(_sum(p[1] for p in parts), n), X.div(_sum(p[2] for p in parts), n)
+    else:
+        lo = hi = mean
+    steps.append(_step("sum", " + ".join(X.text(p[0]) for p in parts) + f" = {X.text(total)}", X.text(total)))
+    steps.append(_step("divide", f"{X.text(total)} / {n} = {X.text(mean)}{_u(unit)} (exact rational)",
+                       X.text(mean)))
     return _numeric(mean, lo, hi, unit, _bounded(nums))
 
 
@@ -294,14 +304,14 @@ def extreme(items: Sequence[Number] | Sequence[Date], largest: bool, op: str,
     return best
 
 
-def _span(x: Number | Date) -> tuple[Fraction, Fraction]:
+def _span(x: Number | Date) -> tuple[X.Exact | int, X.Exact | int]:
     if isinstance(x, Date):
-        return Fraction(x.lo), Fraction(x.hi)
-    return x.unit.to_base(x.lower), x.unit.to_base(x.upper)
+        return x.lo, x.hi
+    return X.to_base(x.unit, x.lower), X.to_base(x.unit, x.upper)
 
 
-def _show(x: Number | Date, v: Fraction) -> str:
-    return f"JDN {v}" if isinstance(x, Date) else exact_text(v)
+def _show(x: Number | Date, v: X.Exact | int) -> str:
+    return f"JDN {v}" if isinstance(x, Date) else X.text(v)
 
 
 # -- dates --------------------------------------------------------------------------------
@@ -346,7 +356,7 @@ def year_difference(a: Date, b: Date, signed: bool, convert: bool, steps: list[S
     steps.append(Step(action="year_difference", detail=f"{ya} - {yb}" + ("" if signed else " (absolute)")
                       + f" = {diff} years", value=str(diff)))
     return Outcome(QuantityValue(amount=f"{'-' if diff < 0 else '+'}{abs(diff)}", unit=YEAR),
-                   Fraction(diff), YEAR)
+                   Decimal(diff), YEAR)
 
 
 def day_difference(a: Date, b: Date, signed: bool, convert: bool, steps: list[Step]) -> Outcome:
@@ -370,4 +380,4 @@ def day_difference(a: Date, b: Date, signed: bool, convert: bool, steps: list[St
     steps.append(Step(action="day_difference", detail=f"JDN {a.lo} - JDN {b.lo}" + ("" if signed else
                       " (absolute)") + f" = {diff} days", value=str(diff)))
     return Outcome(QuantityValue(amount=f"{'-' if diff < 0 else '+'}{abs(diff)}", unit=DAY),
-                   Fraction(diff), DAY)
+                   Decimal(diff), DAY)
