@@ -274,3 +274,24 @@ def test_corpus_arguments_are_checked_when_called(tmp_path: Path) -> None:
     (tmp_path / "w.json").write_text("[]")
     with pytest.raises(InvalidInput, match="min_hops"):
         world_chain_records(tmp_path / "w.json", min_hops=6, max_hops=5)
+
+
+def test_a_custom_shape_detector_plugs_in_front_of_the_defaults(tmp_path: Path) -> None:
+    from chaingraph.audit import DEFAULT_SHAPES
+    from chaingraph.audit.shapes import Component, parse_chain
+
+    class SpaceSeparatedPath:
+        """A tool that writes paths as one string: ``"Q1 P131 Q2 P17 Q3"``."""
+
+        name = "space-separated"
+
+        def components(self, record: dict[str, Any]) -> list[Component] | None:
+            text = record.get("kg_path")
+            return None if not isinstance(text, str) else [parse_chain({"path": text.split()})]
+
+    (tmp_path / "c.jsonl").write_text('{"kg_path": "Q1 P131 Q2 P17 Q3"}\n{"path": ["Q4", "P361", "Q5"]}\n')
+    default = audit([tmp_path])
+    custom = audit([tmp_path], shapes=(SpaceSeparatedPath(), *DEFAULT_SHAPES))
+    assert default.problem_count == 1 and default.edges == 1
+    assert custom.problem_count == 0 and custom.class_counts()["spatial"] == 2
+    assert [(s.shape, s.records) for s in custom.shapes] == [("chain", 1), ("space-separated", 1)]
