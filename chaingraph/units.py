@@ -96,9 +96,14 @@ class Unit:
         """Factor and offset as ``Decimal`` when finite decimals (fast exact arithmetic)."""
         return finite_or_fraction(self.factor), finite_or_fraction(self.offset)
 
-    @property
+    @cached_property
     def is_offset(self) -> bool:
         return self.offset != 0
+
+    @cached_property
+    def is_base(self) -> bool:
+        """Factor 1 and no offset: amounts are already in base units."""
+        return self.factor == 1 and self.offset == 0
 
     def compatible(self, other: Unit) -> bool:
         """Same dimension (currencies: the same currency)."""

@@ -242,3 +242,18 @@ def test_the_float_tracer_sees_floats() -> None:
     with no_float_on_the_path() as seen:
         namespace["halve"](1)
     assert seen and "half=0.5" in seen[0]
+
+
+@SETTINGS
+@given(xs=st.lists(st.tuples(decimals, st.sampled_from([*LENGTHS, "Q199", "Q25267", "Q4917"]), widths),
+                   min_size=1, max_size=5),
+       op=st.sampled_from(["add", "average", "max", "min", "select_max", "multiply", "count"]))
+def test_records_round_trip_through_json_unchanged(xs: list[tuple[Fraction, str, Fraction | None]],
+                                                   op: str) -> None:
+    """Records built without re-validation equal their validated JSON round trip."""
+    values = [quantity(x, u, w) for x, u, w in xs]
+    comps = components(values[:1] if op == "multiply" else values)
+    r = fuse(comps, op, factor="2.5" if op == "multiply" else None)
+    again = type(r).model_validate_json(r.model_dump_json())
+    assert again == r
+    assert again.model_dump() == r.model_dump()

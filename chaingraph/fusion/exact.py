@@ -100,17 +100,19 @@ def text(x: Exact | int) -> str:
 
 def to_base(unit: Unit, x: Exact) -> Exact:
     """``x`` in ``unit`` → pint base units (exact; offsets for temperatures)."""
+    if unit.is_base:
+        return x
     factor, offset = unit.exact
-    if offset:
-        return add(mul(x, factor), offset)
-    return x if factor == 1 else mul(x, factor)
+    return add(mul(x, factor), offset) if offset else mul(x, factor)
 
 
 def from_base(unit: Unit, x: Exact) -> Exact:
+    if unit.is_base:
+        return x
     factor, offset = unit.exact
     if offset:
         x = sub(x, offset)
-    return x if factor == 1 else div(x, factor)
+    return div(x, factor)
 
 
 def convert(x: Exact, source: Unit, target: Unit) -> Exact:

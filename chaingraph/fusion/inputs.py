@@ -318,12 +318,24 @@ def _jdn(year: int, month: int, day: int, julian: bool) -> int:
     return day + (153 * m + 2) // 5 + 365 * y + y // 4 - y // 100 + y // 400 - 32045
 
 
-def effective_precision(t: TimeValue) -> int:
+_TIME = re.compile(r"([+-]?)(\d+)-(\d\d)-(\d\d)")
+
+
+def _ymd(t: TimeValue) -> tuple[int, int, int]:
+    """Historical year, month, day of a canonical time value (parsed once)."""
+    m = _TIME.match(t.time)
+    assert m is not None  # TimeValue.make wrote it
+    year = int(m.group(2))
+    return (-year if m.group(1) == "-" else year), int(m.group(3)), int(m.group(4))
+
+
+def effective_precision(t: TimeValue, ymd: tuple[int, int, int] | None = None) -> int:
     """Precision capped at day, lowered when the month or day digits are ``00``."""
+    _, month, day = ymd or _ymd(t)
     p = min(t.precision, 11)
-    if p >= 10 and t.month == 0:
+    if p >= 10 and month == 0:
         return 9
-    if p == 11 and t.day == 0:
+    if p == 11 and day == 0:
         return 10
     return p
 
@@ -357,14 +369,14 @@ def year_span(year: int, precision: int) -> tuple[int, int]:
 def date_interval(t: TimeValue) -> tuple[int, int]:
     """Closed interval of Julian Day Numbers the value covers (its own calendar),
     widened by ``before``/``after`` in units of its precision."""
-    p = effective_precision(t)
+    year, month, day = ymd = _ymd(t)
+    p = effective_precision(t, ymd)
     julian = t.calendar == JULIAN
-    year = t.year
     if p == 11:
-        lo = hi = _jdn(_astro(year), t.month, t.day, julian)
+        lo = hi = _jdn(_astro(year), month, day, julian)
         unit = 1
     elif p == 10:
-        a, m = _astro(year), t.month
+        a, m = _astro(year), month
         lo = _jdn(a, m, 1, julian)
         hi = _jdn(a + m // 12, m % 12 + 1, 1, julian) - 1
         unit = 31
@@ -422,7 +434,7 @@ def _number_text(n: Number, amount: str) -> str:
         text += f" [{X.text(n.lower)}, {X.text(n.upper)}]"
     if u.qid == "Q199":
         return f"{text} (a plain number)"
-    if u.factor == 1 and not u.offset:
+    if u.is_base:
         return f"{text} {u.label} ({u.qid})"
     return f"{text} {u.label} ({u.qid}) = {X.text(X.to_base(u, n.amount))} {u.base}"
 
@@ -439,8 +451,7 @@ def record(res: Resolved, normalised: Number | Date | None = None) -> Normalised
         if normalised.bounded:
             lower, upper = X.text(X.to_base(u, normalised.lower)), X.text(X.to_base(u, normalised.upper))
         else:
-            plain = u.factor == 1 and not u.offset
-            lower = upper = amount if plain else X.text(X.to_base(u, normalised.amount))
+            lower = upper = amount if u.is_base else X.text(X.to_base(u, normalised.amount))
         fields = {"scale": u.base, "lower": lower, "upper": upper,
                   "normalised": _number_text(normalised, amount)}
     elif isinstance(normalised, Date):

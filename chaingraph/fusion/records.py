@@ -61,7 +61,8 @@ REASONS: dict[str, str] = {
 
 
 M = TypeVar("M", bound=BaseModel)
-_DEFAULTS: dict[type[BaseModel], dict[str, Any]] = {}
+_SHAPES: dict[type[BaseModel], tuple[dict[str, Any], set[str]]] = {}
+_set = object.__setattr__
 
 
 def trusted(cls: type[M], **values: Any) -> M:
@@ -73,15 +74,18 @@ def trusted(cls: type[M], **values: Any) -> M:
     >>> trusted(Step, action="add", detail="1 + 2 = 3") == Step(action="add", detail="1 + 2 = 3")
     True
     """
-    defaults = _DEFAULTS.get(cls)
-    if defaults is None:
-        defaults = _DEFAULTS[cls] = {name: f.get_default(call_default_factory=True)
-                                     for name, f in cls.model_fields.items() if not f.is_required()}
+    shape = _SHAPES.get(cls)
+    if shape is None:
+        fields = cls.model_fields
+        shape = _SHAPES[cls] = ({name: f.get_default(call_default_factory=True)
+                                 for name, f in fields.items() if not f.is_required()}, set(fields))
+    data = shape[0].copy()
+    data.update(values)
     model = cls.__new__(cls)
-    object.__setattr__(model, "__dict__", {**defaults, **values})
-    object.__setattr__(model, "__pydantic_fields_set__", set(cls.model_fields))
-    object.__setattr__(model, "__pydantic_extra__", None)
-    object.__setattr__(model, "__pydantic_private__", None)
+    _set(model, "__dict__", data)
+    _set(model, "__pydantic_fields_set__", set(shape[1]))
+    _set(model, "__pydantic_extra__", None)
+    _set(model, "__pydantic_private__", None)
     return model
 
 
