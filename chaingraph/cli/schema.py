@@ -18,6 +18,7 @@ SCHEMAS: dict[str, str] = {
     "fusion-result": "chaingraph.fusion:FusionResult",
     "fusion-refusal": "chaingraph.fusion:FusionRefusal",
     "audit-report": "chaingraph.audit:AuditReport",
+    "collect-report": "chaingraph.collect:CollectReport",
     "crosswalk-classification": "chaingraph.crosswalk:Classification",
     "crosswalk-report": "chaingraph.crosswalk:CrosswalkReport",
 }
