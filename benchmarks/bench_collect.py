@@ -91,8 +91,9 @@ def main() -> None:
                 raise SystemExit(f"{seed}: batched and one-per-request crawls differ")
             tb = statistics.median(t for _, t, _ in runs[True])
             to = statistics.median(t for _, t, _ in runs[False])
-            lines.append(f"| {kind}: {seed} ({degree}) | {b.entities_expanded:,} / {b.entities_described:,} | "
-                         f"{nb:,} | {b.requests:,} | {o.requests:,} | {o.requests / b.requests:.1f}× | "
+            lines.append(f"| {kind}: {seed} ({degree}) | {b.entities_expanded:,} / "
+                         f"{b.entities_described:,} | {nb:,} | {b.requests:,} | {o.requests:,} | "
+                         f"{o.requests / b.requests:.1f}× | "
                          f"{tb:.2f} | {to:.2f} | {to / tb:.1f}× |")
             print(lines[-1], file=sys.stderr)
     print("\n".join(lines))

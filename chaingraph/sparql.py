@@ -62,7 +62,7 @@ from chaingraph.errors import (
     InvalidInput,
     OfflineCacheMiss,
 )
-from chaingraph.ids import ENTITY, from_iri  # noqa: F401  (ENTITY: doctest)
+from chaingraph.ids import ENTITY, from_iri
 from chaingraph.store import Store
 from chaingraph.values import (
     CoordinateValue,
@@ -297,7 +297,8 @@ class SparqlClient:
         self.requests += 1
         try:
             result = self._wrapper(query).query()
-            return result.response.read()  # type: ignore[no-any-return]
+            body: bytes = result.response.read()
+            return body
         except urllib.error.HTTPError as exc:  # 429, 502, 503, 504, 403, ...
             if exc.code == 429:
                 after = parse_retry_after(exc.headers.get("Retry-After") if exc.headers else None)
@@ -391,9 +392,16 @@ def infer_datatype(row: dict[str, Any]) -> str:
         return "quantity"
     if row.get("lat") is not None:
         return "globe-coordinate"
+    if row.get("novalue") is not None:
+        return "novalue"
     term = row.get("value") or {}
     if term.get("type") == "uri":
-        return "wikibase-item" if from_iri(str(term["value"])) else "url"
+        iri = str(term["value"])
+        if iri.startswith(ENTITY):
+            return "wikibase-item"
+        if iri.startswith(_FILEPATH):
+            return "commonsMedia"
+        return "geo-shape" if iri.startswith(_COMMONS_DATA) else "url"
     if term.get("xml:lang"):
         return "monolingualtext"
     dt = str(term.get("datatype", ""))
@@ -401,6 +409,8 @@ def infer_datatype(row: dict[str, Any]) -> str:
         return "time"
     if dt == _XSD + "decimal":
         return "quantity"
+    if dt.endswith("#wktLiteral"):
+        return "globe-coordinate"
     return "string"
 
 

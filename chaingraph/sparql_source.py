@@ -35,7 +35,6 @@ from chaingraph.neighbours import Neighbour, Neighbourhoods, SourceRef
 from chaingraph.resources import query_file
 from chaingraph.sparql import (
     DEFAULT_USER_AGENT,
-    NODE_DATATYPES,
     Response,
     RetryPolicy,
     SparqlClient,
@@ -94,6 +93,31 @@ def render_query(
         .replace("{{properties}}", " ".join(f"wd:{pid(p)}" for p in properties))
         .replace("{{statements}}", " ".join(iris))
     )
+
+
+_WD_PROP = "http://www.wikidata.org/prop/"
+_NOVALUE = _WD_PROP + "novalue/"
+_RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+
+
+def _snak_predicate(pred: str, value: str, in_reference: bool) -> tuple[str | None, str | None]:
+    """``(kind, property)`` of a statement or reference triple: kind ``simple``, ``node``
+    or ``novalue``; ``(None, None)`` for anything else (normalised values, ranks, types).
+
+    >>> _snak_predicate("http://www.wikidata.org/prop/qualifier/value/P580", "", False)
+    ('node', 'P580')
+    >>> _snak_predicate("http://www.wikidata.org/prop/qualifier/value-normalized/P2048", "", False)
+    (None, None)
+    """
+    if pred == _RDF_TYPE:
+        return ("novalue", value[len(_NOVALUE) :]) if value.startswith(_NOVALUE) else (None, None)
+    base = _WD_PROP + ("reference/" if in_reference else "qualifier/")
+    if not pred.startswith(base):
+        return None, None
+    rest = pred[len(base) :]
+    if rest.startswith("value/"):
+        return "node", rest[len("value/") :]
+    return ("simple", rest) if "/" not in rest else (None, None)
 
 
 def _v(b: dict[str, Any], key: str) -> str | None:
@@ -172,31 +196,27 @@ class SparqlSource:
 
     def _snaks(self, out: Neighbourhoods, rows: list[dict[str, Any]]) -> None:
         """Qualifier and reference rows of ``snaks_*.rq``; value nodes win over simple values."""
-        groups: dict[tuple[str, str | None, str], list[dict[str, Any]]] = {}
+        main = {r[0]: r[2] for r in out.batch.statements}
+        groups: dict[tuple[str, str | None, str], list[tuple[str, dict[str, Any]]]] = {}
         for b in rows:
-            st, prop = _v(b, "st"), from_iri(_v(b, "prop") or "")
-            if st is None or prop is None:
-                out.skipped += 1
-                continue
-            groups.setdefault((st, _v(b, "ref"), prop), []).append(b)
+            st, ref, pred, obj = _v(b, "st"), _v(b, "ref"), _v(b, "pred") or "", _v(b, "value") or ""
+            kind, prop = _snak_predicate(pred, obj, ref is not None)
+            if st is None or prop is None or kind is None:
+                continue  # normalized values, other triples of the node
+            if kind == "novalue" and ref is None and main.get(statement_id_from_rdf(st)) == prop:
+                continue  # the statement's own "no value" main snak
+            groups.setdefault((st, ref, prop), []).append((kind, b))
         for (st, ref, prop), group in sorted(
             groups.items(), key=lambda kv: (kv[0][0], kv[0][1] or "", kv[0][2])
         ):
             sid = statement_id_from_rdf(st)
-            dtypes = {datatype_name(d) for b in group if (d := _v(b, "dtype"))}
-            dtype = min(dtypes) if dtypes else infer_datatype(group[0])
-            has_node = any(b.get("node") is not None for b in group)
-            for b in group:
-                if (
-                    dtype in NODE_DATATYPES
-                    and has_node
-                    and b.get("node") is None
-                    and b.get("novalue") is None
-                    and not is_unknown(b.get("value"))
-                ):
+            has_node = any(kind == "node" for kind, _ in group)
+            for kind, b in group:
+                if kind == "simple" and has_node and not is_unknown(b.get("value")):
                     continue  # the simple value duplicates a value node
+                row = {"novalue": True} if kind == "novalue" else b
                 try:
-                    snaktype, value = term_value(dtype, b)
+                    snaktype, value = term_value(infer_datatype(row), row)
                 except InvalidInput:
                     out.skipped += 1
                     continue
@@ -314,9 +334,18 @@ class SparqlSource:
                 label, lang, desc, aliases = _terms(texts[item])
                 links, revs = counts.get(("sitelinks", item)), counts.get(("revision", item))
                 if label is not None or desc is not None or aliases or links or revs or item in modified:
-                    out.batch.entities.append(entity_row(
-                        item, label, desc, aliases, label_lang=lang, sitelinks=max(links) if links else None,
-                        revision=max(revs) if revs else None, modified=modified.get(item)))
+                    out.batch.entities.append(
+                        entity_row(
+                            item,
+                            label,
+                            desc,
+                            aliases,
+                            label_lang=lang,
+                            sitelinks=max(links) if links else None,
+                            revision=max(revs) if revs else None,
+                            modified=modified.get(item),
+                        )
+                    )
             self._statement_snaks(out, class_iris)
         if out.batch.statements:
             self._properties(out)
