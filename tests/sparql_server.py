@@ -220,3 +220,8 @@ class FaultServer:
                  tb: TracebackType | None) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+#: session fixtures shared by every test module that imports them (one server per process)
+codex_s_server = oxigraph_fixture("world/codex-s.nt.gz", name="codex-s")
+entities_full_server = oxigraph_fixture("entities_full/wikidata_entities_rdf.nt.gz", name="entities-full")

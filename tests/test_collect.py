@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sparql_server import FaultServer, OxigraphServer, oxigraph_fixture
+from sparql_server import FaultServer, OxigraphServer, codex_s_server, entities_full_server  # noqa: F401  (session fixtures)
 
 from chaingraph.collect import CollectReport, StoreSource, collect
 from chaingraph.errors import EndpointUnavailable, InvalidId, InvalidInput, OfflineCacheMiss
@@ -32,8 +32,16 @@ from chaingraph.store import Store
 
 pytestmark = pytest.mark.server
 
-world = oxigraph_fixture("world/codex-s.nt.gz", name="codex-s")
-rich = oxigraph_fixture("entities_full/wikidata_entities_rdf.nt.gz", name="entities-full")
+
+
+@pytest.fixture(scope="session")
+def world(codex_s_server: OxigraphServer) -> OxigraphServer:  # noqa: F811
+    return codex_s_server
+
+
+@pytest.fixture(scope="session")
+def rich(entities_full_server: OxigraphServer) -> OxigraphServer:  # noqa: F811
+    return entities_full_server
 
 SEEDS = ["Q835", "Q1785"]
 CAPS: dict[str, Any] = {"max_neighbours": 6, "select": 2, "in_limit": 2000}
@@ -319,7 +327,7 @@ def test_endpoint_dying_mid_crawl_keeps_everything_and_resumes(
 def test_ctrl_c_keeps_committed_batches_and_resumes(
     world: OxigraphServer, crawled: tuple[Path, CollectReport], tmp_path: Path
 ) -> None:
-    path, clean = crawled
+    path, _ = crawled
     calls = 0
 
     def impatient(entity: str, candidates: Any, k: int) -> list[Neighbour]:
