@@ -70,6 +70,7 @@ from chaingraph.patterns import (
     ValueLookup,
     compile_pattern,
     evaluate,
+    known_class,
     value_key,
 )
 from chaingraph.store import Store
@@ -365,8 +366,6 @@ class GraphCache:
 
 # -- the check ----------------------------------------------------------------------
 def _check_ids(task: Task, graph: EvidenceGraph, file: str) -> None:
-    known_classes = {c for table in (graph.class_statements or {"": graph.classes}).values()
-                     for cs in table.values() for c in cs} | set(graph.class_statements.get("P279", {}))
     for j, a in enumerate(task.anchors):
         if a.entity not in graph:
             raise InvalidTask(f"{a.entity} is not in the evidence graph; collect its neighbourhood "
@@ -378,11 +377,11 @@ def _check_ids(task: Task, graph: EvidenceGraph, file: str) -> None:
                               "the evidence",
                               path=f"components[{c}].target.entity", file=file)
     for i, clue in enumerate(task.clues):
-        if clue.kind == "type" and clue.class_ not in known_classes:
+        if clue.kind == "type" and clue.class_ is not None and not known_class(graph, clue.class_):
             raise InvalidTask(f"{clue.class_} is not a class of anything in the evidence graph",
                               path=f"clues[{i}].class", file=file)
         if (clue.kind == "value" and isinstance(clue.value, str) and clue.value not in graph
-                and clue.value not in known_classes):
+                and not known_class(graph, clue.value)):
             raise InvalidTask(f"{clue.value} is not in the evidence graph", path=f"clues[{i}].value",
                               file=file)
 

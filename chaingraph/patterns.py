@@ -80,6 +80,7 @@ __all__ = [
     "Witness",
     "compile_pattern",
     "evaluate",
+    "known_class",
     "to_sparql",
     "value_key",
     "value_matches",
@@ -332,7 +333,7 @@ def to_sparql(pattern: PathPattern, step_properties: Iterable[str], *,
             lines.append(f"  VALUES ?p{i} {{ {props} }}")
     if not pattern.anchor:
         lines.append("  FILTER(isIRI(?x0))")
-    hubs = " ".join(f"wd:{h}" for h in sorted(blocked))
+    hubs = ", ".join(f"wd:{h}" for h in sorted(blocked))
     for i in range(1, pattern.k):
         lines.append(f"  FILTER(isIRI(?x{i}))")
         if hubs:
@@ -406,11 +407,34 @@ class _Index:
             ptr = np.zeros(n + 1, dtype=np.int64)
             np.cumsum(np.bincount(at, minlength=n), out=ptr[1:])
             self.csr[by_subject] = (ptr, to[order], p[order])
+        # per property: the edges sorted by (property, endpoint), so a step that names its
+        # property reads only that property's edges (binary search per frontier node)
+        self.by_property: dict[tuple[int, bool], tuple[np.ndarray, np.ndarray]] = {}
+        for by_subject in (True, False):
+            at, to = (s, o) if by_subject else (o, s)
+            order = np.lexsort((at, p))
+            bounds = np.searchsorted(p[order], np.arange(len(self.properties) + 1))
+            for pcode in range(len(self.properties)):
+                sl = order[bounds[pcode]:bounds[pcode + 1]]
+                self.by_property[(pcode, by_subject)] = (at[sl], to[sl])
         self.passable = np.fromiter((graph.passable(v) for v in range(n)), dtype=bool, count=n)
         self.literal = np.fromiter((graph.is_literal(v) for v in range(n)), dtype=bool, count=n)
         cs = graph.class_statements
-        self.instance_of: dict[str, tuple[str, ...]] = cs.get("P31", {}) if cs else graph.classes
-        self.subclass_of: dict[str, tuple[str, ...]] = cs.get("P279", {}) if cs else {}
+        instance_of: dict[str, tuple[str, ...]] = cs.get("P31", {}) if cs else graph.classes
+        self.members: dict[str, list[int]] = {}  # class -> vertices that are its direct instances
+        for ent, classes in instance_of.items():
+            if ent in graph:
+                for c in classes:
+                    self.members.setdefault(c, []).append(graph.vertex(ent))
+        self.children: dict[str, list[str]] = {}  # class -> its direct subclasses
+        for c, supers in (cs.get("P279", {}) if cs else {}).items():
+            for sup in supers:
+                self.children.setdefault(sup, []).append(c)
+        names = [graph.name(v) for v in range(n)]
+        self.name_rank = np.empty(n, dtype=np.int64)  # position in name order (witness search)
+        self.name_rank[sorted(range(n), key=names.__getitem__)] = np.arange(n)
+        self.id_rank = np.empty(n, dtype=np.int64)  # position in Q-number order (answer lists)
+        self.id_rank[sorted(range(n), key=lambda v: _sort_key(names[v]))] = np.arange(n)
         self.masks: dict[tuple[Any, ...], np.ndarray] = {}
 
     def advance(self, x: np.ndarray, step: Step, *, back: bool = False) -> np.ndarray:
@@ -421,18 +445,22 @@ class _Index:
         for forward in (True, False):
             if step.direction is not None and (step.direction == "forward") != forward:
                 continue
-            ptr, nbr, prop = self.csr[forward != back]
-            starts = ptr[nodes]
-            lens = ptr[nodes + 1] - starts
-            idx = _ranges(starts, lens)
-            src, nb = np.repeat(nodes, lens), nbr[idx]
-            if step.property is not None:
+            if step.property is None:
+                ptr, nbr, _prop = self.csr[forward != back]
+                starts = ptr[nodes]
+                lens = ptr[nodes + 1] - starts
+            else:
                 code = self.code.get(step.property)
-                keep = prop[idx] == code if code is not None else np.zeros(len(idx), dtype=bool)
-                src, nb = src[keep], nb[keep]
+                if code is None:
+                    continue
+                at, nbr = self.by_property[(code, forward != back)]
+                starts = np.searchsorted(at, nodes, "left")
+                lens = np.searchsorted(at, nodes, "right") - starts
+            src, nb = np.repeat(nodes, lens), nbr[_ranges(starts, lens)]
             srcs.append(src)
             nbrs.append(nb)
-        src, nb = np.concatenate(srcs), np.concatenate(nbrs)
+        empty = np.zeros(0, dtype=np.int64)
+        src, nb = np.concatenate([empty, *srcs]), np.concatenate([empty, *nbrs])
         if x.dtype == bool:
             out = np.zeros(self.n, dtype=bool)
             out[nb] = True
@@ -454,24 +482,25 @@ def _index(graph: EvidenceGraph) -> _Index:
     return idx
 
 
+def known_class(graph: EvidenceGraph, class_id: str) -> bool:
+    """Is ``class_id`` the class (``P31`` value) or a superclass of anything in ``graph``?"""
+    idx = _index(graph)
+    return class_id in idx.members or class_id in idx.children
+
+
 def _type_mask(graph: EvidenceGraph, idx: _Index, class_id: str) -> np.ndarray:
     key = ("type", class_id)
     if key not in idx.masks:
         below = {class_id}  # every class c with c P279* class_id
-        children: dict[str, list[str]] = {}
-        for c, supers in idx.subclass_of.items():
-            for sup in supers:
-                children.setdefault(sup, []).append(c)
         todo = [class_id]
         while todo:
-            for c in children.get(todo.pop(), ()):
+            for c in idx.children.get(todo.pop(), ()):
                 if c not in below:
                     below.add(c)
                     todo.append(c)
         mask = np.zeros(idx.n, dtype=bool)
-        for ent, classes in idx.instance_of.items():
-            if ent in graph and not below.isdisjoint(classes):
-                mask[graph.vertex(ent)] = True
+        for c in below:
+            mask[idx.members.get(c, [])] = True
         idx.masks[key] = mask
     return idx.masks[key]
 
@@ -536,7 +565,11 @@ def evaluate(graph: EvidenceGraph, pattern: PathPattern, *, target: str | Value 
     final = np.flatnonzero(layers[k])
     like = target if not isinstance(target, str) else None
     lit = _literal_keys(graph, final[idx.literal[final]], values, like)
-    keys = sorted({lit[int(v)][0] if int(v) in lit else graph.name(int(v)) for v in final}, key=_sort_key)
+    entities = final[~idx.literal[final]]
+    shown = entities[np.argsort(idx.id_rank[entities])[:first]]  # entities sort before values
+    literal_keys = sorted({key for key, _v in lit.values()}, key=_sort_key)
+    count = len(entities) + len(literal_keys)
+    answers = tuple([graph.name(int(v)) for v in shown] + literal_keys)[:first]
 
     tmask = np.zeros(n, dtype=bool)
     if isinstance(target, str):
@@ -557,7 +590,7 @@ def evaluate(graph: EvidenceGraph, pattern: PathPattern, *, target: str | Value 
         back.reverse()
         paths = _count(idx, pattern, back)
         witness = _witness(graph, pattern, back, lit)
-    return PatternResult(len(keys), tuple(keys[:first]), target_in, unique, paths, witness)
+    return PatternResult(count, answers, target_in, unique, paths, witness)
 
 
 def _count(idx: _Index, pattern: PathPattern, back: list[np.ndarray]) -> int:
@@ -592,19 +625,24 @@ def _witness(graph: EvidenceGraph, pattern: PathPattern, back: list[np.ndarray],
             out.append((u, (prop, way, graph.edge_statement(e))))
         return out
 
-    starts = sorted(np.flatnonzero(back[0]).tolist(), key=graph.name)
+    idx = _index(graph)
+    first = np.flatnonzero(back[0])
+    starts = first[np.argsort(idx.name_rank[first])].tolist()
     budget = _WITNESS_BUDGET
     found: tuple[list[int], list[tuple[str, Direction, str]]] | None = None
-    stack: list[tuple[list[int], list[tuple[str, Direction, str]]]] = [([s], []) for s in reversed(starts)]
-    while stack and budget > 0 and found is None:
-        nodes, steps = stack.pop()
-        budget -= 1
-        if len(nodes) == k + 1:
-            found = (nodes, steps)
+    for start in starts:  # depth-first from each start in turn, within one shared budget
+        stack: list[tuple[list[int], list[tuple[str, Direction, str]]]] = [([start], [])]
+        while stack and budget > 0 and found is None:
+            nodes, steps = stack.pop()
+            budget -= 1
+            if len(nodes) == k + 1:
+                found = (nodes, steps)
+                break
+            for u, how in reversed(moves(nodes[-1], len(nodes) - 1)):
+                if u not in nodes:
+                    stack.append(([*nodes, u], [*steps, how]))
+        if found is not None or budget <= 0:
             break
-        for u, how in reversed(moves(nodes[-1], len(nodes) - 1)):
-            if u not in nodes:
-                stack.append(([*nodes, u], [*steps, how]))
     if found is None:  # every match repeats a node (or the budget ran out): greedy first walk
         nodes, steps = [starts[0]], []
         for i in range(k):

@@ -119,10 +119,10 @@ def test_to_sparql_writes_wildcards_types_values_and_hubs() -> None:
     p = PathPattern((Step("P1", "forward"), Step(), Step("P2", "backward")),
                     types=(TypeConstraint(1, "Q5"),),
                     values=(ValueConstraint(2, "P27", EntityValue(id="Q30")),))
-    q = to_sparql(p, ["P2", "P1"], blocked=["Q9"])
+    q = to_sparql(p, ["P2", "P1"], blocked=["Q9", "Q10"])
     assert "{ ?x1 ?p2 ?x2 . } UNION { ?x2 ?p2 ?x1 . }" in q and "VALUES ?p2 { wdt:P1 wdt:P2 }" in q
     assert "?x3 wdt:P2 ?x2 ." in q and "?x1 wdt:P31/wdt:P279* wd:Q5 ." in q and "?x2 wdt:P27 wd:Q30 ." in q
-    assert "FILTER(?x1 NOT IN (wd:Q9))" in q and "FILTER(isIRI(?x0))" in q
+    assert "FILTER(?x1 NOT IN (wd:Q10, wd:Q9))" in q and "FILTER(isIRI(?x0))" in q
 
 
 # -- brute force ----------------------------------------------------------------------
