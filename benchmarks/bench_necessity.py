@@ -144,7 +144,8 @@ def _sparql_answers(store: Any, graph: Any, pattern: Any) -> set[str]:
     props = sorted(set(graph.graph.es["property"]))
     hubs = [graph.name(v) for v in range(graph.vcount()) if not graph.passable(v)]
     var = f"x{pattern.k}"
-    return {sol[var].value.removeprefix(ENTITY) for sol in store.query(to_sparql(pattern, props, blocked=hubs))}
+    query = to_sparql(pattern, props, blocked=hubs)
+    return {sol[var].value.removeprefix(ENTITY) for sol in store.query(query)}
 
 
 def _oxigraph(name: str) -> Any:
@@ -178,8 +179,10 @@ def _duckdb(graph: Any) -> Any:
     class_rows = pa.table({"e": [e for e, cs in graph.classes.items() for _c in cs],  # noqa: F841
                            "c": [c for _e, cs in graph.classes.items() for c in cs]})
     con.execute("CREATE TABLE classes AS SELECT * FROM class_rows")
-    con.execute("CREATE TABLE und AS SELECT s AS a, o AS b FROM edges UNION ALL SELECT o AS a, s AS b FROM edges")
-    hub_rows = pa.table({"h": [graph.name(v) for v in range(graph.vcount()) if not graph.passable(v)]})  # noqa: F841
+    con.execute("CREATE TABLE und AS SELECT s AS a, o AS b FROM edges "
+                "UNION ALL SELECT o AS a, s AS b FROM edges")
+    hubs = [graph.name(v) for v in range(graph.vcount()) if not graph.passable(v)]
+    hub_rows = pa.table({"h": hubs})  # noqa: F841
     con.execute("CREATE TABLE hubs AS SELECT * FROM hub_rows")
     return con
 
