@@ -93,7 +93,9 @@ __all__ = [
 
 
 class LayerReport(BaseModel):
-    """One BFS depth: how many entities were reached, expanded and described, at what cost."""
+    """One BFS depth: ``reached`` entities (before the budget cut ``over_budget``),
+    ``expanded`` (``entities``, in id order; ``resumed`` of them were done by an earlier,
+    interrupted run), ``described`` nodes, and the requests / retries / cache hits spent."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     depth: int
@@ -109,7 +111,13 @@ class LayerReport(BaseModel):
 
 
 class CollectReport(BaseModel):
-    """What a collection did, with the caps and budget in force (recorded in chain records)."""
+    """What a collection did, with the caps and budget in force (recorded in chain records).
+
+    ``run_id`` identifies the crawl (source, seeds and caps) in the store's crawl tables;
+    ``statements`` counts the distinct statements this call wrote; ``skipped_values`` the
+    values that could not be read (they are left out, never guessed); ``resumed`` the
+    entities an earlier interrupted run of the same crawl had already finished.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     run_id: str
@@ -131,7 +139,6 @@ class CollectReport(BaseModel):
     cache_hits: int
     skipped_values: int
     resumed: int
-    complete: bool
 
 
 # -- the crawl --------------------------------------------------------------------------------
@@ -314,6 +321,7 @@ def collect(
     totals = {"requests": 0, "retries": 0, "cache_hits": 0, "skipped": 0}
     layers: list[LayerReport] = []
     seen: set[str] = set(seed_ids)
+    written: set[str] = set()
     frontier, over = seed_ids, 0
     bar = _Progress(progress)
     try:
@@ -339,6 +347,7 @@ def collect(
                     offer = [n for n in keep if n.entity not in seen]
                     fresh[ent] = (keep, _check_selection(ent, pick(ent, offer, select), offer, select))
                 crawl.commit(part, "expanded", depth, chunk, fresh)
+                written.update(r[0] for r in part.batch.statements)
                 kept.update(fresh)
                 bar.advance(task, len(chunk), cost)
             # describe this depth's entities and every kept neighbour
@@ -348,6 +357,7 @@ def collect(
                 part = source.describe(chunk)
                 account(part)
                 crawl.commit(part, "described", depth, chunk, {})
+                written.update(r[0] for r in part.batch.statements)
                 done_desc.update(chunk)
                 bar.advance(task, 0, cost)
             layers.append(
@@ -386,23 +396,17 @@ def collect(
         layer_budget=layer_budget,
         in_limit=source.in_limit,
         batch_size=source.batch_size,
-        offline=offline,
+        offline=offline or bool(getattr(getattr(source, "client", None), "offline", False)),
         layers=layers,
         entities_expanded=sum(lay.expanded for lay in layers),
         entities_described=len(done_desc),
-        statements=_statement_count(store, run_id),
+        statements=len(written),
         requests=totals["requests"],
         retries=totals["retries"],
         cache_hits=totals["cache_hits"],
         skipped_values=totals["skipped"],
         resumed=resumed,
-        complete=True,
     )
-
-
-def _statement_count(store: Store, run_id: str) -> int:
-    row = store.con.execute("SELECT count(*) FROM statements").fetchone()
-    return int(row[0]) if row else 0
 
 
 class _Progress:
