@@ -46,8 +46,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Collection, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -60,6 +60,7 @@ from chaingraph.errors import StoreError
 from chaingraph.values import VALUE_COLUMNS, Value, value_columns, value_from_columns
 
 __all__ = [
+    "ARROW_TYPES",
     "TABLE_COLUMNS",
     "Batch",
     "Edge",
@@ -146,6 +147,14 @@ _ARROW_TYPES: dict[str, pa.DataType] = {
     "precision": pa.int8(), "timezone": pa.int32(), "before": pa.int32(), "after": pa.int32(),
     "lat": pa.float64(), "lon": pa.float64(), "coord_precision": pa.float64(),
 }
+_KEYS: dict[str, tuple[str, ...]] = {
+    "entities": ("id",), "properties": ("id",), "statements": ("statement_id",),
+    "qualifiers": ("statement_id", "property", "snak_hash"),
+    "reference_snaks": ("statement_id", "reference_hash", "property", "snak_hash"),
+    "statement_sources": ("statement_id", "source_id"),
+}
+#: Arrow types of the non-VARCHAR columns (every other column is a string)
+ARROW_TYPES = _ARROW_TYPES
 # Entities and properties are upserted: a later source may know a label an earlier lacked.
 _UPSERT = {
     "entities": "label = COALESCE(excluded.label, entities.label), "
@@ -342,29 +351,87 @@ class Store:
 
     def write(self, batch: Batch) -> None:
         """Insert a batch in one transaction; rows already present are left as they are."""
+        fast = not self._in_tx
         try:
-            with self.transaction():
-                for table, columns in _TABLE_COLUMNS.items():
-                    rows = getattr(batch, table)
-                    if rows:
-                        self._insert(table, columns, rows)
+            try:
+                self._write(batch, fast=fast)
+            except duckdb.ConstraintException:
+                if not fast:
+                    raise
+                self._write(batch, fast=False)  # the batch repeats a key: deduplicate it first
         except duckdb.Error as exc:
             raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc
 
-    def _insert(self, table: str, columns: list[str], rows: list[tuple[Any, ...]]) -> None:
-        arrays = {}
-        for i, col in enumerate(columns):
-            data = [r[i] for r in rows]
-            arrays[col] = pa.array(data, type=_ARROW_TYPES.get(col, pa.string()))
+    def write_arrow(self, tables: Mapping[str, pa.Table]) -> None:
+        """:meth:`write` for column-oriented rows: Arrow tables whose columns are named as
+        the table's columns (:data:`TABLE_COLUMNS`; missing value columns are NULL).
+
+        >>> import pyarrow as pa
+        >>> s = Store()
+        >>> s.write_arrow({"statements": pa.table({"statement_id": ["Q1$a"], "subject": ["Q1"],
+        ...     "property": ["P31"], "rank": ["normal"], "snaktype": ["value"],
+        ...     "value_type": ["item"], "object": ["Q5"]})})
+        >>> s.classes(["Q1"])
+        {'Q1': ('Q5',)}
+        """
+        unknown = set(tables) - set(_TABLE_COLUMNS)
+        if unknown:
+            raise StoreError(f"write_arrow: unknown tables {sorted(unknown)}; use {sorted(_TABLE_COLUMNS)}")
+        fast = not self._in_tx
+        try:
+            try:
+                self._write_arrow(tables, fast=fast)
+            except duckdb.ConstraintException:
+                if not fast:
+                    raise
+                self._write_arrow(tables, fast=False)
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
+                             f"{str(exc).splitlines()[0]}") from exc
+
+    def _write_arrow(self, tables: Mapping[str, pa.Table], *, fast: bool) -> None:
+        with self.transaction():
+            for table, columns in _TABLE_COLUMNS.items():
+                data = tables.get(table)
+                if data is None or data.num_rows == 0:
+                    continue
+                present = [c for c in columns if c in data.column_names]
+                self.con.register("_cg_incoming", data)
+                try:
+                    self._insert_from(table, present, "_cg_incoming", fast=fast)
+                finally:
+                    with suppress(duckdb.Error):
+                        self.con.unregister("_cg_incoming")
+
+    def _write(self, batch: Batch, *, fast: bool) -> None:
+        with self.transaction():
+            for table, columns in _TABLE_COLUMNS.items():
+                rows = getattr(batch, table)
+                if rows:
+                    self._insert(table, columns, rows, fast=fast)
+
+    def _insert(self, table: str, columns: list[str], rows: list[tuple[Any, ...]], *,
+                fast: bool = False) -> None:
+        arrays = {col: pa.array(data, type=_ARROW_TYPES.get(col, pa.string()))
+                  for col, data in zip(columns, zip(*rows))}
         self.con.register("_cg_incoming", pa.table(arrays))
         try:
-            self._insert_from(table, columns, "_cg_incoming")
+            self._insert_from(table, columns, "_cg_incoming", fast=fast)
         finally:
-            self.con.unregister("_cg_incoming")
+            with suppress(duckdb.Error):  # an aborted transaction refuses even this
+                self.con.unregister("_cg_incoming")
 
-    def _insert_from(self, table: str, columns: list[str], relation: str, params: Any = None) -> None:
+    def _insert_from(self, table: str, columns: list[str], relation: str, params: Any = None, *,
+                     fast: bool = False) -> None:
         cols = ", ".join(f'"{c}"' for c in columns)
+        if fast and table not in _UPSERT:
+            # Rows whose key is new, without deduplicating the batch: several times faster,
+            # and a repeated key inside the batch raises ConstraintException (callers fall back).
+            match = " AND ".join(f'_t."{k}" = _n."{k}"' for k in _KEYS[table])
+            self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {relation} AS _n "
+                             f"WHERE NOT EXISTS (SELECT 1 FROM {table} AS _t WHERE {match})", params)
+            return
         # Deduplicate within the batch too: INSERT OR IGNORE does not cover in-batch repeats.
         key = {"entities": "id", "properties": "id", "statements": "statement_id"}.get(table)
         source = (f"SELECT DISTINCT ON ({key}) {cols} FROM {relation}" if key
@@ -375,11 +442,14 @@ class Store:
         else:
             self.con.execute(f"INSERT OR IGNORE INTO {table} ({cols}) {source}", params)
 
-    def insert_select(self, table: str, select: str, params: Sequence[Any] | None = None) -> None:
+    def insert_select(self, table: str, select: str, params: Sequence[Any] | None = None, *,
+                      unique: bool = False) -> None:
         """Insert the rows of a SQL query with the semantics of :meth:`write` (duplicates in the
         query collapse, existing rows are kept, entities/properties are upserted): the bulk
         path for loaders that build rows inside DuckDB. The query's columns must be named as
         the table's columns (see :data:`TABLE_COLUMNS`). Joins the current transaction, if any.
+        ``unique=True`` promises that the query yields each key at most once (much faster;
+        a broken promise raises :class:`StoreError`).
 
         >>> s = Store()
         >>> s.insert_select("statements", "SELECT 'Q1$a' AS statement_id, 'Q1' AS subject, "
@@ -394,7 +464,7 @@ class Store:
                 described = self.con.execute(f"SELECT * FROM ({select}) LIMIT 0", params).description
                 present = [d[0] for d in described or ()]
                 columns = [c for c in _TABLE_COLUMNS[table] if c in present]
-                self._insert_from(table, columns, f"({select})", params)
+                self._insert_from(table, columns, f"({select})", params, fast=unique)
         except duckdb.Error as exc:
             raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc

@@ -148,13 +148,13 @@ def test_truncated_gzip_reports_where_reading_stopped_and_keeps_the_rest(tmp_pat
 @pytest.mark.parametrize(("name", "data", "match"), [
     ("d.json.xz", lzma.compress(b"[\n]\n"), "xz compression is not supported"),
     ("d.json.gz", b"[\n]\n", "the name says gzip but the file is not compressed"),
-    ("d.nt.bz2", gzip.compress(b"<a> <b> <c> .\n"), "the name says bz2 but the file is gzip"),
+    ("d.nt.bz2", gzip.compress(b"<a> <b> <c> .\n", mtime=0), "the name says bz2 but the file is gzip"),
     ("d.csv", b"a,b\n", "cannot tell the dump format"),
     ("d.json", b"<http://a> <http://b> <http://c> .\n", "looks like N-Triples"),
     ("d.nt", b'[\n{"id": "Q1"}\n]\n', "looks like a Wikidata JSON dump"),
     ("d.json", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary file"),
     ("d.nt.bz2", b"BZh91AY&SYgarbage", "cannot be decompressed"),
-])
+], ids=["xz", "not-gzip", "gzip-named-bz2", "csv", "nt-named-json", "json-named-nt", "binary", "corrupt-bz2"])
 def test_wrong_file_type_or_compression_is_refused_before_loading(
         tmp_path: Path, name: str, data: bytes, match: str) -> None:
     path = tmp_path / name

@@ -63,8 +63,8 @@ def summarize(store: Store) -> StoreSummary:
     con = store.con
 
     def one(sql: str) -> int:
-        row = con.execute(sql).fetchone()
-        return int(row[0]) if row else 0
+        rows = con.execute(sql).fetchall()  # fetchall: leave no open result on the connection
+        return int(rows[0][0]) if rows else 0
 
     by_type = {str(k): int(n) for k, n in con.execute(
         "SELECT coalesce(value_type, snaktype), count(*) FROM statements GROUP BY 1 ORDER BY 1").fetchall()}

@@ -13,15 +13,22 @@ parallel-compressed dumps do; Python's ``gzip`` reads them all.
 from __future__ import annotations
 
 import bz2
+import contextlib
 import gzip
+import queue
 import re
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, BinaryIO, Literal, cast
 
 from chaingraph.errors import InvalidInput, UnsupportedFormat
 
-__all__ = ["Format", "RawCounter", "check_content", "dump_date", "dump_format", "open_binary",
-           "open_dump", "sniff_compression"]
+__all__ = ["BLOCK_BYTES", "Format", "RawCounter", "check_content", "dump_date", "dump_format",
+           "open_binary", "open_dump", "read_blocks", "sniff_compression"]
+
+#: decompressed bytes read at a time by :func:`read_blocks`
+BLOCK_BYTES = 16 << 20
 
 Format = Literal["json", "nt", "ttl"]
 
@@ -173,3 +180,63 @@ def open_dump(path: str | Path, fmt: Format) -> tuple[IO[bytes], RawCounter]:
         stream.close()
         raise
     return stream, counter
+
+
+def read_blocks(stream: IO[bytes], size: int = BLOCK_BYTES) -> Iterator[bytes]:
+    r"""Blocks of whole lines from ``stream`` (only the last may lack its newline).
+
+    A background thread reads ahead one block: zlib and bz2 release the GIL, so
+    decompression runs on a second core while the caller parses. A read error (truncated
+    or corrupt file) is raised here, after every complete line read before it.
+
+    >>> import io
+    >>> list(read_blocks(io.BytesIO(b"a\nbb\nccc"), size=3))
+    [b'a\n', b'bb\n', b'ccc']
+    """
+    chunks: queue.Queue[bytes | BaseException | None] = queue.Queue(maxsize=2)
+    stop = threading.Event()
+
+    read = getattr(stream, "read1", stream.read)  # read1 returns what is decompressed so far
+
+    def reader() -> None:
+        buf = bytearray()
+        try:
+            while not stop.is_set():
+                chunk = read(size)
+                if not chunk:
+                    break
+                buf += chunk
+                if len(buf) >= size:
+                    chunks.put(bytes(buf))
+                    buf.clear()
+        except BaseException as exc:  # handed to the consumer (after the data before it)
+            if buf:
+                chunks.put(bytes(buf))
+            chunks.put(exc)
+            return
+        if buf:
+            chunks.put(bytes(buf))
+        chunks.put(None)
+
+    thread = threading.Thread(target=reader, name="chaingraph-read", daemon=True)
+    thread.start()
+    rest = b""
+    try:
+        while True:
+            item = chunks.get()
+            if isinstance(item, BaseException):
+                raise item  # a partial last line before the damage is not yielded
+            if item is None:
+                if rest:
+                    yield rest
+                return
+            data = rest + item if rest else item
+            cut = data.rfind(b"\n") + 1
+            rest = data[cut:]
+            if cut:
+                yield data[:cut]
+    finally:
+        stop.set()
+        while thread.is_alive():  # unblock a reader waiting on a full queue
+            with contextlib.suppress(queue.Empty):
+                chunks.get(timeout=0.05)

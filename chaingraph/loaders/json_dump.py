@@ -13,26 +13,32 @@ property datatypes.
 >>> line = ('{"type":"item","id":"Q42","labels":{"mul":{"language":"mul","value":"Douglas Adams"}},'
 ...         '"claims":{"P69":[{"mainsnak":{"snaktype":"value","property":"P69","datavalue":'
 ...         '{"type":"wikibase-entityid","value":{"id":"Q691283"}}},"id":"Q42$X","rank":"normal"}]}},')
->>> rows = EntityRows()
->>> rows.add(parse_line(line.encode()), "src1")
->>> rows.statements[0][:5], rows.entities[0][:3]
-(('Q42$X', 'Q42', 'P69', 'normal', 'value'), ('Q42', 'Douglas Adams', 'mul'))
+>>> rows = EntityRows(source_id="src1")
+>>> rows.add(parse_line(line.encode()))
+>>> rows.tables()["statements"].select(["statement_id", "property", "object"]).to_pylist()
+[{'statement_id': 'Q42$X', 'property': 'P69', 'object': 'Q691283'}]
+>>> rows.entities[0][:3]
+('Q42', 'Douglas Adams', 'mul')
 """
 
 from __future__ import annotations
 
 import json
+import queue
 import re
+import threading
 import time
 import zlib
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from chaingraph.errors import BadDumpLine, ChaingraphError, InvalidId, InvalidInput
 from chaingraph.ids import is_entity_id, pid
 from chaingraph.loaders.common import FileReport, LineGuard, Progress, coordinate_digits
-from chaingraph.loaders.compression import dump_date, open_dump
-from chaingraph.store import Batch, Store, snak_hash_columns
+from chaingraph.loaders.compression import dump_date, open_dump, read_blocks
+from chaingraph.store import ARROW_TYPES, TABLE_COLUMNS, Store, snak_hash_columns
 from chaingraph.values import VALUE_COLUMNS, value_columns, value_from_json
 
 __all__ = ["EntityRows", "datavalue_columns", "load_json_dump", "parse_line"]
@@ -81,8 +87,15 @@ def datavalue_columns(datavalue: dict[str, Any]) -> tuple[Any, ...]:
     return cols
 
 
+_SEEN_PROPERTIES: set[str] = set()  # property ids already validated (a dump uses few thousand)
+_SEEN_VALUES: set[str] = set()  # entity-value ids already validated
+
+
 def _snak(snak: dict[str, Any]) -> tuple[str, str, tuple[Any, ...]]:
-    prop = pid(snak.get("property"), field="snak property")
+    prop = snak.get("property")
+    if prop not in _SEEN_PROPERTIES:
+        prop = pid(prop, field="snak property")
+        _SEEN_PROPERTIES.add(prop)
     snaktype = snak.get("snaktype", "value")
     if snaktype not in SNAKTYPES:
         raise InvalidInput(f"snaktype {snaktype!r} of a {prop} snak is not value/somevalue/novalue")
@@ -130,34 +143,54 @@ def parse_line(line: bytes) -> dict[str, Any] | None:
 
 
 class EntityRows:
-    """Store rows accumulated from parsed entities (one batch)."""
+    """Store rows accumulated from parsed entities (one batch).
 
-    def __init__(self) -> None:
+    Statements whose value is an entity — most of any dump — are kept column-wise
+    (``item_columns``), everything else as whole rows; :meth:`tables` turns both into
+    Arrow tables for :meth:`Store.write_arrow`.
+    """
+
+    def __init__(self, source_id: str) -> None:
+        self.source_id = source_id
         self.entities: list[tuple[Any, ...]] = []
         self.properties: list[tuple[Any, ...]] = []
+        # statement_id, subject, property, rank, value_type, object of entity-valued statements
+        self.item_columns: tuple[list[str], ...] = ([], [], [], [], [], [])
         self.statements: list[tuple[Any, ...]] = []
         self.qualifiers: list[tuple[Any, ...]] = []
         self.reference_snaks: list[tuple[Any, ...]] = []
-        self.statement_sources: list[tuple[Any, ...]] = []
         self.references = 0
         self.n_entities = 0
+        self.n_statements = 0
 
-    def add(self, entity: dict[str, Any], source_id: str) -> None:
+    def _lists(self) -> list[list[Any]]:
+        return [self.entities, self.properties, *self.item_columns, self.statements, self.qualifiers,
+                self.reference_snaks]
+
+    def add(self, entity: dict[str, Any]) -> None:
         """Parse one entity; on error nothing of it is kept and the error propagates."""
+        marks = [len(lst) for lst in self._lists()]
+        try:
+            self.references += self._add(entity)
+        except BaseException:
+            for lst, mark in zip(self._lists(), marks):
+                del lst[mark:]
+            raise
+        self.n_entities += 1
+
+    def _add(self, entity: dict[str, Any]) -> int:
         ident = entity.get("id")
         if not isinstance(ident, str) or not is_entity_id(ident):
             raise InvalidId(ident, field="entity id")
         kind = entity.get("type", "item" if ident[0] == "Q" else "property")
         if (kind, ident[0]) not in (("item", "Q"), ("property", "P")):
             raise InvalidInput(f"entity {ident} has type {kind!r}; expected an item (Q) or property (P)")
-        label, label_lang = _term(entity.get("labels"))
-        description, _ = _term(entity.get("descriptions"))
-        aliases = _aliases(entity.get("aliases"))
-        statements, qualifiers, refs, sources = [], [], [], []
-        n_refs = 0
         claims = entity.get("claims") or {}
         if not isinstance(claims, dict):
             raise InvalidInput(f"entity {ident}: 'claims' is not an object")
+        ids, subjects, props, ranks, kinds, objects = self.item_columns
+        statements, qualifiers, refs = self.statements, self.qualifiers, self.reference_snaks
+        n_refs = n_statements = 0
         for group in claims.values():
             for st in group:
                 sid = st.get("id")
@@ -167,14 +200,26 @@ class EntityRows:
                 rank = st.get("rank", "normal")
                 if rank not in RANKS:
                     raise InvalidInput(f"statement {sid}: rank {rank!r} is not preferred/normal/deprecated")
-                prop, snaktype, cols = _snak(st["mainsnak"])
-                statements.append((sid, ident, prop, rank, snaktype, *cols))
-                sources.append((sid, source_id))
-                quals = st.get("qualifiers") or {}
-                for qprop in st.get("qualifiers-order") or quals:
-                    for q in quals.get(qprop, ()):
-                        qp, qt, qc = _snak(q)
-                        qualifiers.append((sid, qp, snak_hash_columns(qp, qt, qc), qt, *qc))
+                mainsnak = st["mainsnak"]
+                value = _entity_value(mainsnak)
+                if value is not None:  # the hot path: an item (or other entity) value
+                    prop = mainsnak["property"]
+                    ids.append(sid)
+                    subjects.append(ident)
+                    props.append(prop)
+                    ranks.append(rank)
+                    kinds.append(_ENTITY_KIND.get(value[0], "entity"))
+                    objects.append(value)
+                else:
+                    prop, snaktype, cols = _snak(mainsnak)
+                    statements.append((sid, ident, prop, rank, snaktype, *cols))
+                n_statements += 1
+                quals = st.get("qualifiers")
+                if quals:
+                    for qprop in st.get("qualifiers-order") or quals:
+                        for q in quals.get(qprop, ()):
+                            qp, qt, qc = _snak(q)
+                            qualifiers.append((sid, qp, snak_hash_columns(qp, qt, qc), qt, *qc))
                 for ref in st.get("references") or ():
                     snaks = ref.get("snaks") or {}
                     rhash = ref.get("hash") or snak_hash_columns(
@@ -184,6 +229,9 @@ class EntityRows:
                         for r in snaks.get(rprop, ()):
                             rp, rt, rc = _snak(r)
                             refs.append((sid, rhash, rp, snak_hash_columns(rp, rt, rc), rt, *rc))
+        label, label_lang = _term(entity.get("labels"))
+        description, _ = _term(entity.get("descriptions"))
+        aliases = _aliases(entity.get("aliases"))
         if ident[0] == "Q":
             sitelinks = entity.get("sitelinks")
             revision = entity.get("lastrevid")
@@ -194,20 +242,103 @@ class EntityRows:
             datatype = entity.get("datatype")
             self.properties.append((ident, label, label_lang, description, aliases,
                                     str(datatype) if datatype is not None else None))
-        self.statements += statements
-        self.statement_sources += sources
-        self.qualifiers += qualifiers
-        self.reference_snaks += refs
-        self.references += n_refs
-        self.n_entities += 1
+        self.n_statements += n_statements
+        return n_refs
 
-    def batch(self) -> Batch:
-        return Batch(entities=self.entities, properties=self.properties, statements=self.statements,
-                     qualifiers=self.qualifiers, reference_snaks=self.reference_snaks,
-                     statement_sources=self.statement_sources)
+    def tables(self) -> dict[str, pa.Table]:
+        """The batch as Arrow tables named and typed like the store's tables."""
+        out = {name: _rows_table(name, rows) for name, rows in (
+            ("entities", self.entities), ("properties", self.properties), ("qualifiers", self.qualifiers),
+            ("reference_snaks", self.reference_snaks)) if rows}
+        names = ("statement_id", "subject", "property", "rank", "value_type", "object")
+        n = len(self.item_columns[0])
+        items = pa.table({**{c: pa.array(col, pa.string()) for c, col in zip(names, self.item_columns)},
+                          "snaktype": pa.array(["value"] * n, pa.string())})
+        parts = [items] if n else []
+        if self.statements:
+            parts.append(_rows_table("statements", self.statements))
+        if parts:
+            statements = _conform(parts, TABLE_COLUMNS["statements"])
+            out["statements"] = statements
+            out["statement_sources"] = pa.table({
+                "statement_id": statements["statement_id"],
+                "source_id": pa.array([self.source_id] * statements.num_rows, pa.string())})
+        return out
 
     def full(self) -> bool:
-        return self.n_entities >= BATCH_ENTITIES or len(self.statements) >= BATCH_ROWS
+        return self.n_entities >= BATCH_ENTITIES or self.n_statements >= BATCH_ROWS
+
+
+def _entity_value(snak: dict[str, Any]) -> str | None:
+    """The id of an entity-valued value snak with a known-good property, else ``None``."""
+    if snak.get("snaktype", "value") != "value" or snak.get("property") not in _SEEN_PROPERTIES:
+        return None
+    datavalue = snak.get("datavalue")
+    if not isinstance(datavalue, dict) or datavalue.get("type") != "wikibase-entityid":
+        return None
+    value = datavalue.get("value")
+    ident = value.get("id") if isinstance(value, dict) else None
+    if not isinstance(ident, str) or (ident not in _SEEN_VALUES and not _valid_value_entity(ident)):
+        return None  # the slow path reports the problem
+    _SEEN_VALUES.add(ident)
+    return ident
+
+
+def _arrow_type(column: str) -> pa.DataType:
+    return ARROW_TYPES.get(column, pa.string())
+
+
+def _rows_table(table: str, rows: list[tuple[Any, ...]]) -> pa.Table:
+    columns = TABLE_COLUMNS[table]
+    return pa.table({c: pa.array(col, _arrow_type(c)) for c, col in zip(columns, zip(*rows))})
+
+
+def _conform(parts: list[pa.Table], columns: list[str]) -> pa.Table:
+    """Concatenate tables with different column subsets (missing columns are NULL)."""
+    full = [pa.table({c: t[c] if c in t.column_names else pa.nulls(t.num_rows, _arrow_type(c))
+                      for c in columns}) for t in parts]
+    return pa.concat_tables(full) if len(full) > 1 else full[0]
+
+
+class _Writer:
+    """Writes batches on a second thread, so DuckDB (which releases the GIL) inserts one
+    batch while the next is parsed. Errors surface on the next :meth:`submit`/:meth:`drain`."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.pending: queue.Queue[EntityRows | None] = queue.Queue(maxsize=1)
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="chaingraph-write", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while True:
+            rows = self.pending.get()
+            try:
+                if rows is None:
+                    return
+                if self.error is None:
+                    self.store.write_arrow(rows.tables())
+            except BaseException as exc:
+                self.error = exc
+            finally:
+                self.pending.task_done()
+
+    def submit(self, rows: EntityRows) -> None:
+        self._raise()
+        self.pending.put(rows)
+
+    def drain(self) -> None:
+        self.pending.join()
+        self._raise()
+
+    def close(self) -> None:
+        self.pending.put(None)
+        self.thread.join()
+
+    def _raise(self) -> None:
+        if self.error is not None:
+            raise self.error
 
 
 def load_json_dump(path: str | Path, store: Store, *, skip_bad_lines: bool = False,
@@ -220,39 +351,51 @@ def load_json_dump(path: str | Path, store: Store, *, skip_bad_lines: bool = Fal
     totals = {"entities": 0, "properties": 0, "statements": 0, "qualifiers": 0, "references": 0}
     with stream:
         source_id = store.add_source("json-dump", location, dump_date=dump_date(path))
-        rows = EntityRows()
+        rows = EntityRows(source_id)
+        writer = _Writer(store)
 
-        def flush() -> None:
+        def submit() -> None:
             nonlocal rows
             if rows.n_entities:
-                store.write(rows.batch())
                 totals["entities"] += len(rows.entities)
                 totals["properties"] += len(rows.properties)
-                totals["statements"] += len(rows.statements)
+                totals["statements"] += rows.n_statements
                 totals["qualifiers"] += len(rows.qualifiers)
                 totals["references"] += rows.references
-                rows = EntityRows()
+                writer.submit(rows)
+                rows = EntityRows(source_id)
             if progress is not None:
                 progress(str(path), counter.position(), counter.size)
 
+        def flush() -> None:  # before raising on a bad line: commit everything parsed so far
+            submit()
+            writer.drain()
+
         lineno = 0
         try:
-            for lineno, line in enumerate(stream, 1):
-                try:
-                    entity = parse_line(line)
-                    if entity is not None:
-                        rows.add(entity, source_id)
-                except (ValueError, KeyError, TypeError, AttributeError, ChaingraphError) as exc:
-                    guard.bad(lineno, _describe(exc, line), flush)
-                    continue
-                if rows.full():
-                    flush()
+            for block in read_blocks(stream):
+                lines = block.split(b"\n")
+                if block.endswith(b"\n"):
+                    lines.pop()
+                for line in lines:
+                    lineno += 1
+                    try:
+                        entity = parse_line(line)
+                        if entity is not None:
+                            rows.add(entity)
+                    except (ValueError, KeyError, TypeError, AttributeError, ChaingraphError) as exc:
+                        guard.bad(lineno, _describe(exc, line), flush)
+                        continue
+                    if rows.full():
+                        submit()
+            flush()
         except (EOFError, OSError, zlib.error) as exc:
             flush()
             raise BadDumpLine(str(path), lineno + 1, f"the file cannot be read past line {lineno} ({exc})",
                               "the file is truncated or corrupt: download it again; everything "
                               "before this line is loaded") from exc
-        flush()
+        finally:
+            writer.close()
     return FileReport(path=str(path), format="json", bad_lines=guard.count,
                       bad_line_examples=tuple(guard.examples),
                       seconds=time.perf_counter() - started, **totals)

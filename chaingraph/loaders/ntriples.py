@@ -24,7 +24,7 @@ expression; lines that match nothing are bad lines (:class:`~chaingraph.loaders.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import IO, Any
 
 import duckdb
@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 
 from chaingraph.errors import MissingExtra
 from chaingraph.loaders.common import LineGuard
+from chaingraph.loaders.compression import read_blocks
 
 __all__ = ["BLOCK_BYTES", "PREDICATES", "STAGING_DDL", "classify_predicate", "parse_line_slow",
            "stage_ntriples", "stage_turtle"]
@@ -199,30 +200,13 @@ def _problem(text: str) -> str:
     return "the line is not an N-Triples triple (<subject> <predicate> object .)"
 
 
-def _blocks(stream: IO[bytes], size: int) -> Iterator[bytes]:
-    rest = b""
-    while True:
-        chunk = stream.read(size)
-        if not chunk:
-            if rest:
-                yield rest
-            return
-        chunk = rest + chunk
-        cut = chunk.rfind(b"\n") + 1
-        if cut == 0:
-            rest = chunk
-            continue
-        rest = chunk[cut:]
-        yield chunk[:cut]
-
-
 def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str, guard: LineGuard,
                    flush: Callable[[], None], progress: Callable[[], None] | None = None,
                    block_bytes: int = BLOCK_BYTES) -> int:
     """Stage every triple of an N-Triples stream; return the number of lines read."""
     stager = _Stager(con, table, guard)
     line = 1
-    for data in _blocks(stream, block_bytes):
+    for data in read_blocks(stream, block_bytes):
         stager.block(data, line, flush)
         line += data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
         if progress is not None:

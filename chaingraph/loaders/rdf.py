@@ -163,6 +163,19 @@ def _value_sql() -> str:
              f"WHEN {dt} = '{XSD}dateTime' THEN 'time' WHEN {dt} = '{XSD}decimal' THEN 'quantity' "
              f"WHEN {dt} = 'http://www.opengis.net/ont/geosparql#wktLiteral' THEN 'globecoordinate' "
              f"WHEN {lang} <> '' THEN 'monolingualtext' ELSE 'string' END")
+    # The bulk of a dump is item values: they take a short path with no pattern matching.
+    plain_entity = (f"NOT sn.novalue AND sn.vn IS NULL AND starts_with(sn.o, '<{ENT}') "
+                    f"AND ends_with(sn.o, '>') AND NOT contains(sn.o, '/statement/')")
+    local = f"sn.o[{len(ENT) + 2}:-2]"
+    fast_cols = {"value_type": f"CASE {local}[1] WHEN 'Q' THEN 'item' WHEN 'P' THEN 'property' "
+                               f"WHEN 'L' THEN 'lexeme' ELSE 'entity' END", "object": local}
+    fast = ("SELECT sn.owner, sn.role, sn.pid, sn.line, sn.o, NULL AS raw_lexical, 'value' AS snaktype, "
+            + ", ".join(f"{fast_cols.get(c, 'NULL')} AS {c}" for c in VALUE_COLUMNS)
+            + f" FROM _cg_snak sn WHERE {plain_entity}")
+
+    def lit(expr: str) -> str:  # only literals need their lexical form, language, ... parsed
+        return f"CASE WHEN starts_with(o, '\"') THEN {expr} END"
+
     return f"""
     SELECT owner, role, pid, line, o, coalesce(tv_lex, lexical) AS raw_lexical,
       CASE WHEN novalue THEN 'novalue' WHEN kind = 'somevalue' THEN 'somevalue' ELSE 'value' END AS snaktype,
@@ -200,14 +213,17 @@ def _value_sql() -> str:
     FROM (
       SELECT sn.owner, sn.role, sn.pid, sn.line, sn.o, sn.vn, sn.novalue,
              CASE WHEN sn.novalue THEN NULL ELSE {vkind} END AS kind,
-             {eid} AS ent, {lex} AS lexical, {lang} AS lang, {wkt} AS wkt, {md} AS md,
+             {eid} AS ent, {lit(lex)} AS lexical, {lit(lang)} AS lang, {lit(wkt)} AS wkt, {lit(md)} AS md,
              {_lex('v.tv')} AS tv_lex, TRY_CAST({_lex('v.tp')} AS INTEGER) AS tp, v.tcal,
              TRY_CAST({_lex('v.ttz')} AS INTEGER) AS ttz,
              {_lex('v.qa')} AS qa_lex, {_lex('v.qub')} AS qub_lex, {_lex('v.qlb')} AS qlb_lex,
              {_local('v.qu', ENT)} AS qunit,
              TRY_CAST({_lex('v.glat')} AS DOUBLE) AS glat, TRY_CAST({_lex('v.glon')} AS DOUBLE) AS glon,
              TRY_CAST({_lex('v.gprec')} AS DOUBLE) AS gprec, {_local('v.gglobe', ENT)} AS gglobe
-      FROM _cg_snak sn LEFT JOIN _cg_vn v ON v.node = sn.vn)
+      FROM _cg_snak sn LEFT JOIN _cg_vn v ON v.node = sn.vn
+      WHERE NOT coalesce({plain_entity}, false))
+    UNION ALL
+    {fast}
     """
 
 
@@ -223,7 +239,7 @@ def _build(store: Store, t: str, source_id: str) -> dict[str, int]:
     how many rows of each kind the file gave."""
     con = store.con
     _register_functions(con)
-    ent_s, ent_x, ent_owner = (_ENTITY_LOCAL.format(c=c) for c in ("s", "x.s", "v.owner"))
+    ent_s, ent_x, ent_owner, ent_t = (_ENTITY_LOCAL.format(c=c) for c in ("s", "x.s", "v.owner", f"{t}.s"))
     pivot = ", ".join(f"first(o) FILTER (WHERE k = '{k}') AS {a}" for a, k in _VN_KINDS.items())
     node_kinds = "('psv', 'pqv', 'prv')"
     con.execute(f"""
@@ -239,7 +255,9 @@ def _build(store: Store, t: str, source_id: str) -> dict[str, int]:
         SELECT s AS owner, CASE WHEN k IN ('ps', 'psv') THEN 'S' WHEN k IN ('pq', 'pqv') THEN 'Q'
                WHEN k IN ('pr', 'prv') THEN 'R' ELSE 'T' END AS role, pid, k, o, line,
                k IN {node_kinds} AND o IN (SELECT node FROM _cg_vn) AS has_node
-        FROM {t} WHERE k IN ('ps', 'psv', 'pq', 'pqv', 'pr', 'prv', 'wdt')),
+        FROM {t} WHERE k IN ('ps', 'psv', 'pq', 'pqv', 'pr', 'prv')
+           OR (k = 'wdt' AND NOT EXISTS (  -- truthy triples count only without a full statement
+               SELECT 1 FROM _cg_st st WHERE st.subject = {ent_t} AND st.pid = {t}.pid))),
       with_node AS (SELECT DISTINCT owner, role, pid FROM raw WHERE has_node)
       SELECT owner, role, pid, line, CASE WHEN has_node THEN NULL ELSE o END AS o,
              CASE WHEN has_node THEN o END AS vn, false AS novalue
@@ -278,10 +296,12 @@ def _build(store: Store, t: str, source_id: str) -> dict[str, int]:
       WHERE v.role = 'T' AND regexp_full_match(coalesce({ent_owner}, ''), '[QP][1-9][0-9]*')
         AND NOT EXISTS (SELECT 1 FROM _cg_st st WHERE st.subject = {ent_owner} AND st.pid = v.pid)
     """)
-    store.insert_select("statements", "SELECT * FROM _cg_statements")
-    store.insert_select("statement_sources",
-                        f"SELECT statement_id, '{source_id}' AS source_id FROM _cg_statements")
+    n_rows = _one(con, "SELECT count(*) FROM _cg_statements")
     counts = {"statements": _one(con, "SELECT count(DISTINCT statement_id) FROM _cg_statements")}
+    unique = n_rows == counts["statements"]  # then the fast insert path applies
+    store.insert_select("statements", "SELECT * FROM _cg_statements", unique=unique)
+    store.insert_select("statement_sources",
+                        f"SELECT statement_id, '{source_id}' AS source_id FROM _cg_statements", unique=unique)
     counts["qualifiers"] = _hashed(store, "qualifiers", f"""
       SELECT st.statement_id, v.pid AS property, v.snaktype, {vcols}
       FROM _cg_val v JOIN _cg_st st ON st.node = v.owner WHERE v.role = 'Q'""")
@@ -417,8 +437,7 @@ def load_rdf(path: str | Path, store: Store, *, fmt: Format = "nt", skip_bad_lin
             try:
                 stage(stream, con, table, guard, build, tick)
             except (EOFError, OSError) as exc:
-                lines = con.execute(f"SELECT coalesce(max(line), 0) FROM {table}").fetchone()
-                last = int(lines[0]) if lines else 0
+                last = _one(con, f"SELECT coalesce(max(line), 0) FROM {table}")
                 build()
                 raise BadDumpLine(str(path), last + 1, f"the file cannot be read past here ({exc})",
                                   "the file is truncated or corrupt: download it again; everything "

@@ -1,0 +1,92 @@
+"""The store's write paths: row batches, Arrow tables and SQL selects all keep the same
+semantics — existing rows stay, repeated keys inside one batch collapse, entities are
+upserted — whether the fast (anti-join) path or the deduplicating fallback runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chaingraph.errors import StoreError
+from chaingraph.store import (
+    Batch,
+    Store,
+    entity_row,
+    qualifier_row,
+    reference_row,
+    statement_row,
+)
+from chaingraph.values import EntityValue, QuantityValue, TimeValue
+
+
+def _rows(store: Store, table: str) -> list[tuple[Any, ...]]:
+    return sorted(store.con.execute(f"SELECT * FROM {table}").fetchall(), key=repr)
+
+
+def _batch(n: int, repeat: bool = False) -> Batch:
+    statements = [statement_row(f"Q{i}$s", f"Q{i}", "P31", EntityValue(id="Q5")) for i in range(1, n + 1)]
+    if repeat:
+        statements.append(statement_row("Q1$s", "Q1", "P31", EntityValue(id="Q6")))  # same id, later
+    quals = [qualifier_row("Q1$s", "P580", TimeValue.make(1971, precision=9))] * (2 if repeat else 1)
+    refs = [reference_row("Q1$s", "abc", "P248", EntityValue(id="Q36578"))]
+    return Batch(statements=statements, qualifiers=quals, reference_snaks=refs,
+                 statement_sources=[(r[0], "src") for r in statements])
+
+
+def test_a_batch_that_repeats_a_key_is_deduplicated_not_refused(store: Store) -> None:
+    store.write(_batch(3, repeat=True))
+    assert len(_rows(store, "statements")) == 3
+    assert len(_rows(store, "qualifiers")) == 1
+    assert len(_rows(store, "statement_sources")) == 3
+
+
+def test_writing_twice_changes_nothing_and_keeps_the_first_value(tmp_path: Path) -> None:
+    with Store(tmp_path / "s.duckdb") as store:
+        store.write(_batch(5))
+        before = {t: _rows(store, t) for t in ("statements", "qualifiers", "reference_snaks")}
+        changed = _batch(5)
+        changed.statements[0] = statement_row("Q1$s", "Q1", "P31", EntityValue(id="Q6"))
+        store.write(changed)
+        assert {t: _rows(store, t) for t in before} == before
+
+
+def test_entities_are_upserted_a_later_source_fills_what_an_earlier_lacked(store: Store) -> None:
+    store.write(Batch(entities=[entity_row("Q42", None, "writer")]))
+    store.write(Batch(entities=[entity_row("Q42", "Douglas Adams", None, label_lang="mul", sitelinks=129)]))
+    info = store.entity("Q42")
+    assert (info.label, info.description, info.sitelinks) == ("Douglas Adams", "writer", 129)
+
+
+def test_write_arrow_fills_missing_value_columns_with_null(store: Store) -> None:
+    store.write_arrow({"statements": pa.table({
+        "statement_id": ["Q1$q"], "subject": ["Q1"], "property": ["P2048"], "rank": ["normal"],
+        "snaktype": ["value"], "value_type": ["quantity"], "amount": ["+1.96"], "unit": ["Q11573"]})})
+    assert store.statement("Q1$q").value == QuantityValue(amount="+1.96", unit="Q11573")
+    with pytest.raises(StoreError, match="unknown tables"):
+        store.write_arrow({"nope": pa.table({"a": [1]})})
+
+
+def test_insert_select_unique_promise_is_checked(store: Store) -> None:
+    select = ("SELECT 'Q1$a' AS statement_id, 'Q1' AS subject, 'P31' AS property, 'normal' AS rank, "
+              "'novalue' AS snaktype FROM range(2)")
+    with pytest.raises(StoreError):
+        store.insert_select("statements", select, unique=True)
+    store.insert_select("statements", select)
+    assert store.counts()["statements"] == 1
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(1, 30), max_size=60), st.integers(1, 9))
+def test_any_split_into_batches_gives_the_same_store(ids: list[int], size: int) -> None:
+    """Invariant: however rows (with repeats) are split into batches, the store ends the same."""
+    rows = [statement_row(f"Q{i}$s", f"Q{i}", "P31", EntityValue(id=f"Q{i % 4 + 5}")) for i in ids]
+    with Store() as split, Store() as whole:
+        for start in range(0, len(rows), size):
+            split.write(Batch(statements=rows[start:start + size]))
+        whole.write(Batch(statements=list(dict.fromkeys(rows))))
+        assert _rows(split, "statements") == _rows(whole, "statements")
