@@ -2,7 +2,7 @@
 
 A case is a module-level function ``setup(**params) -> state`` and ``run(state) -> n``
 (``n`` = items processed, for a rate). Each case is measured in its own spawned process
-so that peak memory (``ru_maxrss`` above the post-setup baseline) belongs to it alone.
+so that peak memory (``VmHWM`` above the post-setup baseline) belongs to it alone.
 Tables print medians and ratios against a named baseline, in markdown.
 """
 
@@ -52,6 +52,16 @@ def _rss_mb() -> float:
         return int(f.read().split()[1]) * resource.getpagesize() / 2**20
 
 
+def _peak_mb() -> float:
+    """Peak RSS of this address space (``VmHWM``). Unlike ``ru_maxrss`` it is reset by
+    ``exec``, so a spawned child does not inherit its parent's peak."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def _child(case: Case, queue: Any) -> None:
     module, _, func = case.target.partition(":")
     prepare = getattr(importlib.import_module(module), func)
@@ -63,7 +73,7 @@ def _child(case: Case, queue: Any) -> None:
         t0 = time.perf_counter()
         items, extra = run()
         seconds.append(time.perf_counter() - t0)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = _peak_mb()
     queue.put(Result(case.name, seconds, items, max(0.0, peak - base), extra))
 
 
