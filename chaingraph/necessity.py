@@ -95,6 +95,8 @@ __all__ = [
     "decide",
     "default_fusion_check",
     "difficulty",
+    "embedded_values",
+    "policy_for",
 ]
 
 NECESSITY_SCHEMA_VERSION = "chaingraph.necessity/1"
@@ -354,14 +356,22 @@ class GraphCache:
             lits = [(s.statement_id, s.subject, s.property, s.value) for s in ev.literals]
             graph = EvidenceGraph.from_edges(edges, policy=policy, labels=dict(ev.labels),
                                              literals=[(sid, s, p) for sid, s, p, _v in lits])
-            items = [(sid, s, p, EntityValue(id=o)) for sid, s, p, o in ev.edges]
-            self._graphs[key] = (graph, EmbeddedValues([*lits, *items]))
+            self._graphs[key] = (graph, embedded_values(task))
         return self._graphs[key]
 
     def close(self) -> None:
         for store in self._stores.values():
             store.close()
         self._stores.clear()
+
+
+def embedded_values(task: Task) -> EmbeddedValues:
+    """The statement values of a task's embedded evidence (literals and item edges)."""
+    ev = task.evidence
+    if ev is None:
+        return EmbeddedValues()
+    return EmbeddedValues([*((s.statement_id, s.subject, s.property, s.value) for s in ev.literals),
+                           *((sid, s, p, EntityValue(id=o)) for sid, s, p, o in ev.edges)])
 
 
 # -- the check ----------------------------------------------------------------------
@@ -409,6 +419,8 @@ def check_necessity(task: Task, graph: EvidenceGraph | None = None, *, values: V
         if graph is None:
             graph, found = cache.get(task, base=base, file=file or "")
             values = values if values is not None else found
+        elif values is None and task.evidence is not None:
+            values = embedded_values(task)
         _check_ids(task, graph, file or "")
         return _check(task, graph, values, fusion_check, file)
     except UnknownEntity as exc:

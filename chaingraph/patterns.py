@@ -88,7 +88,7 @@ __all__ = [
 
 Direction = Literal["forward", "backward"]
 FIRST = 10  # answer-set members reported
-_WITNESS_BUDGET = 20_000  # node expansions spent looking for a simple witness
+_WITNESS_BUDGET = 5_000  # node expansions spent looking for a simple witness
 
 
 # -- values -------------------------------------------------------------------------
