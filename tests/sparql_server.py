@@ -192,8 +192,11 @@ class FaultServer:
                 req = urllib.request.Request(server.upstream, data=data, method="POST", headers={
                     "Accept": "application/sparql-results+json",
                     "Content-Type": "application/x-www-form-urlencoded"})
-                with urllib.request.urlopen(req, timeout=60) as resp:
-                    self._send(200, resp.read())
+                try:
+                    with urllib.request.urlopen(req, timeout=60) as resp:
+                        self._send(200, resp.read())
+                except (BrokenPipeError, ConnectionResetError):
+                    return  # the client gave up (its time-out): nothing to answer
 
             def _send(self, code: int, body: bytes, headers: dict[str, str] | None = None) -> None:
                 self.send_response(code)

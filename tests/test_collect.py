@@ -46,6 +46,7 @@ def rich(entities_full_server: OxigraphServer) -> OxigraphServer:  # noqa: F811
 SEEDS = ["Q835", "Q1785"]
 CAPS: dict[str, Any] = {"max_neighbours": 6, "select": 2, "in_limit": 2000}
 FAST = RetryPolicy(attempts=2, backoff=0.01, max_backoff=0.02, retry_after_cap=0.01, total=1.0)
+FAST_ENOUGH = RetryPolicy(attempts=6, backoff=0.01, max_backoff=0.02, retry_after_cap=0.01, total=2.0)
 RICH_IDS = ["Q42", "Q1", "Q182397", "Q53713", "Q8413", "Q51605722", "Q17633526", "Q17948861"]
 
 
@@ -416,3 +417,18 @@ def test_progress_bars_go_to_stderr(dump_store: Store, capsys: pytest.CaptureFix
         collect(["Q30"], 2, store=s, source=StoreSource(dump_store), progress=True, select=2)
     err = capsys.readouterr().err
     assert "layer 0" in err and "layer 1" in err and "requests" in err
+
+
+def test_faults_mid_crawl_are_retried_and_change_nothing(
+    world: OxigraphServer, crawled: tuple[Path, CollectReport]
+) -> None:
+    path, clean = crawled
+    with FaultServer(world.url, hang_seconds=3.5) as proxy, Store() as s:
+        proxy.script = ["ok", "429", "ok", "500", "truncated", "ok", "hang", "garbage", "timeout-body", "502"]
+        report = collect(SEEDS, 2, store=s, endpoint=proxy.url, timeout=3.0, retry=FAST_ENOUGH, **CAPS)
+        assert report.retries == 7
+        assert report.requests == clean.requests + 7
+        assert [lay.entities for lay in report.layers] == [lay.entities for lay in clean.layers]
+        with Store(path, read_only=True) as c:
+            for table in ("statements", "qualifiers", "entities", "properties"):
+                assert rows(s, table) == rows(c, table), table
