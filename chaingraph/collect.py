@@ -478,7 +478,8 @@ class StoreSource:
         self.in_limit = in_limit
         self.batch_size = batch_size
         self.describe_size = describe_size
-        self.name = f"store:{source.path or ':memory:'}"
+        # an in-memory store has no name that outlives it: tell two of them apart by identity
+        self.name = f"store:{source.path}" if source.path else f"store::memory:{id(source):x}"
         self._datatypes = source.datatypes()
 
     def _kept_property(self, prop: str) -> bool:
