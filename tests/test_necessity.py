@@ -117,6 +117,13 @@ def test_fused_components_are_ablated_whole() -> None:
     assert not _fused("max").clean
 
 
+def test_cli_highlights_a_component_that_is_not_needed(runner) -> None:  # type: ignore[no-untyped-def]
+    out = runner.invoke(cli, ["necessity", str(STORY / "fused-max.json")])
+    assert out.exit_code == 0
+    assert "!! COMPONENT NOT NEEDED: anna (max is 1903 with or without anna)" in out.output
+    assert "COMPONENT NOT NEEDED: clara" not in out.output
+
+
 def test_fusion_check_is_pluggable() -> None:
     seen: list[tuple[str, tuple[str, ...], str]] = []
 

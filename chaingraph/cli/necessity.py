@@ -29,6 +29,9 @@ def render(report: NecessityReport, console: Console) -> None:
     if report.text_only_shortcut:
         console.print("[bold red]!! TEXT-ONLY SHORTCUT: the target stays the unique answer without the "
                       "anchor — the image is not needed[/bold red]")
+    for f in report.component_ablations:
+        if f.determined_without:
+            console.print(f"[bold yellow]!! COMPONENT NOT NEEDED: {f.component} ({f.reason})[/bold yellow]")
     table = Table(show_lines=False, header_style="bold")
     for col in ("clue", "kind", "component", "text", "answers", "target", "paths", "solver",
                 "verdict", "reason"):
