@@ -440,8 +440,9 @@ def term_value(datatype: str, row: dict[str, Any]) -> tuple[str, Value | None]:
     ?calendar ?timezone``, ``?amount ?unit ?upper ?lower``, ``?lat ?lon ?geoPrecision
     ?globe``). Conversion goes through :meth:`TimeValue.from_rdf` and
     :meth:`QuantityValue.from_rdf`, so the result is what the JSON dump would give.
-    Without a value node a time is read from its simple value at day precision (11) and a
-    quantity as unit ``"1"``: the RDF simple value carries nothing more.
+    A time or quantity without its value node is refused (:class:`InvalidInput`): the
+    simple value lacks the precision, calendar and unit, and chaingraph does not guess
+    them. A coordinate without a node is read from its WKT point (precision unknown).
 
     >>> lit = lambda v: {"type": "literal", "value": v}
     >>> term_value("time", {"time": lit("0000-01-01T00:00:00Z"), "precision": lit("9")})[0]
@@ -468,13 +469,11 @@ def term_value(datatype: str, row: dict[str, Any]) -> tuple[str, Value | None]:
                 _text(row.get("calendar")),
                 int(_text(row.get("timezone")) or 0),
             )
-        if text is None:
-            raise InvalidInput("time statement without a value")
-        return "value", TimeValue.from_rdf(text, 11)
+        raise InvalidInput(f"time {text!r} without its value node (precision and calendar unknown)")
     if datatype == "quantity":
-        amount = _text(row.get("amount")) or text
+        amount = _text(row.get("amount"))
         if amount is None:
-            raise InvalidInput("quantity statement without an amount")
+            raise InvalidInput(f"quantity {text!r} without its value node (unit unknown)")
         return "value", QuantityValue.from_rdf(
             amount, unit=_text(row.get("unit")), upper=_text(row.get("upper")), lower=_text(row.get("lower"))
         )

@@ -432,3 +432,13 @@ def test_faults_mid_crawl_are_retried_and_change_nothing(
         with Store(path, read_only=True) as c:
             for table in ("statements", "qualifiers", "entities", "properties"):
                 assert rows(s, table) == rows(c, table), table
+
+
+def test_values_without_their_value_node_are_skipped_not_guessed(rich: OxigraphServer) -> None:
+    # these 2022 extracts carry dates of birth as bare wdt:/ps: literals, without psv: nodes
+    partial = ["Q100268605", "Q100906497", "Q101096309", "Q101574081", "Q102150290"]
+    with Store() as s:
+        report = collect(partial, 1, store=s, endpoint=rich.url, in_limit=0, max_neighbours=0)
+        assert report.skipped_values > 0
+        assert s.con.execute("SELECT count(*) FROM statements WHERE value_type = 'time'").fetchone() == (0,)
+        assert len(s.edges(subject=partial)) > 10

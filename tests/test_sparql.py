@@ -154,3 +154,13 @@ def test_client_arguments_are_checked() -> None:
         SparqlClient("ftp://example.org/sparql")
     with pytest.raises(EndpointError, match="User-Agent"):
         SparqlClient("http://127.0.0.1/sparql", user_agent=" ")
+
+
+def test_time_and_quantity_without_value_node_are_refused_not_guessed() -> None:
+    from chaingraph.errors import InvalidInput
+    from chaingraph.sparql import term_value
+
+    lit = {"type": "literal", "value": "1952-03-11T00:00:00Z"}
+    for datatype in ("time", "quantity"):
+        with pytest.raises(InvalidInput, match="without its value node"):
+            term_value(datatype, {"value": lit})
