@@ -129,7 +129,7 @@ def chaingraph_fuse_spec(n: int) -> Run:
 
     unit_table()
     specs = [FusionSpec.model_validate(s) for s in make_specs(n)]
-    refused = sum(fuse_spec(s).status == "refusal" for s in specs)
+    refused = sum(1 for s in specs if fuse_spec(s).status == "refusal")
     print(f"chaingraph: {refused:,} of {len(specs):,} specs refused (overlaps, ties, coarse dates)",
           file=sys.stderr)
     return _timed(lambda: sum(1 for s in specs if fuse_spec(s)))
@@ -195,7 +195,7 @@ def _pint_registry(exact: bool) -> Any:
 
     from chaingraph.resources import data_file
 
-    ureg = pint.UnitRegistry(non_int_type=Fraction) if exact else pint.UnitRegistry()
+    ureg: Any = pint.UnitRegistry(non_int_type=Fraction) if exact else pint.UnitRegistry()
     ureg.load_definitions(str(data_file("units_pint.txt")))
     return ureg
 
