@@ -1,0 +1,224 @@
+"""Chain enumeration: chaingraph against igraph and networkx on the same paths, in one run.
+
+    python benchmarks/bench_chains.py [--quick]
+
+On ``world/codex-m`` (dense: shortcuts everywhere) and ``world/ilpc-large`` (long
+shortest paths), for seeds of low, median and high degree, every valid chain of 5–6 hops
+(no hub limit, so that the peers' plain shortest paths are the same set):
+
+* **chaingraph** — ``enumerate_chains(graph, seed, 5, 6)``, streamed;
+* **igraph** — ``distances`` from the seed, then ``get_all_shortest_paths(seed, to=targets
+  at distance 5..6)`` on the undirected multigraph (parallel edges give repeated paths,
+  exactly as chaingraph's parallel statements give distinct chains);
+* **networkx** — what ``all_shortest_paths`` does, with one BFS for all targets: one
+  ``nx.predecessor(G, seed, cutoff=6)`` and networkx's own path builder per target
+  (calling ``all_shortest_paths`` per target would repeat the BFS for each of thousands
+  of targets); vertex paths of the simple graph.
+
+Before timing, the script checks the three produce the same paths: chaingraph's chains
+and igraph's paths as the same multiset of vertex paths, and networkx's as the same set.
+It also times the top-20 chains by ``s_div`` (branch and bound) against enumerating every
+chain and sorting, and checks both lists are equal. Each case runs in a fresh process
+(``benchmarks/harness.py``); tables give medians, rates, peak memory and ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from harness import Case, markdown_table, measure  # noqa: E402
+
+DATA = Path(os.environ.get("CHAINGRAPH_SHARED_DATA", REPO.parent / "shared" / "data"))
+CACHE = Path(os.environ.get("CHAINGRAPH_BENCH_CACHE", Path(tempfile.gettempdir()) / "chaingraph-bench"))
+LO, HI = 5, 6
+#: seeds picked by degree rank (10th percentile, median, 99th) among those with 5–6-hop chains
+SEEDS = {
+    "codex-m": {"low": "Q505957", "median": "Q476294", "high": "Q13371"},
+    "ilpc-large": {"low": "Q65299", "median": "Q129988", "high": "Q262"},
+}
+Run = Callable[[], tuple[int, dict[str, Any]]]
+
+
+def store_path(world: str) -> Path:
+    """The world loaded once into a DuckDB file (cached between runs)."""
+    from chaingraph.loaders import load
+    from chaingraph.store import Store
+
+    path = CACHE / f"{world}.duckdb"
+    if not path.exists():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".partial")
+        tmp.unlink(missing_ok=True)
+        with Store(tmp) as store:
+            load([DATA / "world" / f"{world}.json.gz"], store)
+        tmp.rename(path)
+    return path
+
+
+def graph(world: str, hub_limit: int | None = None) -> Any:
+    from chaingraph.crosswalk import default_crosswalk
+    from chaingraph.graph import EvidenceGraph, TraversalPolicy
+    from chaingraph.store import Store
+
+    with Store(store_path(world), read_only=True) as store:
+        return EvidenceGraph.from_store(store, policy=TraversalPolicy(hub_limit=hub_limit),
+                                        classify=default_crosswalk().relation_class)
+
+
+# -- the implementations (each returns a run() for the harness) -----------------------------
+def prepare_chaingraph(world: str, seed: str) -> Run:
+    from chaingraph.chains import enumerate_chains
+
+    g = graph(world)
+    v = g.vertex(seed)
+
+    def run() -> tuple[int, dict[str, Any]]:
+        n = 0
+        for _chain in enumerate_chains(g, v, LO, HI):
+            n += 1
+        return n, {}
+
+    return run
+
+
+def _igraph_paths(und: Any, v: int) -> list[list[int]]:
+    dist = und.distances(source=v)[0]
+    targets = [t for t, d in enumerate(dist) if LO <= d <= HI]
+    return und.get_all_shortest_paths(v, to=targets) if targets else []  # type: ignore[no-any-return]
+
+
+def prepare_igraph(world: str, seed: str) -> Run:
+    g = graph(world)
+    und, v = g.graph.as_undirected(mode="each"), g.vertex(seed)
+
+    def run() -> tuple[int, dict[str, Any]]:
+        return len(_igraph_paths(und, v)), {}
+
+    return run
+
+
+def _networkx_paths(G: Any, v: int) -> Iterable[list[int]]:
+    import networkx as nx
+    from networkx.algorithms.shortest_paths.generic import _build_paths_from_predecessors
+
+    pred, seen = nx.predecessor(G, v, cutoff=HI, return_seen=True)
+    for t, d in seen.items():
+        if LO <= d <= HI:
+            yield from _build_paths_from_predecessors({v}, t, pred)
+
+
+def _nx_graph(g: Any) -> Any:
+    import networkx as nx
+
+    G = nx.Graph()
+    G.add_nodes_from(range(g.vcount()))
+    G.add_edges_from(g.graph.get_edgelist())
+    return G
+
+
+def prepare_networkx(world: str, seed: str) -> Run:
+    g = graph(world)
+    G, v = _nx_graph(g), g.vertex(seed)
+
+    def run() -> tuple[int, dict[str, Any]]:
+        n = 0
+        for _path in _networkx_paths(G, v):
+            n += 1
+        return n, {}
+
+    return run
+
+
+def prepare_top(world: str, seed: str, mode: str, n: int = 20) -> Run:
+    from chaingraph.chains import enumerate_chains
+    from chaingraph.ranking import node_types, rank_chains, top_chains
+
+    g = graph(world)
+    node_types(g)  # the type table lookup is per graph, not per run
+
+    def run() -> tuple[int, dict[str, Any]]:
+        if mode == "bnb":
+            best = top_chains(g, seed, n, LO, HI)
+        else:
+            best = rank_chains(g, enumerate_chains(g, seed, LO, HI), n)
+        return len(best), {"best": round(best[0].s_div, 4) if best else None}
+
+    return run
+
+
+# -- same paths? -----------------------------------------------------------------------------
+_MASK = (1 << 64) - 1
+
+
+def _fingerprint(paths: Iterable[Iterable[int]], unique: bool) -> tuple[int, int, int]:
+    """(count, Σ hash, Σ hash²) mod 2^64 of the multiset (or set) of vertex paths."""
+    count = total = squares = 0
+    seen: set[int] = set()
+    for p in paths:
+        h = hash(tuple(p)) & _MASK
+        if unique:
+            if h in seen:
+                continue
+            seen.add(h)
+        count += 1
+        total = (total + h) & _MASK
+        squares = (squares + h * h) & _MASK
+    return count, total, squares
+
+
+def verify(world: str, seed: str) -> str:
+    from chaingraph.chains import enumerate_chains
+    from chaingraph.ranking import rank_chains, top_chains
+
+    g = graph(world)
+    v = g.vertex(seed)
+    ours_multi = _fingerprint((c.nodes for c in enumerate_chains(g, v, LO, HI)), unique=False)
+    ours_set = _fingerprint((c.nodes for c in enumerate_chains(g, v, LO, HI)), unique=True)
+    ig_multi = _fingerprint(_igraph_paths(g.graph.as_undirected(mode="each"), v), unique=False)
+    nx_set = _fingerprint(_networkx_paths(_nx_graph(g), v), unique=True)
+    assert ours_multi == ig_multi, f"{world} {seed}: chaingraph and igraph differ"
+    assert ours_set == nx_set, f"{world} {seed}: chaingraph and networkx differ"
+    top = top_chains(g, seed, 20, LO, HI)
+    assert top == rank_chains(g, enumerate_chains(g, seed, LO, HI), 20), "top-20 differs from sort-all"
+    return (f"{world} {seed}: {ours_multi[0]:,} chains = igraph's {ig_multi[0]:,} paths (same multiset); "
+            f"{ours_set[0]:,} distinct vertex paths = networkx's (same set); top-20 = sort-all")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="one repeat; low and high degree seeds only")
+    args = parser.parse_args(argv)
+    repeat = 1 if args.quick else 3
+    print(f"# Chain enumeration ({LO}–{HI} hops, no hub limit), median of {repeat} run(s)\n")
+    for world, seeds in SEEDS.items():
+        store_path(world)
+        for level, seed in seeds.items():
+            if args.quick and level == "median":
+                continue
+            print(verify(world, seed), file=sys.stderr)
+            params = {"world": world, "seed": seed}
+            results = [measure(Case("chaingraph", "bench_chains:prepare_chaingraph", params, repeat)),
+                       measure(Case("igraph", "bench_chains:prepare_igraph", params, repeat)),
+                       measure(Case("networkx", "bench_chains:prepare_networkx", params, 1))]
+            print(markdown_table(f"{world}, {level}-degree seed {seed}: all valid chains", results,
+                                 baseline="chaingraph", unit="paths"))
+            top = [measure(Case("top-20 branch and bound", "bench_chains:prepare_top",
+                                {**params, "mode": "bnb"}, repeat)),
+                   measure(Case("enumerate all + sort", "bench_chains:prepare_top",
+                                {**params, "mode": "all"}, 1))]
+            print(markdown_table(f"{world}, {level}-degree seed {seed}: top-20 by s_div", top,
+                                 baseline="top-20 branch and bound", unit="chains"))
+
+
+if __name__ == "__main__":
+    main()
