@@ -8,8 +8,10 @@ normalised inputs, each step and the post-fusion checks) or a :class:`FusionRefu
 (a reason code from :data:`REASONS` and a one-line message). Arithmetic is exact
 (``Fraction``); ambiguity is refused, never guessed.
 
-Modules: ``spec`` (the input JSON), ``records`` (results), ``inputs`` (statement-set
-resolution, exact numbers, date intervals), ``operations``, ``calculator``.
+Modules, imports flowing downwards: ``spec`` (the input JSON) → ``records`` (results)
+→ ``exact`` (``Decimal`` while finite, ``Fraction`` beyond) → ``inputs`` (statement-set
+resolution, exact quantities, JDN date intervals) → ``operations`` → ``calculator``
+(:func:`fuse`, :func:`fuse_spec`). Units come from :mod:`chaingraph.units`.
 
 >>> from chaingraph.values import QuantityValue
 >>> r = fuse([QuantityValue(amount="+173.46", unit="Q712226"),
