@@ -70,8 +70,6 @@ _NT_LINE = re.compile(r'\s*(<[^>\s]*>|_:\S+)\s+(<[^>\s]*>)\s+(<[^>\s]*>|_:\S+|"(
 _LITERAL = r'^"(?:[^"\\]|\\.)*"(?:@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^<[^>\s]*>)?$'
 
 STAGING_DDL = "(line BIGINT, k VARCHAR, pid VARCHAR, s VARCHAR, o VARCHAR)"
-_SCHEMA = pa.schema([("line", pa.int64()), ("k", pa.string()), ("pid", pa.string()),
-                     ("s", pa.string()), ("o", pa.string())])
 
 
 def classify_predicate(term: str) -> tuple[str | None, str | None]:
@@ -133,7 +131,6 @@ class _Stager:
         offsets[1:] = np.minimum(ends + 1, len(data))
         n = len(ends)
         lines = pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
-        numbers = pa.array(np.arange(first_line, first_line + n, dtype=np.int64))
         parts = pc.split_pattern(lines, " ", max_splits=2)
         counts = pc.list_value_length(parts).to_numpy(zero_copy_only=False)
         starts = parts.offsets.to_numpy()[:-1]
@@ -150,7 +147,7 @@ class _Stager:
             pc.invert(pc.match_substring(o, " ")),
             pc.or_(pc.and_(pc.starts_with(o, "<"), pc.ends_with(o, ">")), pc.starts_with(o, "_:"))))
         good = pc.and_(good, term_ok)
-        nums_ok = numbers.filter(pa.array(ok))
+        numbers = pa.array(np.arange(first_line, first_line + n, dtype=np.int64)[ok])
         # the slow path: lines that did not split into three clean parts
         slow_rows: list[tuple[int, str, str, str]] = []
         bad_mask = np.ones(n, dtype=bool)
@@ -166,30 +163,32 @@ class _Stager:
                 slow_rows.append((first_line + int(i), *parsed))
         bad_lines = [r[0] for r in slow_rows if not r[1]]
         stop = bad_lines[0] if bad_lines and not self.guard.skip else None
-        table = pa.table({"line": nums_ok.filter(good), "s": s.filter(good), "p": p.filter(good),
-                          "o": o.filter(good)})
+        self._append(pa.table({"line": numbers, "s": s, "p": p, "o": o}), good, stop)
         if slow_rows:
-            table = pa.concat_tables([table, _rows_table([r for r in slow_rows if r[1]])])
-        if stop is not None:
-            table = table.filter(pc.less(table["line"], stop))
-        self._append(table)
+            self._append(_rows_table([r for r in slow_rows if r[1]]), None, stop)
         for line in bad_lines:
             text = data[offsets[line - first_line]:offsets[line - first_line + 1]].decode().rstrip()
             self.guard.bad(line, _problem(text), flush)
 
-    def _append(self, table: pa.Table) -> None:
+    def _append(self, table: pa.Table, good: pa.Array | None = None, stop: int | None = None) -> None:
+        """Stage the rows of ``table`` (line, s, p, o) that are ``good``, come before line
+        ``stop`` and have a predicate that matters. DuckDB filters while it copies: the
+        Arrow arrays are never copied just to drop rows."""
         if table.num_rows == 0:
             return
         kinds, pids, _ = self._classify(table["p"])
         keep = pc.is_valid(kinds)
+        if good is not None:
+            keep = pc.and_(keep, good)
         # rdf:type matters only for novalue classes (wdno:)
         keep = pc.and_(keep, pc.or_(pc.not_equal(kinds, "type"),
                                     pc.starts_with(table["o"], "<http://www.wikidata.org/prop/novalue/")))
-        staged = pa.table({"line": table["line"], "k": kinds, "pid": pids, "s": table["s"], "o": table["o"]},
-                          schema=_SCHEMA).filter(keep)
+        staged = pa.table({"line": table["line"], "k": kinds, "pid": pids, "s": table["s"], "o": table["o"],
+                           "keep": keep})
         self.con.register("_cg_block", staged)
         try:
-            self.con.execute(f"INSERT INTO {self.table} SELECT * FROM _cg_block")
+            self.con.execute(f"INSERT INTO {self.table} SELECT line, k, pid, s, o FROM _cg_block "
+                             "WHERE keep AND line < ?", [stop if stop is not None else 2**62])
         finally:
             self.con.unregister("_cg_block")
 

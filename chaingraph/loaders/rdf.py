@@ -45,7 +45,7 @@ from chaingraph.values import VALUE_COLUMNS, TimeValue
 
 __all__ = ["datatype_from_rdf", "load_rdf", "unescape_literal"]
 
-ENT = "http://www.wikidata.org/entity/"
+ENT = WD_ENTITY = "http://www.wikidata.org/entity/"
 STMT = "http://www.wikidata.org/entity/statement/"
 REF = "http://www.wikidata.org/reference/"
 DATA = "https://www.wikidata.org/wiki/Special:EntityData/"
@@ -190,8 +190,8 @@ def _value_sql() -> str:
              ELSE o[2:-2] END)
            WHEN kind IN ('string', 'monolingualtext') THEN lexical END AS text,
       CASE WHEN kind = 'monolingualtext' THEN lang END AS lang,
-      CASE WHEN kind = 'time' THEN (CASE WHEN vn IS NOT NULL THEN _cg_time(tv_lex, tp, tcal[2:-2])
-           ELSE _cg_time(lexical, {_INFERRED_PRECISION}, '{ENT}Q1985727') END) END AS time,
+      CASE WHEN kind = 'time' THEN (CASE WHEN vn IS NOT NULL THEN _cg_time(tv_lex, tp, {_local('tcal', ENT)})
+           ELSE _cg_time(lexical, {_INFERRED_PRECISION}, 'Q1985727') END) END AS time,
       CASE WHEN kind = 'time' THEN (CASE WHEN vn IS NOT NULL THEN tp ELSE {_INFERRED_PRECISION} END)
            END::TINYINT AS precision,
       CASE WHEN kind = 'time' THEN coalesce({_local('tcal', ENT)}, 'Q1985727') END AS calendar,
@@ -209,7 +209,7 @@ def _value_sql() -> str:
            END AS lon,
       CASE WHEN kind = 'globecoordinate' THEN _cg_digits(gprec) END AS coord_precision,
       CASE WHEN kind = 'globecoordinate'
-           THEN coalesce(gglobe, {_local("'<' || wkt['globe'] || '>'", ENT)}, 'Q2') END AS globe
+           THEN coalesce(gglobe, {_local("'<' || wkt['globe'] || '>'", WD_ENTITY)}, 'Q2') END AS globe
     FROM (
       SELECT sn.owner, sn.role, sn.pid, sn.line, sn.o, sn.vn, sn.novalue,
              CASE WHEN sn.novalue THEN NULL ELSE {vkind} END AS kind,
@@ -242,7 +242,7 @@ def _build(store: Store, t: str, source_id: str) -> dict[str, int]:
     ent_s, ent_x, ent_owner, ent_t = (_ENTITY_LOCAL.format(c=c) for c in ("s", "x.s", "v.owner", f"{t}.s"))
     pivot = ", ".join(f"first(o) FILTER (WHERE k = '{k}') AS {a}" for a, k in _VN_KINDS.items())
     node_kinds = "('psv', 'pqv', 'prv')"
-    con.execute(f"""
+    _script(con, f"""
     CREATE OR REPLACE TEMP TABLE _cg_st AS
       SELECT o AS node, {ent_s} AS subject, pid,
              regexp_replace({_local('o', STMT)}, '-', '$') AS statement_id
@@ -314,6 +314,13 @@ def _build(store: Store, t: str, source_id: str) -> dict[str, int]:
       WHERE d.k = 'derived')""")
     counts.update(_entities(store, t))
     return counts
+
+
+def _script(con: duckdb.DuckDBPyConnection, sql: str) -> None:
+    """Run ``;``-separated statements one by one (the SQL here has no ``;`` in literals)."""
+    for statement in sql.split(";"):
+        if statement.strip():
+            con.execute(statement)
 
 
 def _one(con: duckdb.DuckDBPyConnection, sql: str) -> int:
