@@ -172,8 +172,9 @@ def distances(graph: EvidenceGraph, seed: int | str) -> np.ndarray:
     topo = _topology(graph)
     n = graph.vcount()
     if topo.passable[s]:
-        row = topo.walk.distances(source=s, mode="out")[0]
-        return np.asarray([UNREACHED if d == float("inf") else int(d) for d in row], dtype=np.int64)
+        row = np.asarray(topo.walk.distances(source=s, mode="out")[0], dtype=np.float64)
+        row[np.isinf(row)] = UNREACHED
+        return row.astype(np.int64)
     # A non-passable seed (a hub): expand it once, then BFS through passable vertices.
     dist = np.full(n, UNREACHED, dtype=np.int64)
     dist[s] = 0
@@ -274,9 +275,11 @@ def enumerate_chains(graph: EvidenceGraph, seed: int | str, min_hops: int = 5, m
 
 def _walk(succ: dict[int, list[tuple[int, int]]], seed: int, min_hops: int, max_hops: int
           ) -> Iterator[Chain]:
-    """Depth-first over the trimmed DAG; the last layer is emitted in one tight loop."""
+    """Depth-first over the trimmed DAG; the last layer is emitted in one tight loop.
+    (``tuple.__new__`` builds the :class:`Chain` without a Python-level constructor call.)"""
     if seed not in succ:
         return
+    new, get = tuple.__new__, succ.get
     vs: list[int] = [seed]
     es: list[int] = []
     stack = [iter(succ[seed])]
@@ -294,15 +297,15 @@ def _walk(succ: dict[int, list[tuple[int, int]]], seed: int, min_hops: int, max_
         es.append(e)
         depth = len(es)
         if depth >= min_hops:
-            yield Chain(tuple(vs), tuple(es))
-        nxt = succ.get(v) if depth < max_hops else None
+            yield new(Chain, (tuple(vs), tuple(es)))
+        nxt = get(v) if depth < max_hops else None
         if nxt is None:
             vs.pop()
             es.pop()
         elif depth == last:
             pv, pe = tuple(vs), tuple(es)
             for w, f in nxt:
-                yield Chain((*pv, w), (*pe, f))
+                yield new(Chain, ((*pv, w), (*pe, f)))
             vs.pop()
             es.pop()
         else:
