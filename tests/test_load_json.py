@@ -165,3 +165,18 @@ def test_cli_load_as_a_subprocess(tmp_path: Path) -> None:
                          capture_output=True, text=True, check=True)
     assert "statements" in out.stdout and "seconds" in out.stdout
     assert out.stderr == ""  # no progress bar when stderr is not a terminal
+
+
+@pytest.mark.parametrize("name", ["values.json", "values.nt"])
+def test_progress_reports_bytes_up_to_the_file_size(store: Store, name: str) -> None:
+    seen: list[tuple[str, int, int]] = []
+    path = FIXTURES / name
+    load([path], store, progress=lambda p, done, total: seen.append((p, done, total)))
+    assert seen and all(p == str(path) for p, _, _ in seen)
+    assert [d for _, d, _ in seen] == sorted(d for _, d, _ in seen)
+    assert seen[-1][1:] == (path.stat().st_size, path.stat().st_size)
+
+
+def test_cli_progress_bar_can_be_forced(runner: Any, tmp_path: Path) -> None:
+    result = runner.invoke(cli, ["load", str(VALUES), "--store", str(tmp_path / "s.duckdb"), "--progress"])
+    assert result.exit_code == 0, result.output

@@ -108,8 +108,9 @@ class _Stager:
         return (pa.array(kinds, pa.string()).take(enc.indices),
                 pa.array(pids, pa.string()).take(enc.indices), enc.indices)
 
-    def block(self, data: bytes, first_line: int, flush: Callable[[], None]) -> None:
-        """Stage one block of whole lines; ``first_line`` is the 1-based number of its first line."""
+    def block(self, data: bytes, first_line: int, flush: Callable[[], None]) -> int:
+        """Stage one block of whole lines; ``first_line`` is the 1-based number of its first
+        line. Returns the number of lines in the block."""
         try:
             data.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -121,7 +122,7 @@ class _Stager:
             rest = data[data.find(b"\n", exc.start) + 1:] if b"\n" in data[exc.start:] else b""
             if rest:
                 self.block(rest, bad + 1, flush)
-            return
+            return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
         buf = np.frombuffer(data, dtype=np.uint8)
         ends = np.flatnonzero(buf == 10)
         if len(ends) == 0 or ends[-1] != len(data) - 1:
@@ -169,6 +170,7 @@ class _Stager:
         for line in bad_lines:
             text = data[offsets[line - first_line]:offsets[line - first_line + 1]].decode().rstrip()
             self.guard.bad(line, _problem(text), flush)
+        return n
 
     def _append(self, table: pa.Table, good: pa.Array | None = None, stop: int | None = None) -> None:
         """Stage the rows of ``table`` (line, s, p, o) that are ``good``, come before line
@@ -206,8 +208,7 @@ def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str
     stager = _Stager(con, table, guard)
     line = 1
     for data in read_blocks(stream, block_bytes):
-        stager.block(data, line, flush)
-        line += data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+        line += stager.block(data, line, flush)
         if progress is not None:
             progress()
     return line - 1
