@@ -31,7 +31,7 @@ from typing import Any
 
 from chaingraph.errors import InvalidInput
 from chaingraph.ids import from_iri, pid, qid, statement_id_from_rdf
-from chaingraph.neighbours import Neighbour, Neighbourhoods, SourceRef
+from chaingraph.neighbours import KEPT_DATATYPES, Neighbour, Neighbourhoods, SourceRef
 from chaingraph.resources import query_file
 from chaingraph.sparql import (
     DEFAULT_USER_AGENT,
@@ -59,6 +59,7 @@ __all__ = ["SparqlSource", "render_query"]
 _STATEMENT_IRI = re.compile(r"http://www\.wikidata\.org/entity/statement/[QqPpLl][0-9]+-[0-9A-Za-z-]+")
 _PER_ITEM = re.compile(r"# BEGIN PER ITEM\n(.*?)# END PER ITEM\n", re.S)
 _CHUNK = 200
+_PROPERTY_CHUNK = 500
 
 
 @cache
@@ -98,6 +99,9 @@ def render_query(
 _WD_PROP = "http://www.wikidata.org/prop/"
 _NOVALUE = _WD_PROP + "novalue/"
 _RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+_PS = _WD_PROP + "statement/"
+_WIKIBASE_RANK = "http://wikiba.se/ontology#rank"
+_PID = re.compile(r"P[1-9][0-9]*")
 
 
 def _snak_predicate(pred: str, value: str, in_reference: bool) -> tuple[str | None, str | None]:
@@ -118,6 +122,47 @@ def _snak_predicate(pred: str, value: str, in_reference: bool) -> tuple[str | No
     if rest.startswith("value/"):
         return "node", rest[len("value/") :]
     return ("simple", rest) if "/" not in rest else (None, None)
+
+
+def _claim_property(claim: str) -> str | None:
+    """``P31`` from a ``p:P31`` IRI (``None`` for anything else)."""
+    if not claim.startswith(_WD_PROP):
+        return None
+    local = claim[len(_WD_PROP) :]
+    return local if _PID.fullmatch(local) else None
+
+
+def _snak_properties(rows: list[dict[str, Any]]) -> set[str]:
+    out = set()
+    for b in rows:
+        _, prop = _snak_predicate(_v(b, "pred") or "", _v(b, "value") or "", b.get("ref") is not None)
+        if prop is not None and _PID.fullmatch(prop):
+            out.add(prop)
+    return out
+
+
+def _group_statements(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per statement IRI: subject, property, rank and one value row (``term_value`` input)
+    from the triple-per-row answer of ``statements.rq``."""
+    out: dict[str, dict[str, Any]] = {}
+    for b in rows:
+        st, item, prop = _v(b, "st"), from_iri(_v(b, "item") or ""), _claim_property(_v(b, "claim") or "")
+        if st is None or item is None or prop is None:
+            continue
+        rec = out.setdefault(st, {"item": item, "prop": prop, "rank": "normal", "row": {}})
+        pred, value = _v(b, "pred") or "", _v(b, "value") or ""
+        if pred == _WIKIBASE_RANK:
+            rec["rank"] = rank_name(value)
+        elif pred == _RDF_TYPE:
+            if value == _NOVALUE + prop:
+                rec["row"]["novalue"] = True
+        elif pred == _PS + prop:
+            rec["row"]["value"] = b["value"]
+        elif pred == _PS + "value/" + prop:
+            rec["row"].update(
+                {k: v for k, v in b.items() if k not in ("item", "claim", "st", "pred", "value")}
+            )
+    return out
 
 
 def _v(b: dict[str, Any], key: str) -> str | None:
@@ -169,30 +214,31 @@ class SparqlSource:
         out.sources.append(ref)
         return resp.bindings, ref
 
-    def _statement(self, out: Neighbourhoods, b: dict[str, Any], ref: SourceRef) -> tuple[str, str] | None:
-        """Add one ``statements.rq`` row; return (statement id, IRI) or ``None`` if skipped."""
-        subject, prop = from_iri(_v(b, "item") or ""), from_iri(_v(b, "prop") or "")
-        st = _v(b, "st")
-        if subject is None or prop is None or st is None:
-            out.skipped += 1
-            return None
-        dtype = datatype_name(_v(b, "dtype") or "")
-        try:
-            snaktype, value = term_value(dtype, b)
-            sid = statement_id_from_rdf(st)
-        except InvalidInput:
-            out.skipped += 1
-            return None
-        out.batch.statements.append(
-            statement_row(sid, subject, prop, value, rank=rank_name(_v(b, "rank") or ""), snaktype=snaktype)
-        )
-        out.provenance.append((sid, ref))
-        if value is not None and getattr(value, "kind", "") == "entity" and subject:
-            obj = getattr(value, "id", "")
-            out.neighbours.setdefault(subject, []).append(
-                Neighbour(obj, prop, sid, True, rank_name(_v(b, "rank") or ""))
+    def _statements(
+        self, out: Neighbourhoods, rows: list[dict[str, Any]], ref: SourceRef, datatypes: dict[str, str]
+    ) -> set[str]:
+        """Statements of ``statements.rq`` rows whose datatype a crawl keeps; returns their IRIs."""
+        kept: set[str] = set()
+        for st, rec in sorted(_group_statements(rows).items()):
+            subject, prop = rec["item"], rec["prop"]
+            datatype = datatypes.get(prop) or infer_datatype(rec["row"])
+            if datatype not in KEPT_DATATYPES and datatype != "novalue":
+                continue  # external ids, URLs, media: never edges, not literal nodes
+            try:
+                snaktype, value = term_value(datatype, rec["row"])
+                sid = statement_id_from_rdf(st)
+            except InvalidInput:
+                out.skipped += 1
+                continue
+            rank = rec["rank"]
+            out.batch.statements.append(
+                statement_row(sid, subject, prop, value, rank=rank, snaktype=snaktype)
             )
-        return sid, st
+            out.provenance.append((sid, ref))
+            kept.add(st)
+            if isinstance(value, EntityValue):
+                out.neighbours.setdefault(subject, []).append(Neighbour(value.id, prop, sid, True, rank))
+        return kept
 
     def _snaks(self, out: Neighbourhoods, rows: list[dict[str, Any]]) -> None:
         """Qualifier and reference rows of ``snaks_*.rq``; value nodes win over simple values."""
@@ -227,50 +273,56 @@ class SparqlSource:
                         reference_row(sid, ref.rstrip("/").rsplit("/", 1)[-1], prop, value, snaktype)
                     )
 
-    def _statement_snaks(self, out: Neighbourhoods, iris: Sequence[str]) -> None:
+    def _statement_snaks(self, out: Neighbourhoods, iris: Sequence[str]) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = []
         good = sorted({i for i in iris if _STATEMENT_IRI.fullmatch(i)})
         for i in range(0, len(good), _CHUNK):
-            rows, _ = self._run(out, "snaks_by_statement", statements=good[i : i + _CHUNK])
-            self._snaks(out, rows)
+            part, _ = self._run(out, "snaks_by_statement", statements=good[i : i + _CHUNK])
+            rows += part
+        return rows
 
-    def _properties(self, out: Neighbourhoods) -> None:
-        props = sorted(
-            {r[2] for r in out.batch.statements}
-            | {q[1] for q in out.batch.qualifiers}
-            | {r[2] for r in out.batch.reference_snaks},
-            key=lambda p: (len(p), p),
-        )
-        for i in range(0, len(props), _CHUNK):
-            rows, _ = self._run(out, "properties", properties=props[i : i + _CHUNK])
+    def _properties(self, out: Neighbourhoods, props: set[str]) -> dict[str, str]:
+        """Property rows (datatype, label, ...) for ``props``; returns their datatypes."""
+        datatypes: dict[str, str] = {}
+        ordered = sorted(props, key=lambda p: (len(p), p))
+        for i in range(0, len(ordered), _PROPERTY_CHUNK):
+            rows, _ = self._run(out, "properties", properties=ordered[i : i + _PROPERTY_CHUNK])
             info: dict[str, dict[str, Any]] = {}
             for b in rows:
                 prop = from_iri(_v(b, "prop") or "")
                 if prop is None:
                     continue
-                rec = info.setdefault(prop, {"texts": {}})
+                rec = info.setdefault(prop, {"texts": {}, "datatypes": set()})
                 if b.get("dtype") is not None:
-                    rec["datatype"] = datatype_name(_v(b, "dtype") or "")
+                    rec["datatypes"].add(datatype_name(_v(b, "dtype") or ""))
                 if b.get("field") is not None:
                     rec["texts"].setdefault((_v(b, "field"), b["text"].get("xml:lang", "")), []).append(
                         _v(b, "text")
                     )
             for prop, rec in sorted(info.items()):
                 label, lang, desc, aliases = _terms(rec["texts"])
+                datatype = min(rec["datatypes"]) if rec["datatypes"] else None
+                if datatype is not None:
+                    datatypes[prop] = datatype
                 out.batch.properties.append(
-                    property_row(prop, label, desc, aliases, datatype=rec.get("datatype"), label_lang=lang)
+                    property_row(prop, label, desc, aliases, datatype=datatype, label_lang=lang)
                 )
+        return datatypes
 
     # -- the NeighbourSource protocol ------------------------------------------------------
     def fetch(self, entities: Sequence[str]) -> Neighbourhoods:
         """Expand a batch: statements, their snaks, capped in-edges and their snaks, properties."""
         ents = [qid(e) for e in entities]
         out = Neighbourhoods(neighbours={e: [] for e in ents})
+        raw: list[tuple[list[dict[str, Any]], SourceRef]] = []
+        snak_rows: list[dict[str, Any]] = []
+        keep: set[str] = set()
+        props: set[str] = set()
         for chunk in [ents[i : i + self.batch_size] for i in range(0, len(ents), self.batch_size)]:
             rows, ref = self._run(out, "statements", items=chunk)
-            for b in rows:
-                self._statement(out, b, ref)
-            rows, _ = self._run(out, "snaks_by_item", items=chunk)
-            self._snaks(out, rows)
+            raw.append((rows, ref))
+            props |= {_claim_property(_v(b, "claim") or "") or "" for b in rows} - {""}
+            snak_rows += self._run(out, "snaks_by_item", items=chunk)[0]
             if self.in_limit > 0:
                 rows, ref = self._run(out, "in_edges", items=chunk, limit=self.in_limit)
                 in_iris = []
@@ -281,18 +333,26 @@ class SparqlSource:
                         out.skipped += 1
                         continue
                     sid, rank = statement_id_from_rdf(st_iri), rank_name(_v(b, "rank") or "")
-                    out.batch.statements.append(statement_row(sid, subject, prop, _entity(item), rank=rank))
+                    out.batch.statements.append(
+                        statement_row(sid, subject, prop, EntityValue(id=item), rank=rank)
+                    )
                     out.provenance.append((sid, ref))
                     out.neighbours.setdefault(item, []).append(Neighbour(subject, prop, sid, False, rank))
                     in_iris.append(st_iri)
-                self._statement_snaks(out, in_iris)
-        self._properties(out)
+                    props.add(prop)
+                keep.update(in_iris)
+                snak_rows += self._statement_snaks(out, in_iris)
+        datatypes = self._properties(out, props | _snak_properties(snak_rows))
+        for rows, ref in raw:
+            keep |= self._statements(out, rows, ref, datatypes)
+        self._snaks(out, [b for b in snak_rows if _v(b, "st") in keep])
         return out
 
     def describe(self, entities: Sequence[str]) -> Neighbourhoods:
         """Labels, descriptions, aliases, sitelinks and ``P31`` statements of a batch."""
         ents = [qid(e) for e in entities]
         out = Neighbourhoods()
+        props: set[str] = set()
         for chunk in [ents[i : i + self.describe_size] for i in range(0, len(ents), self.describe_size)]:
             rows, ref = self._run(out, "entity_info", items=chunk)
             texts: dict[str, dict[tuple[str | None, str], list[str | None]]] = {e: {} for e in chunk}
@@ -346,9 +406,11 @@ class SparqlSource:
                             modified=modified.get(item),
                         )
                     )
-            self._statement_snaks(out, class_iris)
+            snak_rows = self._statement_snaks(out, class_iris)
+            self._snaks(out, snak_rows)
+            props |= _snak_properties(snak_rows)
         if out.batch.statements:
-            self._properties(out)
+            self._properties(out, props | {"P31"})
         return out
 
 
