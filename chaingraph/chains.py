@@ -46,6 +46,7 @@ __all__ = [
     "REASONS",
     "AcceptAll",
     "Chain",
+    "ChainDag",
     "EdgeVerifier",
     "Explanation",
     "Verdict",
@@ -54,6 +55,7 @@ __all__ = [
     "distances",
     "enumerate_chains",
     "explain_chain",
+    "shortest_path_dag",
     "validate_bounds",
 ]
 

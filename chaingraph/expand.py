@@ -45,8 +45,8 @@ from chaingraph.store import Store
 if TYPE_CHECKING:
     from chaingraph.collect import CollectReport, Selector
 
-__all__ = ["SAMPLE", "ExpandResult", "SeedSummary", "chain_record", "evidence_graph", "expand",
-           "explain_path"]
+__all__ = ["SAMPLE", "ExpandResult", "Neighbourhood", "RelationClassifier", "SeedSummary", "chain_record",
+           "evidence_graph", "expand", "explain_path", "relation_classifier"]
 
 #: The bundled sample neighbourhood (real facts around Douglas Adams, Q42).
 SAMPLE = "sample/douglas-adams.json"
@@ -75,7 +75,7 @@ class ExpandResult:
 
 
 @dataclass(frozen=True)
-class _Classifier:
+class RelationClassifier:
     """Relation class and deciding rule per property, from the crosswalk (DESIGN §5)."""
 
     version: str
@@ -85,7 +85,8 @@ class _Classifier:
         return self.classes.get(prop, (None, None))[0]
 
 
-def _classifier(properties: Sequence[str]) -> _Classifier:
+def relation_classifier(properties: Sequence[str]) -> RelationClassifier:
+    """Classify ``properties`` once with the default crosswalk (class and deciding rule)."""
     from chaingraph.crosswalk import default_crosswalk
 
     cw = default_crosswalk()
@@ -93,7 +94,7 @@ def _classifier(properties: Sequence[str]) -> _Classifier:
     for p in sorted(set(properties)):
         c = cw.classify(p)
         out[p] = (c.relation_class, c.rule)
-    return _Classifier(cw.version, out)
+    return RelationClassifier(cw.version, out)
 
 
 def _source_description(store: Store | str | Path | None, endpoint: str | None) -> str:
@@ -137,9 +138,12 @@ def _collect(seeds: Sequence[str], *, source: Store | None, endpoint: str | None
 
 @dataclass(frozen=True)
 class Neighbourhood:
+    """What :func:`evidence_graph` yields: the graph, the store behind it, the crosswalk
+    used and the collection report (``None`` with ``collect=False``)."""
+
     graph: EvidenceGraph
     store: Store
-    classifier: _Classifier
+    classifier: RelationClassifier
     collected: CollectReport | None
 
 
@@ -186,7 +190,7 @@ def evidence_graph(seeds: Sequence[str], *, store: Store | str | Path | None = N
             built_from = source
         props = [row[0] for row in built_from.con.execute(
             "SELECT DISTINCT property FROM statements ORDER BY 1").fetchall()]
-        classifier = _classifier(props)
+        classifier = relation_classifier(props)
         graph = EvidenceGraph.from_store(built_from, policy=policy, classify=classifier.relation)
         yield Neighbourhood(graph, built_from, classifier, report)
 
@@ -203,7 +207,7 @@ def _provenance(sources: Sequence[dict[str, Any]]) -> tuple[Provenance, ...]:
     return tuple(out)
 
 
-def chain_record(graph: EvidenceGraph, chain: Chain, *, store: Store | None, classifier: _Classifier,
+def chain_record(graph: EvidenceGraph, chain: Chain, *, store: Store | None, classifier: RelationClassifier,
                  parameters: ChainParameters, table: TypeTable | None = None,
                  verifier: EdgeVerifier | None = None) -> ChainRecord:
     """The :class:`ChainRecord` of one chain: nodes with label, type and familiarity; steps

@@ -99,7 +99,7 @@ def test_merge_refuses_what_the_judge_rejects(hood: tuple[EvidenceGraph, Store, 
 
 def test_merged_node_that_becomes_a_hub_breaks_the_policy() -> None:
     # Q3 -P460- Q4 in the chain Q1..Q7; each has leaves, together more than the hub limit.
-    from chaingraph.expand import _classifier
+    from chaingraph.expand import relation_classifier
     from chaingraph.graph import TraversalPolicy
 
     chain = [("a", "Q1", "P1", "Q2"), ("b", "Q2", "P1", "Q3"), ("c", "Q3", "P460", "Q4"),
@@ -108,7 +108,7 @@ def test_merged_node_that_becomes_a_hub_breaks_the_policy() -> None:
     g = EvidenceGraph.from_edges(chain + leaves, policy=TraversalPolicy(hub_limit=4))
     why = explain_chain(g, ["Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "Q7"])
     assert why.valid and why.chain is not None
-    rec = chain_record(g, why.chain, store=None, classifier=_classifier(["P1", "P2", "P460"]),
+    rec = chain_record(g, why.chain, store=None, classifier=relation_classifier(["P1", "P2", "P460"]),
                        parameters=ChainParameters(min_hops=5, max_hops=7))
     out = merge_adjacent(g, rec, 2)
     assert not out.valid and [v.reason for v in out.violations] == ["policy"]

@@ -12,7 +12,7 @@ from chaingraph.graph import TraversalPolicy
 from chaingraph.ids import pid
 from chaingraph.records import ChainRecord
 
-__all__ = ["expand"]
+__all__ = ["chain_text", "expand"]
 
 
 def _progress(enabled: bool | None) -> Callable[[str], None] | None:
@@ -48,9 +48,11 @@ def _table(records: tuple[ChainRecord, ...]) -> None:
     from rich.table import Table
 
     table = Table(title="evidence chains (best s_div first per seed)", show_lines=True)
-    for col, kw in (("seed", {}), ("#", {"justify": "right"}), ("k", {"justify": "right"}),
-                    ("s_div", {"justify": "right"}), ("types / relations", {}), ("chain", {"ratio": 1})):
-        table.add_column(col, **kw)
+    table.add_column("seed", no_wrap=True)
+    for col in ("#", "k", "s_div"):
+        table.add_column(col, justify="right", no_wrap=True)
+    table.add_column("types / relations", max_width=24)
+    table.add_column("chain", ratio=1)
     rank = 0
     previous = None
     for r in records:
