@@ -3,13 +3,15 @@
 :class:`SparqlSource` expands a batch of entities with a fixed number of round trips,
 whatever the batch size (``VALUES ?item { … }``)::
 
-    statements.rq          all item-valued and literal statements of the batch
+    statements.rq          all statements of the batch (rank, value, value node)
     snaks_by_item.rq       their qualifiers and references
     in_edges.rq            item-valued in-edges, capped per entity inside the query
-    snaks_by_statement.rq  qualifiers and references of those in-edges (chunks of 500)
+    snaks_by_statement.rq  qualifiers and references of those in-edges (chunks of 200)
     properties.rq          datatypes and labels of every property seen (chunks of 500)
 
-and describes nodes with ``entity_info.rq`` (+ ``snaks_by_statement.rq`` for their ``P31``
+Statements whose property datatype is not item-valued or literal (external ids, URLs,
+media) are dropped once ``properties.rq`` has told their datatypes, with their snaks.
+:meth:`SparqlSource.describe` reads nodes with ``entity_info.rq`` (+ ``snaks_by_statement.rq`` for their ``P31``
 statements). Only validated ids reach a query: items through :func:`~chaingraph.ids.qid`,
 properties through :func:`~chaingraph.ids.pid`, statement IRIs through a strict pattern.
 Statement ids become JSON form, values go through :func:`chaingraph.sparql.term_value`.
