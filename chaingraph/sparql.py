@@ -45,6 +45,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from SPARQLWrapper import JSON, POST, SELECT, SPARQLWrapper
+from SPARQLWrapper import __version__ as _sparqlwrapper_version
 from SPARQLWrapper.SPARQLExceptions import (
     EndPointInternalError,
     EndPointNotFound,
@@ -91,9 +92,10 @@ __all__ = [
 ]
 
 DEFAULT_ENDPOINT = "https://query.wikidata.org/sparql"
+#: WDQS asks for a contact in the User-Agent; chaingraph cannot know yours, so say so
 DEFAULT_USER_AGENT = (
-    f"chaingraph/{__version__} (https://github.com/chaingraph/chaingraph; "
-    "evidence-chain collection) SPARQLWrapper/2"
+    f"chaingraph/{__version__} (Wikidata evidence-chain collector; no contact given, set "
+    f"--user-agent) SPARQLWrapper/{_sparqlwrapper_version}"
 )
 
 
