@@ -298,16 +298,21 @@ class FusionSpec(BaseModel):
 
     model_config = _FROZEN
     version: Literal["chaingraph.fusion-spec/1"] = "chaingraph.fusion-spec/1"
-    id: str | None = None
-    operation: Operation
-    components: tuple[Component, ...]
-    minuend: str | None = None
-    dividend: str | None = None
-    factor: str | None = None
-    rule: tuple[Rule, ...] = ()
-    rounding: Rounding | None = None
-    unit: str | None = None
-    calendar_conversion: bool = True
+    id: str | None = Field(default=None, description="the pipeline's id for this fused answer")
+    operation: Operation = Field(description="the one operation to apply")
+    components: tuple[Component, ...] = Field(description="one entry per chain: its target and value(s)")
+    minuend: str | None = Field(default=None, description=(
+        "component id to subtract from (required by subtract; makes year_difference and "
+        "day_difference signed, otherwise they are absolute)"))
+    dividend: str | None = Field(default=None, description="component id that divide divides")
+    factor: str | None = Field(default=None, description="exact decimal or ratio p/q for multiply")
+    rule: tuple[Rule, ...] = Field(default=(), description=(
+        "rules that pick one statement of a statement set, in order (a component's own rule wins)"))
+    rounding: Rounding | None = Field(default=None, description="round the exact result once, at the end")
+    unit: str | None = Field(default=None, description="unit item (Q-id) to express a numeric result in")
+    calendar_conversion: bool = Field(default=True, description=(
+        "convert Julian/Gregorian day-precision dates through the Julian Day Number; when false, "
+        "mixing calendars at day precision is refused"))
 
     _rule = field_validator("rule", mode="before")(_rules)
 
