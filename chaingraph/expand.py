@@ -126,14 +126,16 @@ def _open_source(store: Store | str | Path | None) -> tuple[Store, bool]:
 
 def _collect(seeds: Sequence[str], *, source: Store | None, endpoint: str | None, radius: int,
              max_neighbours: int, select: int, layer_budget: int | None, selector: Selector | None,
-             target: Store, progress: bool) -> CollectReport:
+             in_limit: int, user_agent: str | None, target: Store, progress: bool) -> CollectReport:
     """Collect the seeds' neighbourhood into ``target`` (DESIGN §3, :mod:`chaingraph.collect`)."""
     from chaingraph.collect import StoreSource, collect
 
+    extra: dict[str, Any] = {} if user_agent is None else {"user_agent": user_agent}
     return collect(list(seeds), radius, store=target,
-                   source=StoreSource(source) if source is not None else None, endpoint=endpoint,
-                   max_neighbours=max_neighbours, select=select, layer_budget=layer_budget,
-                   selector=selector, progress=progress)
+                   source=StoreSource(source, in_limit=in_limit) if source is not None else None,
+                   endpoint=endpoint, max_neighbours=max_neighbours, select=select,
+                   layer_budget=layer_budget, selector=selector, in_limit=in_limit, progress=progress,
+                   **extra)
 
 
 @dataclass(frozen=True)
@@ -152,8 +154,9 @@ def evidence_graph(seeds: Sequence[str], *, store: Store | str | Path | None = N
                    endpoint: str | None = None, max_hops: int = 7, max_neighbours: int = 30,
                    select: int = 10, layer_budget: int | None = 1000,
                    policy: TraversalPolicy | None = None, selector: Selector | None = None,
-                   target: Store | None = None, collect: bool = True,
-                   progress: Progress | None = None) -> Iterator[Neighbourhood]:
+                   target: Store | None = None, collect: bool = True, in_limit: int = 100,
+                   user_agent: str | None = None, progress: Progress | None = None
+                   ) -> Iterator[Neighbourhood]:
     """Collect the neighbourhood of ``seeds`` and build the evidence graph over it.
 
     A context manager yielding a :class:`Neighbourhood`: the graph, the store it was
@@ -182,7 +185,8 @@ def evidence_graph(seeds: Sequence[str], *, store: Store | str | Path | None = N
                          f"{_source_description(store, endpoint)}")
             report = _collect(seeds, source=source, endpoint=endpoint, radius=max_hops,
                               max_neighbours=max_neighbours, select=select, layer_budget=layer_budget,
-                              selector=selector, target=target, progress=progress is not None)
+                              selector=selector, in_limit=in_limit, user_agent=user_agent,
+                              target=target, progress=progress is not None)
             built_from = target
         else:
             if source is None:
@@ -262,12 +266,14 @@ def expand(seeds: Sequence[str], *, store: Store | str | Path | None = None, end
            layer_budget: int | None = 1000, top: int = 20, policy: TraversalPolicy | None = None,
            verifier: EdgeVerifier | None = None, selector: Selector | None = None,
            types: TypeTable | None = None, target: Store | None = None, collect: bool = True,
-           progress: Progress | None = None) -> ExpandResult:
+           in_limit: int = 100, user_agent: str | None = None, progress: Progress | None = None
+           ) -> ExpandResult:
     """Collect, enumerate, rank and record: the ``top`` chains of each seed.
 
     Source: ``endpoint`` (SPARQL URL), ``store`` (a :class:`Store` or the path of a store
     file, read only), or by default the bundled sample. The neighbour cap
-    (``max_neighbours``), ``select`` and ``layer_budget`` apply to every source alike.
+    (``max_neighbours``), ``select``, ``layer_budget`` and the in-edge cap ``in_limit``
+    apply to every source alike; ``user_agent`` is sent to SPARQL endpoints.
     ``target`` receives the collected statements (in memory by default).
     """
     seeds = [qid(s, field="--seed") for s in seeds]
@@ -283,7 +289,7 @@ def expand(seeds: Sequence[str], *, store: Store | str | Path | None = None, end
     with evidence_graph(seeds, store=store, endpoint=endpoint, max_hops=max_hops,
                         max_neighbours=max_neighbours, select=select, layer_budget=layer_budget,
                         policy=policy, selector=selector, target=target, collect=collect,
-                        progress=progress) as hood:
+                        in_limit=in_limit, user_agent=user_agent, progress=progress) as hood:
         graph, built_from, classifier = hood.graph, hood.store, hood.classifier
         parameters = ChainParameters.model_validate({
             "min_hops": min_hops, "max_hops": max_hops,
@@ -315,8 +321,8 @@ def explain_path(path: Sequence[str], *, store: Store | str | Path | None = None
                  min_hops: int = 5, max_hops: int = 7, max_neighbours: int = 30,
                  select: int = 10, layer_budget: int | None = 1000,
                  policy: TraversalPolicy | None = None, verifier: EdgeVerifier | None = None,
-                 selector: Selector | None = None, collect: bool = True, progress: Progress | None = None
-                 ) -> Explanation:
+                 selector: Selector | None = None, collect: bool = True, in_limit: int = 100,
+                 user_agent: str | None = None, progress: Progress | None = None) -> Explanation:
     """Collect around the path's first node exactly as :func:`expand` would, then say
     why the path is or is not a valid chain (:func:`~chaingraph.chains.explain_chain`)."""
     items = [p.strip() for p in path if p.strip()]
@@ -325,6 +331,6 @@ def explain_path(path: Sequence[str], *, store: Store | str | Path | None = None
     min_hops, max_hops = validate_bounds(min_hops, max_hops)
     with evidence_graph([items[0]], store=store, endpoint=endpoint, max_hops=max_hops,
                         max_neighbours=max_neighbours, select=select, layer_budget=layer_budget,
-                        policy=policy, selector=selector, collect=collect,
-                        progress=progress) as hood:
+                        policy=policy, selector=selector, collect=collect, in_limit=in_limit,
+                        user_agent=user_agent, progress=progress) as hood:
         return explain_chain(hood.graph, items, min_hops=min_hops, max_hops=max_hops, verifier=verifier)

@@ -77,6 +77,9 @@ def _table(records: tuple[ChainRecord, ...]) -> None:
               help="Neighbours the selector expands further per entity.")
 @click.option("--layer-budget", type=int, default=1000, show_default=True,
               help="Entities expanded per BFS layer (0: no budget).")
+@click.option("--in-limit", default=100, show_default=True, type=int,
+              help="In-edges kept per entity while collecting.")
+@click.option("--user-agent", default=None, help="User-Agent sent to the SPARQL endpoint.")
 @click.option("--top", default=20, show_default=True, type=int,
               help="Chains kept per seed, best s_div first.")
 @click.option("--hub-limit", default=1000, show_default=True, type=int,
@@ -95,7 +98,8 @@ def _table(records: tuple[ChainRecord, ...]) -> None:
               help="Say why this path is or is not a valid chain (its first node is the seed).")
 @click.option("--progress/--no-progress", default=None, help="Progress on stderr (default: on a terminal).")
 def expand(seeds: tuple[str, ...], endpoint: str | None, store: str | None, min_hops: int, max_hops: int,
-           max_neighbours: int, select: int, layer_budget: int | None, top: int, hub_limit: int,
+           max_neighbours: int, select: int, layer_budget: int | None, in_limit: int,
+           user_agent: str | None, top: int, hub_limit: int,
            include_literals: bool, excluded: tuple[str, ...], allowed: tuple[str, ...], collect: bool,
            fmt: str | None, explain: str | None, progress: bool | None) -> None:
     """Collect around seeds and print their best evidence chains (DESIGN §3, §4).
@@ -118,7 +122,8 @@ def expand(seeds: tuple[str, ...], endpoint: str | None, store: str | None, min_
         properties=frozenset(pid(p, field="--property") for p in allowed) if allowed else None)
     common = {"store": store, "endpoint": endpoint, "min_hops": min_hops, "max_hops": max_hops,
               "max_neighbours": max_neighbours, "select": select, "layer_budget": layer_budget or None,
-              "policy": policy, "collect": collect, "progress": _progress(progress)}
+              "policy": policy, "collect": collect, "in_limit": in_limit, "user_agent": user_agent,
+              "progress": _progress(progress)}
     if explain is not None:
         result = explain_path(explain.split(","), **common)  # type: ignore[arg-type]
         click.echo(result.describe())
