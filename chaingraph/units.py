@@ -181,6 +181,7 @@ class UnitTable:
     def __init__(self, units: dict[str, Unit], source: str = "") -> None:
         self._units = units
         self.source = source
+        self._bases: dict[str, Unit | None] = {}
 
     @classmethod
     def load(cls, path: str | Path | None = None, pint_definitions: str | Path | None = None) -> UnitTable:
@@ -215,6 +216,18 @@ class UnitTable:
             units[row["qid"]] = Unit(row["qid"], row["label"], row["pint"], factor, offset, row["kind"],
                                      dimension, row["wikibase_factor"], row["note"])
         return cls(units, str(path))
+
+    def base_unit(self, dimension: str) -> Unit | None:
+        """The coherent unit of a dimension (factor 1, no offset; the lowest Q-id if several),
+        e.g. metre for ``[length]``, year for ``[calendar_time]``; ``None`` if the table has none.
+
+        >>> unit_table().base_unit("[length]^2").label
+        'square metre'
+        """
+        if dimension not in self._bases:
+            found = [u for u in self._units.values() if u.dimension == dimension and u.is_base]
+            self._bases[dimension] = min(found, key=lambda u: int(u.qid[1:])) if found else None
+        return self._bases[dimension]
 
     def get(self, unit: str | None) -> Unit | None:
         """The row of a unit (``"1"``, an IRI or a Q-id), or ``None``."""

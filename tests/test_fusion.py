@@ -146,13 +146,15 @@ def test_areas_in_square_kilometres_add_exactly() -> None:
     assert ok(fuse([q("+0.1", "Q828224"), q("+0.2", "Q828224")], "add")).result == "+0.3"
 
 
-def test_mixed_units_convert_exactly_to_the_finest() -> None:
-    """1 km + 1 ft: the finer input unit (foot) is the result unit; 1 km is 1000/0.3048 ft,
-    which has no finite decimal form, so the result is an exact rational."""
+def test_mixed_units_meet_in_the_coherent_unit() -> None:
+    """1 km + 1 ft: mixed inputs are added in metres (the dimension's coherent unit), so
+    finite decimals stay finite: 1000 m + 0.3048 m. Asked for feet, the result is exact
+    but has no finite decimal form (1000.3048 / 0.3048), so it is a rational."""
     r = ok(fuse([q("+1", "Q828224"), q("+1", "Q3710")], "add"))
-    assert r.unit == "Q3710" and isinstance(r.value, RationalValue)
-    assert r.fraction() == 1 + Fraction(1000) / Fraction("0.3048")
-    assert ok(fuse([q("+1", "Q828224"), q("+1", "Q3710")], "add", unit="Q11573")).result == "+1000.3048"
+    assert (r.result, r.unit) == ("+1000.3048", "Q11573")
+    feet = ok(fuse([q("+1", "Q828224"), q("+1", "Q3710")], "add", unit="Q3710"))
+    assert isinstance(feet.value, RationalValue)
+    assert feet.fraction() == 1 + Fraction(1000) / Fraction("0.3048")
 
 
 def test_requested_unit_and_tonne_is_not_a_short_ton() -> None:
@@ -253,7 +255,8 @@ def test_currencies_are_never_converted() -> None:
 
 def test_years_are_not_converted_to_days() -> None:
     refused(fuse([q("+1", "Q577"), q("+10", "Q573")], "add"), "incompatible_dimensions")
-    assert ok(fuse([q("+1", "Q577"), q("+6", "Q5151")], "add")).result == "+18"  # months
+    r = ok(fuse([q("+1", "Q577"), q("+6", "Q5151")], "add"))  # a year and six months
+    assert (r.result, r.unit) == ("+1.5", "Q577")
 
 
 def test_overlapping_uncertainty_ranges_refuse_ordering() -> None:

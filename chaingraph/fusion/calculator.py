@@ -196,7 +196,7 @@ def _run(spec: FusionSpec, store: Any, table: UnitTable, steps: list[Step],
     if op in _NUMERIC:
         nums = _numbers(resolved, table, inputs)
         if op == "add":
-            return ops.add(nums, requested, steps), resolved
+            return ops.add(nums, requested, table, steps), resolved
         if op == "average":
             return ops.average(nums, requested, table, steps), resolved
         if op == "multiply":

@@ -105,7 +105,12 @@ def _u(unit: Unit) -> str:
     return "" if unit.qid == "Q199" else f" {unit.label}"
 
 
-def _common_unit(nums: Sequence[Number], requested: Unit | None, op: str) -> Unit:
+def _common_unit(nums: Sequence[Number], requested: Unit | None, op: str,
+                 table: UnitTable | None = None) -> Unit:
+    """The unit a result is expressed in: the requested one; the components' own when they
+    share one; else the coherent base unit of the dimension (metre, square metre, kelvin,
+    year, ...), so the choice does not depend on component order and finite decimals stay
+    finite; the finest input unit where the table has no base unit."""
     first = nums[0]
     for n in nums[1:]:
         if not n.unit.compatible(first.unit):
@@ -126,9 +131,8 @@ def _common_unit(nums: Sequence[Number], requested: Unit | None, op: str) -> Uni
     units = {n.unit.qid: n.unit for n in nums}
     if len(units) == 1:
         return first.unit
-    # mixed units: the finest one (smallest factor; then the Q-id), so the choice does not
-    # depend on component order and sums of finite decimals stay finite decimals
-    return min(units.values(), key=lambda u: (u.factor, u.qid))
+    base = table.base_unit(first.unit.dimension) if table is not None else None
+    return base or min(units.values(), key=lambda u: (u.factor, u.qid))
 
 
 def _in(n: Number, unit: Unit, steps: list[Step]) -> tuple[X.Exact, X.Exact, X.Exact]:
@@ -176,11 +180,11 @@ def _numeric(total: X.Exact, lo: X.Exact, hi: X.Exact, unit: Unit, bounded: bool
 
 
 # -- arithmetic ---------------------------------------------------------------------------
-def add(nums: Sequence[Number], requested: Unit | None, steps: list[Step]) -> Outcome:
+def add(nums: Sequence[Number], requested: Unit | None, table: UnitTable, steps: list[Step]) -> Outcome:
     if not nums:
         raise Refused("invalid_arithmetic", "add: the sum of nothing has no unit; give a component")
     _no_offsets(nums, "add")
-    unit = _common_unit(nums, requested, "add")
+    unit = _common_unit(nums, requested, "add", table)
     parts = [_in(n, unit, steps) for n in nums]
     total = _sum(p[0] for p in parts)
     lo, hi = (_sum(p[1] for p in parts), _sum(p[2] for p in parts)) if _bounded(nums) else (total, total)
@@ -204,7 +208,7 @@ def subtract(minuend: Number, subtrahend: Number, requested: Unit | None, table:
         steps.append(_step("subtract", f"temperatures in kelvin: {X.text(ka[0])} - {X.text(kb[0])}; the "
                            f"difference is an interval in {target.label}", X.text(diff)))
         return _numeric(diff, lo, hi, target, _bounded([minuend, subtrahend]))
-    unit = _common_unit([minuend, subtrahend], requested, "subtract")
+    unit = _common_unit([minuend, subtrahend], requested, "subtract", table)
     a, b = _in(minuend, unit, steps), _in(subtrahend, unit, steps)
     diff = X.sub(a[0], b[0])
     steps.append(_step("subtract", f"{minuend.resolved.component.id} - {subtrahend.resolved.component.id}: "
@@ -264,7 +268,7 @@ def average(nums: Sequence[Number], requested: Unit | None, table: UnitTable, st
         raise Refused("invalid_arithmetic", "average: the average of nothing is undefined (0 components)")
     if requested is None and len({n.unit.qid for n in nums}) > 1 and any(n.unit.is_offset for n in nums):
         requested = table.unit(KELVIN)
-    unit = _common_unit(nums, requested, "average")
+    unit = _common_unit(nums, requested, "average", table)
     parts = [_in(n, unit, steps) for n in nums]
     n = len(parts)
     total = _sum(p[0] for p in parts)
