@@ -32,7 +32,10 @@ picked earlier in a parent's list, then lower numeric ids.
 
 Each source batch is committed in its own transaction together with the crawl state
 (tables ``crawl_runs``, ``crawl_entities``, ``crawl_neighbours``), so an interrupted run
-keeps everything and the same call resumes where it stopped.
+keeps everything and the same call resumes where it stopped. A run is identified by its
+source, seeds and caps (``CollectReport.run_id``): repeating a finished run fetches
+nothing; other caps or another store start a new one (responses cached in the store are
+still reused).
 
 >>> from chaingraph.store import Batch, Store, statement_row
 >>> from chaingraph.values import EntityValue
@@ -311,9 +314,8 @@ def collect(
         "layer_budget": layer_budget,
         "in_limit": source.in_limit,
     }
-    run_id = hashlib.sha1(json.dumps([source.name, seed_ids, params], sort_keys=True).encode()).hexdigest()[
-        :16
-    ]
+    key = json.dumps([source.name, seed_ids, params], sort_keys=True)
+    run_id = hashlib.sha1(key.encode()).hexdigest()[:16]
     crawl = _Crawl(store, run_id)
     crawl.start(source.name, seed_ids, params)
     done_exp, done_desc = crawl.done("expanded"), crawl.done("described")
