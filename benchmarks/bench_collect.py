@@ -11,7 +11,9 @@ the radius-3 neighbourhood twice from the same loopback Oxigraph server:
 
 Both crawls visit the same entities and store the same statements (checked); the table
 gives requests sent and wall time (median of ``--repeat`` runs, fresh store and no cache
-each run) and their ratios. Run ``python benchmarks/bench_collect.py [--quick]``.
+each run) and their ratios. Run ``python benchmarks/bench_collect.py [--quick]``. The
+default caps (12 kept, 5 selected) keep the one-per-request side to a few hundred requests
+per seed; ``--max-neighbours 30 --select 10`` is the library default (thousands).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from chaingraph.sparql_source import SparqlSource  # noqa: E402
 from chaingraph.store import Store  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "world"
-CAPS: dict[str, Any] = {"max_neighbours": 30, "select": 10, "layer_budget": 1000}
+CAPS: dict[str, Any] = {"max_neighbours": 12, "select": 5, "layer_budget": 1000}
 
 
 def pick_seeds(world: str) -> dict[str, tuple[str, int]]:
@@ -69,7 +71,10 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="codex-s, radius 2, one repeat")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--radius", type=int, default=3)
+    parser.add_argument("--max-neighbours", type=int, default=CAPS["max_neighbours"])
+    parser.add_argument("--select", type=int, default=CAPS["select"])
     args = parser.parse_args()
+    CAPS.update(max_neighbours=args.max_neighbours, select=args.select)
     world = "codex-s" if args.quick else "codex-m"
     radius = 2 if args.quick else args.radius
     repeat = 1 if args.quick else args.repeat
