@@ -6,7 +6,9 @@ On ``world/codex-m`` (dense: shortcuts everywhere) and ``world/ilpc-large`` (lon
 shortest paths), for seeds of low, median and high degree, every valid chain of 5–6 hops
 (no hub limit, so that the peers' plain shortest paths are the same set):
 
-* **chaingraph** — ``enumerate_chains(graph, seed, 5, 6)``, streamed;
+* **chaingraph** — ``enumerate_chains(graph, seed, 5, 6)``, streamed as ``Chain`` tuples;
+* **chaingraph blocks** — ``chain_blocks(graph, seed, 5, 6)``: the same chains as numpy
+  arrays of at most 65,536 rows each (bulk use: counting, statistics, export);
 * **igraph** — ``distances`` from the seed, then ``get_all_shortest_paths(seed, to=targets
   at distance 5..6)`` on the undirected multigraph (parallel edges give repeated paths,
   exactly as chaingraph's parallel statements give distinct chains);
@@ -90,6 +92,19 @@ def prepare_chaingraph(world: str, seed: str) -> Run:
         for _chain in enumerate_chains(g, v, LO, HI):
             n += 1
         return n, {}
+
+    return run
+
+
+def prepare_chaingraph_blocks(world: str, seed: str) -> Run:
+    from chaingraph.chains import chain_blocks, distances
+
+    g = graph(world)
+    v = g.vertex(seed)
+    distances(g, v)
+
+    def run() -> tuple[int, dict[str, Any]]:
+        return sum(b.nodes.shape[0] for b in chain_blocks(g, v, LO, HI)), {}
 
     return run
 
@@ -201,12 +216,14 @@ def _fingerprint(paths: Iterable[Iterable[int]], unique: bool) -> tuple[int, int
 
 
 def verify(world: str, seed: str) -> str:
-    from chaingraph.chains import enumerate_chains
+    from chaingraph.chains import chain_blocks, enumerate_chains
     from chaingraph.ranking import rank_chains, top_chains
 
     g = graph(world)
     v = g.vertex(seed)
     ours_multi = _fingerprint((c.nodes for c in enumerate_chains(g, v, LO, HI)), unique=False)
+    rows = (tuple(r) for b in chain_blocks(g, v, LO, HI) for r in b.nodes.tolist())
+    assert _fingerprint(rows, unique=False) == ours_multi, f"{world} {seed}: blocks differ from the walk"
     ours_set = _fingerprint((c.nodes for c in enumerate_chains(g, v, LO, HI)), unique=True)
     ig_multi = _fingerprint(_igraph_paths(g.graph.as_undirected(mode="each"), v), unique=False)
     nx_set = _fingerprint(_networkx_paths(_nx_graph(g), v), unique=True)
@@ -214,7 +231,7 @@ def verify(world: str, seed: str) -> str:
     assert ours_set == nx_set, f"{world} {seed}: chaingraph and networkx differ"
     top = top_chains(g, seed, 20, LO, HI)
     assert top == rank_chains(g, enumerate_chains(g, seed, LO, HI), 20), "top-20 differs from sort-all"
-    return (f"{world} {seed}: {ours_multi[0]:,} chains = igraph's {ig_multi[0]:,} paths (same multiset); "
+    return (f"{world} {seed}: {ours_multi[0]:,} chains (walk and blocks) = igraph's {ig_multi[0]:,} paths (same multiset); "
             f"{ours_set[0]:,} distinct vertex paths = networkx's (same set); top-20 = sort-all")
 
 
@@ -232,6 +249,8 @@ def main(argv: list[str] | None = None) -> None:
             print(verify(world, seed), file=sys.stderr)
             params = {"world": world, "seed": seed}
             results = [measure(Case("chaingraph", "bench_chains:prepare_chaingraph", params, repeat)),
+                       measure(Case("chaingraph blocks", "bench_chains:prepare_chaingraph_blocks", params,
+                                    repeat)),
                        measure(Case("igraph", "bench_chains:prepare_igraph", params, repeat)),
                        measure(Case("networkx", "bench_chains:prepare_networkx", params, 1))]
             if world == "codex-m":

@@ -9,13 +9,14 @@ networkx BFS on a digraph whose arcs leave only passable vertices).
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Sequence
 
 import networkx as nx
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chaingraph.chains import chain_ids, enumerate_chains
+from chaingraph.chains import chain_blocks, chain_ids, enumerate_chains
 from chaingraph.graph import EvidenceGraph, TraversalPolicy
 
 Edge = tuple[str, str, str, str]
@@ -134,3 +135,21 @@ def test_order_is_deterministic_across_insertion_orders(world: World, rnd: objec
     first = [chain_ids(g1, c) for c in enumerate_chains(g1, seed, 1, 4)]
     assert first == [chain_ids(g2, c) for c in enumerate_chains(g2, seed, 1, 4)]
     assert first == [chain_ids(g1, c) for c in enumerate_chains(g1, seed, 1, 4)]
+
+
+@settings(max_examples=80, deadline=None)
+@given(worlds(max_nodes=10, max_edges=24), st.integers(1, 3), st.integers(0, 3), st.integers(1, 6))
+def test_blocks_hold_exactly_the_enumerated_chains(world: World, lo: int, extra: int, block: int) -> None:
+    edges, literals, policy = world
+    g = build(edges, literals, policy)
+    if g.is_literal(0):
+        return
+    seed = g.name(0)
+    walked = Counter(enumerate_chains(g, seed, lo, lo + extra))
+    blocks = list(chain_blocks(g, seed, lo, lo + extra, block_size=block))
+    assert Counter(c for b in blocks for c in b.chains()) == walked
+    assert all(b.nodes.shape == (b.edges.shape[0], b.k + 1) for b in blocks)
+    # rows of one length come in the walk's order
+    walk_order = list(enumerate_chains(g, seed, lo, lo + extra))
+    for k in range(lo, lo + extra + 1):
+        assert [c for b in blocks if b.k == k for c in b.chains()] == [c for c in walk_order if c.k == k]
