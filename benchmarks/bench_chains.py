@@ -231,8 +231,9 @@ def verify(world: str, seed: str) -> str:
     assert ours_set == nx_set, f"{world} {seed}: chaingraph and networkx differ"
     top = top_chains(g, seed, 20, LO, HI)
     assert top == rank_chains(g, enumerate_chains(g, seed, LO, HI), 20), "top-20 differs from sort-all"
-    return (f"{world} {seed}: {ours_multi[0]:,} chains (walk and blocks) = igraph's {ig_multi[0]:,} paths (same multiset); "
-            f"{ours_set[0]:,} distinct vertex paths = networkx's (same set); top-20 = sort-all")
+    return (f"{world} {seed}: {ours_multi[0]:,} chains (walk and blocks) = igraph's {ig_multi[0]:,} paths "
+            f"(same multiset); {ours_set[0]:,} distinct vertex paths = networkx's (same set); "
+            "top-20 = sort-all")
 
 
 def main(argv: list[str] | None = None) -> None:
