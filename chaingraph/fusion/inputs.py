@@ -46,18 +46,22 @@ from chaingraph.values import (
 )
 
 __all__ = [
+    "Candidate",
     "Date",
     "Number",
     "Refused",
     "Resolved",
+    "apply_rule",
     "candidates",
     "date_interval",
+    "effective_precision",
     "exact_text",
     "finite_decimal",
     "record",
     "resolve",
     "to_date",
     "to_number",
+    "year_span",
 ]
 
 PRECISION_NAMES = {0: "billion years", 1: "hundred million years", 2: "ten million years",

@@ -41,7 +41,7 @@ from pydantic import (
     model_validator,
 )
 
-from chaingraph.errors import InvalidInput, InvalidSpec
+from chaingraph.errors import InvalidSpec
 from chaingraph.values import EntityValue, QuantityValue, StringValue, TimeValue, Value, value_from_json
 
 __all__ = [
@@ -283,14 +283,6 @@ class Component(BaseModel):
         if self.value is not None and self.statements is not None:
             raise ValueError("give either 'value' or 'statements', not both")
         return self
-
-
-def parse_exact(text: str, field: str) -> Fraction:
-    """An exact decimal or ratio (``"2"``, ``"-0.25"``, ``"1/3"``); never a float."""
-    try:
-        return Fraction(str(text).strip())
-    except (ValueError, ZeroDivisionError) as exc:
-        raise InvalidInput(f"{field}: {text!r} is not an exact decimal or ratio p/q") from exc
 
 
 class FusionSpec(BaseModel):
