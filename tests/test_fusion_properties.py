@@ -99,6 +99,19 @@ def test_no_float_anywhere_on_the_path(xs: list[Fraction], units: list[str], op:
         assert isinstance(outcome.fraction(), Fraction)
 
 
+@settings(max_examples=10, deadline=None)
+@given(ys=st.lists(st.integers(min_value=-3000, max_value=2500).filter(bool), min_size=2, max_size=2),
+       op=st.sampled_from(["year_difference", "day_difference", "select_earliest", "max"]),
+       julian=st.booleans())
+def test_no_float_on_the_date_path(ys: list[int], op: str, julian: bool) -> None:
+    calendar = JULIAN if julian else GREGORIAN
+    dates = [TimeValue.make(y, 3, 1, precision=11, calendar=calendar) for y in ys]
+    with no_float_on_the_path() as seen:
+        outcome = fuse(dates, op)
+    assert seen == []
+    assert _walk_floats(outcome.model_dump()) == []
+
+
 @SETTINGS
 @given(xs=st.lists(decimals, min_size=1, max_size=6), units=st.lists(st.sampled_from(LENGTHS), min_size=6,
                                                                        max_size=6), data=st.data())
