@@ -157,15 +157,17 @@ class FusionResult(BaseModel):
     status: Literal["result"] = "result"
     spec_id: str | None = None
     operation: str
-    inputs: tuple[NormalisedInput, ...] = ()
-    steps: tuple[Step, ...] = ()
-    result: str
-    value: ResultValue
-    unit: str | None = None
-    exact: str | None = None
+    inputs: tuple[NormalisedInput, ...] = Field(default=(), description="the values used, after resolution")
+    steps: tuple[Step, ...] = Field(default=(), description="each step, with exact intermediate values")
+    result: str = Field(description="the answer as text: a signed decimal, p/q, a date or an entity id")
+    value: ResultValue = Field(description="the answer as a typed value (quantity units in Wikidata's "
+                                           "spelling: \"1\" for a plain number)")
+    unit: str | None = Field(default=None, description="unit item of a numeric answer (Q199 for a plain "
+                                                       "number); null for dates and selections")
+    exact: str | None = Field(default=None, description="the exact numeric answer before rounding")
     rounding: Rounding | None = None
-    selected: str | None = None
-    checks: tuple[Check, ...] = ()
+    selected: str | None = Field(default=None, description="the component an ordering picked")
+    checks: tuple[Check, ...] = Field(default=(), description="post-fusion checks")
 
     def fraction(self) -> Fraction:
         """The exact numeric result (before rounding); ``ValueError`` for a date or entity."""
