@@ -25,8 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chaingraph.chains import AcceptAll, Chain, EdgeVerifier, Explanation, explain_chain, validate_bounds
+from chaingraph.chains import AcceptAll, Chain, EdgeVerifier, validate_bounds
 from chaingraph.errors import ChainRuleError, InvalidInput, UnknownEntity
+from chaingraph.explain import Explanation, explain_chain
 from chaingraph.graph import EvidenceGraph, TraversalPolicy
 from chaingraph.ids import is_item_id, qid
 from chaingraph.ranking import TypeTable, default_type_table, familiarity, node_types, top_chains

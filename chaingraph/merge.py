@@ -20,8 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-from chaingraph.chains import AcceptAll, EdgeVerifier, Violation
+from chaingraph.chains import AcceptAll, EdgeVerifier
 from chaingraph.errors import ChainRuleError
+from chaingraph.explain import Violation
 from chaingraph.graph import EvidenceGraph
 from chaingraph.ranking import TYPES, s_div
 from chaingraph.records import ChainNode, ChainRecord, ChainStep, MergeNote

@@ -19,9 +19,9 @@ from chaingraph.chains import (
     chain_ids,
     distances,
     enumerate_chains,
-    explain_chain,
 )
 from chaingraph.errors import ChainRuleError, UnknownEntity
+from chaingraph.explain import explain_chain
 from chaingraph.graph import EvidenceGraph, TraversalPolicy
 from chaingraph.loaders import load
 from chaingraph.store import Store

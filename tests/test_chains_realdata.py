@@ -16,7 +16,8 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from chaingraph.chains import chain_ids, distances, enumerate_chains, explain_chain
+from chaingraph.chains import chain_ids, distances, enumerate_chains
+from chaingraph.explain import explain_chain
 from chaingraph.graph import EvidenceGraph, TraversalPolicy
 
 pytestmark = pytest.mark.slow

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from chaingraph.chains import Verdict, explain_chain
+from chaingraph.chains import Verdict
 from chaingraph.errors import ChainRuleError
 from chaingraph.expand import chain_record, evidence_graph
+from chaingraph.explain import explain_chain
 from chaingraph.graph import EvidenceGraph
 from chaingraph.merge import DefaultJudge, merge_adjacent, normalise_label
 from chaingraph.ranking import s_div
