@@ -88,7 +88,8 @@ def datavalue_columns(datavalue: dict[str, Any]) -> tuple[Any, ...]:
 
 
 _SEEN_PROPERTIES: set[str] = set()  # property ids already validated (a dump uses few thousand)
-_SEEN_VALUES: set[str] = set()  # entity-value ids already validated
+_SEEN_VALUES: set[str] = set()  # entity-value ids already validated (bounded by _SEEN_LIMIT)
+_SEEN_LIMIT = 1_000_000
 
 
 def _snak(snak: dict[str, Any]) -> tuple[str, str, tuple[Any, ...]]:
@@ -280,6 +281,8 @@ def _entity_value(snak: dict[str, Any]) -> str | None:
     ident = value.get("id") if isinstance(value, dict) else None
     if not isinstance(ident, str) or (ident not in _SEEN_VALUES and not _valid_value_entity(ident)):
         return None  # the slow path reports the problem
+    if len(_SEEN_VALUES) >= _SEEN_LIMIT:  # a cache, not a record: memory must not grow with the dump
+        _SEEN_VALUES.clear()
     _SEEN_VALUES.add(ident)
     return ident
 

@@ -42,6 +42,7 @@ __all__ = ["BLOCK_BYTES", "PREDICATES", "STAGING_DDL", "classify_predicate", "pa
 BLOCK_BYTES = 32 << 20
 
 _WB = "http://wikiba.se/ontology#"
+_NORMAL_RANK = f"<{_WB}NormalRank>"
 #: predicate IRI -> role, for predicates that are not per-property families
 PREDICATES: dict[str, str] = {
     _WB + "rank": "rank",
@@ -182,9 +183,10 @@ class _Stager:
         keep = pc.is_valid(kinds)
         if good is not None:
             keep = pc.and_(keep, good)
-        # rdf:type matters only for novalue classes (wdno:)
+        # rdf:type matters only for novalue classes (wdno:); normal rank is the default
         keep = pc.and_(keep, pc.or_(pc.not_equal(kinds, "type"),
                                     pc.starts_with(table["o"], "<http://www.wikidata.org/prop/novalue/")))
+        keep = pc.and_(keep, pc.or_(pc.not_equal(kinds, "rank"), pc.not_equal(table["o"], _NORMAL_RANK)))
         staged = pa.table({"line": table["line"], "k": kinds, "pid": pids, "s": table["s"], "o": table["o"],
                            "keep": keep})
         self.con.register("_cg_block", staged)

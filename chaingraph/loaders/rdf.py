@@ -231,7 +231,7 @@ _VN_KINDS = {"tv": "timeValue", "tp": "timePrecision", "ttz": "timeTimezone", "t
              "qa": "quantityAmount", "qu": "quantityUnit", "qub": "quantityUpperBound",
              "qlb": "quantityLowerBound", "glat": "geoLatitude", "glon": "geoLongitude",
              "gprec": "geoPrecision", "gglobe": "geoGlobe"}
-_TEMPS = ("_cg_st", "_cg_vn", "_cg_snak", "_cg_val", "_cg_statements", "_cg_terms", "_cg_ent")
+_TEMPS = ("_cg_st", "_cg_vn", "_cg_nodes", "_cg_snak", "_cg_val", "_cg_statements", "_cg_terms", "_cg_ent")
 
 
 def _build(store: Store, t: str, source_id: str) -> dict[str, int]:
@@ -239,9 +239,10 @@ def _build(store: Store, t: str, source_id: str) -> dict[str, int]:
     how many rows of each kind the file gave."""
     con = store.con
     _register_functions(con)
-    ent_s, ent_x, ent_owner, ent_t = (_ENTITY_LOCAL.format(c=c) for c in ("s", "x.s", "v.owner", f"{t}.s"))
+    ent_s, ent_x, ent_owner = (_ENTITY_LOCAL.format(c=c) for c in ("s", "x.s", "v.owner"))
     pivot = ", ".join(f"first(o) FILTER (WHERE k = '{k}') AS {a}" for a, k in _VN_KINDS.items())
     node_kinds = "('psv', 'pqv', 'prv')"
+    role = "CASE WHEN k IN ('ps', 'psv') THEN 'S' WHEN k IN ('pq', 'pqv') THEN 'Q' ELSE 'R' END"
     _script(con, f"""
     CREATE OR REPLACE TEMP TABLE _cg_st AS
       SELECT o AS node, {ent_s} AS subject, pid,
@@ -250,23 +251,22 @@ def _build(store: Store, t: str, source_id: str) -> dict[str, int]:
     CREATE OR REPLACE TEMP TABLE _cg_vn AS
       SELECT s AS node, {pivot} FROM {t} WHERE k IN ({', '.join(repr(k) for k in _VN_KINDS.values())})
       GROUP BY s;
+    CREATE OR REPLACE TEMP TABLE _cg_nodes AS  -- snaks with a value node present in the file
+      SELECT s AS owner, {role} AS role, pid, line, NULL AS o, o AS vn, false AS novalue
+      FROM {t} WHERE k IN {node_kinds} AND o IN (SELECT node FROM _cg_vn);
     CREATE OR REPLACE TEMP TABLE _cg_snak AS
-      WITH raw AS (
-        SELECT s AS owner, CASE WHEN k IN ('ps', 'psv') THEN 'S' WHEN k IN ('pq', 'pqv') THEN 'Q'
-               WHEN k IN ('pr', 'prv') THEN 'R' ELSE 'T' END AS role, pid, k, o, line,
-               k IN {node_kinds} AND o IN (SELECT node FROM _cg_vn) AS has_node
-        FROM {t} WHERE k IN ('ps', 'psv', 'pq', 'pqv', 'pr', 'prv')
-           OR (k = 'wdt' AND NOT EXISTS (  -- truthy triples count only without a full statement
-               SELECT 1 FROM _cg_st st WHERE st.subject = {ent_t} AND st.pid = {t}.pid))),
-      with_node AS (SELECT DISTINCT owner, role, pid FROM raw WHERE has_node)
-      SELECT owner, role, pid, line, CASE WHEN has_node THEN NULL ELSE o END AS o,
-             CASE WHEN has_node THEN o END AS vn, false AS novalue
-      FROM raw
-      WHERE has_node OR (k NOT IN {node_kinds} AND (
+      SELECT * FROM _cg_nodes
+      UNION ALL  -- simple values, where no value node says more
+      SELECT s AS owner, {role} AS role, pid, line, o, NULL AS vn, false AS novalue FROM {t}
+      WHERE k IN ('ps', 'pq', 'pr') AND (
             starts_with(o, '_:') OR starts_with(o, '<http://www.wikidata.org/.well-known/genid/')
-            OR NOT EXISTS (SELECT 1 FROM with_node w WHERE w.owner = raw.owner AND w.role = raw.role
-                           AND w.pid = raw.pid)))
-      UNION ALL
+            OR NOT EXISTS (SELECT 1 FROM _cg_nodes n WHERE n.owner = {t}.s AND n.pid = {t}.pid
+                           AND n.role = {role}))
+      UNION ALL  -- truthy triples count only without a full statement
+      SELECT s AS owner, 'T' AS role, pid, line, o, NULL AS vn, false AS novalue FROM {t}
+      WHERE k = 'wdt' AND NOT EXISTS (SELECT 1 FROM {t} c WHERE c.k = 'claim' AND c.s = {t}.s
+                                      AND c.pid = {t}.pid)
+    UNION ALL
       SELECT x.s AS owner,
              CASE WHEN st.node IS NOT NULL AND st.pid = x.wpid AND NOT EXISTS (
                     SELECT 1 FROM {t} y WHERE y.s = x.s AND y.k IN ('ps', 'psv')) THEN 'S'
@@ -452,7 +452,8 @@ def load_rdf(path: str | Path, store: Store, *, fmt: Format = "nt", skip_bad_lin
             stop = _validate_ids(store, table, guard)
             if stop is not None:
                 con.execute(f"DELETE FROM {table} WHERE line >= ?", [stop])
-                guard.bad(stop, "the subject or statement IRI is not a Wikidata entity / statement id",
+                note = " (in Turtle the number counts triples, not lines)" if fmt == "ttl" else ""
+                guard.bad(stop, f"the subject or statement IRI is not a Wikidata entity / statement id{note}",
                           build)
             build()
             tick()
