@@ -86,14 +86,21 @@ class RelationClassifier:
         return self.classes.get(prop, (None, None))[0]
 
 
-def relation_classifier(properties: Sequence[str]) -> RelationClassifier:
-    """Classify ``properties`` once with the default crosswalk (class and deciding rule)."""
-    from chaingraph.crosswalk import default_crosswalk
+def relation_classifier(properties: Sequence[str], store: Store | None = None) -> RelationClassifier:
+    """Classify ``properties`` once with the default crosswalk (class and deciding rule),
+    telling it what ``store`` knows of each property (label, aliases, description, datatype)."""
+    from chaingraph.crosswalk import PropertyFacts, default_crosswalk
 
     cw = default_crosswalk()
+    known: dict[str, PropertyFacts] = {}
+    if store is not None:
+        for pid_, label, description, aliases, datatype in store.con.execute(
+                "SELECT id, label, description, aliases, datatype FROM properties").fetchall():
+            known[pid_] = PropertyFacts(pid_, label=label, description=description,
+                                        aliases=tuple(aliases or ()), datatype=datatype)
     out: dict[str, tuple[str | None, str | None]] = {}
     for p in sorted(set(properties)):
-        c = cw.classify(p)
+        c = cw.classify(known[p]) if p in known else cw.classify(p)
         out[p] = (c.relation_class, c.rule)
     return RelationClassifier(cw.version, out)
 
@@ -195,7 +202,7 @@ def evidence_graph(seeds: Sequence[str], *, store: Store | str | Path | None = N
             built_from = source
         props = [row[0] for row in built_from.con.execute(
             "SELECT DISTINCT property FROM statements ORDER BY 1").fetchall()]
-        classifier = relation_classifier(props)
+        classifier = relation_classifier(props, built_from)
         graph = EvidenceGraph.from_store(built_from, policy=policy, classify=classifier.relation)
         yield Neighbourhood(graph, built_from, classifier, report)
 
