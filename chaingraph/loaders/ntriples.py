@@ -36,7 +36,8 @@ from chaingraph.errors import MissingExtra
 from chaingraph.loaders.common import LineGuard
 from chaingraph.loaders.compression import read_blocks
 
-__all__ = ["BLOCK_BYTES", "PREDICATES", "STAGING_DDL", "classify_predicate", "parse_line_slow",
+__all__ = ["BLOCK_BYTES", "PREDICATES", "STAGING_DDL", "STAGING_GROUPS", "classify_predicate",
+           "create_staging", "delete_staged", "drop_staging", "parse_line_slow",
            "stage_ntriples", "stage_turtle"]
 
 BLOCK_BYTES = 32 << 20
@@ -71,6 +72,34 @@ _NT_LINE = re.compile(r'\s*(<[^>\s]*>|_:\S+)\s+(<[^>\s]*>)\s+(<[^>\s]*>|_:\S+|"(
 _LITERAL = r'^"(?:[^"\\]|\\.)*"(?:@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^<[^>\s]*>)?$'
 
 STAGING_DDL = "(line BIGINT, k VARCHAR, pid VARCHAR, s VARCHAR, o VARCHAR)"
+#: Staged triples are split by role into one table each, behind one view: every query
+#: filters on ``k``, and DuckDB's zone maps then skip the tables that cannot match.
+STAGING_GROUPS: dict[str, tuple[str, ...]] = {
+    "claim": ("claim",),
+    "wdt": ("wdt",),
+    "terms": ("label", "description", "alias", "ptype", "sitelinks", "version", "modified", "about"),
+}  # everything else (ps/pq/pr, value nodes, rank, type, derived) goes to "main"
+
+
+def create_staging(con: duckdb.DuckDBPyConnection, table: str) -> None:
+    """Create the staging tables and the view ``table`` over them."""
+    names = [*STAGING_GROUPS, "main"]
+    for group in names:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {table}_{group} {STAGING_DDL}")
+    con.execute(f"CREATE OR REPLACE TEMP VIEW {table} AS "
+                + " UNION ALL ".join(f"SELECT * FROM {table}_{g}" for g in names))
+
+
+def drop_staging(con: duckdb.DuckDBPyConnection, table: str) -> None:
+    con.execute(f"DROP VIEW IF EXISTS {table}")
+    for group in [*STAGING_GROUPS, "main"]:
+        con.execute(f"DROP TABLE IF EXISTS {table}_{group}")
+
+
+def delete_staged(con: duckdb.DuckDBPyConnection, table: str, where: str, params: list[Any]) -> None:
+    """``DELETE FROM`` every staging table (the view itself cannot be deleted from)."""
+    for group in [*STAGING_GROUPS, "main"]:
+        con.execute(f"DELETE FROM {table}_{group} WHERE {where}", params)
 
 
 def classify_predicate(term: str) -> tuple[str | None, str | None]:
@@ -95,6 +124,10 @@ class _Stager:
         self.table = table
         self.guard = guard
         self.classes: dict[str, tuple[str | None, str | None]] = {}
+        listed = [k for kinds in STAGING_GROUPS.values() for k in kinds]
+        self._groups = [(g, f"k IN ({', '.join(repr(k) for k in kinds)})")
+                        for g, kinds in STAGING_GROUPS.items()]
+        self._groups.append(("main", f"k NOT IN ({', '.join(repr(k) for k in listed)})"))
         self.lines = 0  # lines consumed so far
 
     def _classify(self, predicates: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array]:
@@ -189,10 +222,12 @@ class _Stager:
         keep = pc.and_(keep, pc.or_(pc.not_equal(kinds, "rank"), pc.not_equal(table["o"], _NORMAL_RANK)))
         staged = pa.table({"line": table["line"], "k": kinds, "pid": pids, "s": table["s"], "o": table["o"],
                            "keep": keep})
+        limit = stop if stop is not None else 2**62
         self.con.register("_cg_block", staged)
         try:
-            self.con.execute(f"INSERT INTO {self.table} SELECT line, k, pid, s, o FROM _cg_block "
-                             "WHERE keep AND line < ?", [stop if stop is not None else 2**62])
+            for group, kinds_in in self._groups:
+                self.con.execute(f"INSERT INTO {self.table}_{group} SELECT line, k, pid, s, o FROM _cg_block "
+                                 f"WHERE keep AND line < ? AND {kinds_in}", [limit])
         finally:
             self.con.unregister("_cg_block")
 

@@ -39,7 +39,13 @@ import pyarrow as pa
 from chaingraph.errors import BadDumpLine, ChaingraphError, StoreError
 from chaingraph.loaders.common import FileReport, LineGuard, Progress, coordinate_digits
 from chaingraph.loaders.compression import Format, dump_date, open_dump
-from chaingraph.loaders.ntriples import STAGING_DDL, stage_ntriples, stage_turtle
+from chaingraph.loaders.ntriples import (
+    create_staging,
+    delete_staged,
+    drop_staging,
+    stage_ntriples,
+    stage_turtle,
+)
 from chaingraph.store import Store, snak_hash_columns
 from chaingraph.values import VALUE_COLUMNS, TimeValue
 
@@ -413,7 +419,7 @@ def _validate_ids(store: Store, t: str, guard: LineGuard) -> int | None:
         return int(rows[0][0])
     for line, s, o in rows:
         guard.bad(int(line), f"subject {s} or statement {o} is not a Wikidata entity / statement IRI")
-    store.con.execute(f"DELETE FROM {t} WHERE line IN (SELECT UNNEST(?))", [[int(r[0]) for r in rows]])
+    delete_staged(store.con, t, "line IN (SELECT UNNEST(?))", [[int(r[0]) for r in rows]])
     return None
 
 
@@ -429,7 +435,7 @@ def load_rdf(path: str | Path, store: Store, *, fmt: Format = "nt", skip_bad_lin
     totals = {"entities": 0, "properties": 0, "statements": 0, "qualifiers": 0, "references": 0}
     with stream:
         source_id = store.add_source("rdf-dump", location, dump_date=dump_date(path))
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {table} {STAGING_DDL}")
+        create_staging(con, table)
 
         def build() -> None:
             with store.transaction():
@@ -451,7 +457,7 @@ def load_rdf(path: str | Path, store: Store, *, fmt: Format = "nt", skip_bad_lin
                                   "before this line is loaded") from exc
             stop = _validate_ids(store, table, guard)
             if stop is not None:
-                con.execute(f"DELETE FROM {table} WHERE line >= ?", [stop])
+                delete_staged(con, table, "line >= ?", [stop])
                 note = " (in Turtle the number counts triples, not lines)" if fmt == "ttl" else ""
                 guard.bad(stop, f"the subject or statement IRI is not a Wikidata entity / statement id{note}",
                           build)
@@ -461,7 +467,8 @@ def load_rdf(path: str | Path, store: Store, *, fmt: Format = "nt", skip_bad_lin
             raise StoreError(f"cannot load {path} into store {store.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc
         finally:
-            for tmp in (table, *_TEMPS):
+            drop_staging(con, table)
+            for tmp in _TEMPS:
                 con.execute(f"DROP TABLE IF EXISTS {tmp}")
     return FileReport(path=str(path), format=fmt, bad_lines=guard.count,
                       bad_line_examples=tuple(guard.examples), seconds=time.perf_counter() - started,
