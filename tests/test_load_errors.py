@@ -205,3 +205,16 @@ def test_cli_bad_input_as_a_subprocess_has_no_traceback(tmp_path: Path) -> None:
     assert out.returncode == 2
     assert out.stderr.count("\n") == 1 and "Traceback" not in out.stderr
     assert out.stderr.startswith(f"error: {path}: zstd compression is not supported")
+
+
+def test_truncated_ntriples_gzip_keeps_every_line_before_the_damage(tmp_path: Path) -> None:
+    lines = [t for i in range(1, 4001) for t in _triples(f"Q{i}")]
+    whole = gzip.compress(("\n".join(lines) + "\n").encode(), mtime=0)
+    path = tmp_path / "cut.nt.gz"
+    path.write_bytes(whole[: len(whole) // 2])
+    db = tmp_path / "s.duckdb"
+    with Store(db) as store, pytest.raises(BadDumpLine, match="truncated or corrupt") as info:
+        load([path], store)
+    kept = _ids(db)
+    assert kept and kept == {f"Q{i}" for i in range(1, len(kept) + 1)}
+    assert len(kept) * 2 < info.value.line <= len(kept) * 2 + 2

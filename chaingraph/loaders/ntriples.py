@@ -24,6 +24,7 @@ expression; lines that match nothing are bad lines (:class:`~chaingraph.loaders.
 from __future__ import annotations
 
 import re
+import zlib
 from collections.abc import Callable
 from typing import IO, Any
 
@@ -36,9 +37,20 @@ from chaingraph.errors import MissingExtra
 from chaingraph.loaders.common import LineGuard
 from chaingraph.loaders.compression import read_blocks
 
-__all__ = ["BLOCK_BYTES", "PREDICATES", "STAGING_DDL", "STAGING_GROUPS", "classify_predicate",
-           "create_staging", "delete_staged", "drop_staging", "parse_line_slow",
-           "stage_ntriples", "stage_turtle"]
+__all__ = [
+    "BLOCK_BYTES",
+    "PREDICATES",
+    "STAGING_DDL",
+    "STAGING_GROUPS",
+    "ReadError",
+    "classify_predicate",
+    "create_staging",
+    "delete_staged",
+    "drop_staging",
+    "parse_line_slow",
+    "stage_ntriples",
+    "stage_turtle",
+]
 
 BLOCK_BYTES = 32 << 20
 
@@ -232,6 +244,15 @@ class _Stager:
             self.con.unregister("_cg_block")
 
 
+class ReadError(Exception):
+    """The stream could not be read (truncated or corrupt) before line ``line``."""
+
+    def __init__(self, line: int, cause: BaseException) -> None:
+        self.line = line
+        self.cause = cause
+        super().__init__(f"cannot read past line {line - 1}: {cause}")
+
+
 def _problem(text: str) -> str:
     if not text.endswith("."):
         return "the line does not end with ' .' (truncated?)"
@@ -244,10 +265,13 @@ def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str
     """Stage every triple of an N-Triples stream; return the number of lines read."""
     stager = _Stager(con, table, guard)
     line = 1
-    for data in read_blocks(stream, block_bytes):
-        line += stager.block(data, line, flush)
-        if progress is not None:
-            progress()
+    try:
+        for data in read_blocks(stream, block_bytes):
+            line += stager.block(data, line, flush)
+            if progress is not None:
+                progress()
+    except (EOFError, OSError, zlib.error) as exc:
+        raise ReadError(line, exc) from exc
     return line - 1
 
 
@@ -279,6 +303,9 @@ def stage_turtle(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str, 
                 rows = []
                 if progress is not None:
                     progress()
+    except (EOFError, OSError, zlib.error) as exc:
+        stager._append(_rows_table(rows))
+        raise ReadError(count + 1, exc) from exc
     except SyntaxError as exc:
         stager._append(_rows_table(rows))
         rows = []

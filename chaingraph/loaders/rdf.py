@@ -40,6 +40,7 @@ from chaingraph.errors import BadDumpLine, ChaingraphError, StoreError
 from chaingraph.loaders.common import FileReport, LineGuard, Progress, coordinate_digits
 from chaingraph.loaders.compression import Format, dump_date, open_dump
 from chaingraph.loaders.ntriples import (
+    ReadError,
     create_staging,
     delete_staged,
     drop_staging,
@@ -449,10 +450,9 @@ def load_rdf(path: str | Path, store: Store, *, fmt: Format = "nt", skip_bad_lin
             stage = stage_turtle if fmt == "ttl" else stage_ntriples
             try:
                 stage(stream, con, table, guard, build, tick)
-            except (EOFError, OSError) as exc:
-                last = _one(con, f"SELECT coalesce(max(line), 0) FROM {table}")
+            except ReadError as exc:
                 build()
-                raise BadDumpLine(str(path), last + 1, f"the file cannot be read past here ({exc})",
+                raise BadDumpLine(str(path), exc.line, f"the file cannot be read past here ({exc.cause})",
                                   "the file is truncated or corrupt: download it again; everything "
                                   "before this line is loaded") from exc
             stop = _validate_ids(store, table, guard)
