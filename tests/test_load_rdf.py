@@ -210,3 +210,18 @@ def test_entities_full_covers_every_value_type_in_both_formats(shared_data: Path
         assert in_json, f"no {what} in the JSON load"
         assert in_json & ids(nt, where), f"no {what} shared by the JSON and RDF loads"
     assert ids(js, "value_type = 'quantity' AND upper IS NOT NULL AND lower IS NOT NULL")
+
+
+def test_loading_rdf_twice_into_a_file_store_changes_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "s.duckdb"
+    tables = (*CONTENT_TABLES, "sources", "statement_sources")
+    with Store(db) as store:
+        first = load([FIXTURES / "values.nt"], store)
+        before = contents(store, tables)
+    with Store(db) as store:
+        again = load([FIXTURES / "values.nt", FIXTURES / "values.nt"], store)
+        assert contents(store, tables) == before
+    assert again.summary == first.summary
+    with Store(db, read_only=True) as store:
+        kinds = {s["kind"] for s in store.statement("Q1001$A1").sources}  # type: ignore[union-attr]
+        assert kinds == {"rdf-dump"}
