@@ -18,7 +18,7 @@ import gzip
 import queue
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator
 from pathlib import Path
 from typing import IO, BinaryIO, Literal, cast
 
@@ -182,7 +182,7 @@ def open_dump(path: str | Path, fmt: Format) -> tuple[IO[bytes], RawCounter]:
     return stream, counter
 
 
-def read_blocks(stream: IO[bytes], size: int = BLOCK_BYTES) -> Iterator[bytes]:
+def read_blocks(stream: IO[bytes], size: int = BLOCK_BYTES) -> Generator[bytes, None, None]:
     r"""Blocks of whole lines from ``stream`` (only the last may lack its newline).
 
     A background thread reads ahead one block: zlib and bz2 release the GIL, so

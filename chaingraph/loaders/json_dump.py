@@ -29,6 +29,7 @@ import re
 import threading
 import time
 import zlib
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -376,21 +377,22 @@ def load_json_dump(path: str | Path, store: Store, *, skip_bad_lines: bool = Fal
 
         lineno = 0
         try:
-            for block in read_blocks(stream):
-                lines = block.split(b"\n")
-                if block.endswith(b"\n"):
-                    lines.pop()
-                for line in lines:
-                    lineno += 1
-                    try:
-                        entity = parse_line(line)
-                        if entity is not None:
-                            rows.add(entity)
-                    except (ValueError, KeyError, TypeError, AttributeError, ChaingraphError) as exc:
-                        guard.bad(lineno, _describe(exc, line), flush)
-                        continue
-                    if rows.full():
-                        submit()
+            with closing(read_blocks(stream)) as blocks:  # stop the reader before the stream closes
+                for block in blocks:
+                    lines = block.split(b"\n")
+                    if block.endswith(b"\n"):
+                        lines.pop()
+                    for line in lines:
+                        lineno += 1
+                        try:
+                            entity = parse_line(line)
+                            if entity is not None:
+                                rows.add(entity)
+                        except (ValueError, KeyError, TypeError, AttributeError, ChaingraphError) as exc:
+                            guard.bad(lineno, _describe(exc, line), flush)
+                            continue
+                        if rows.full():
+                            submit()
             flush()
         except (EOFError, OSError, zlib.error) as exc:
             flush()

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Callable
+from contextlib import closing
 from typing import IO, Any
 
 import duckdb
@@ -266,10 +267,11 @@ def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str
     stager = _Stager(con, table, guard)
     line = 1
     try:
-        for data in read_blocks(stream, block_bytes):
-            line += stager.block(data, line, flush)
-            if progress is not None:
-                progress()
+        with closing(read_blocks(stream, block_bytes)) as blocks:  # stop the reader before the stream closes
+            for data in blocks:
+                line += stager.block(data, line, flush)
+                if progress is not None:
+                    progress()
     except (EOFError, OSError, zlib.error) as exc:
         raise ReadError(line, exc) from exc
     return line - 1
