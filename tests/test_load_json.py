@@ -15,7 +15,7 @@ import pytest
 
 from chaingraph.cli import cli
 from chaingraph.graph import EvidenceGraph, TraversalPolicy
-from chaingraph.loaders import load, summarize
+from chaingraph.loaders import LoadReport, load, summarize
 from chaingraph.resources import data_file
 from chaingraph.store import Store
 from chaingraph.values import (
@@ -151,6 +151,8 @@ def test_cli_load_then_summary_agree(runner: Any, tmp_path: Path) -> None:
     db = tmp_path / "s.duckdb"
     loaded = runner.invoke(cli, ["load", str(SAMPLE), "--store", str(db), "--format", "json"])
     assert loaded.exit_code == 0, loaded.output
+    assert LoadReport.model_validate_json(loaded.stdout).summary.entities == 84
+    assert "LoadReport" in runner.invoke(cli, ["schema", "load-report"]).output
     shown = runner.invoke(cli, ["summary", "--store", str(db), "--format", "json"])
     assert shown.exit_code == 0, shown.output
     with Store(db, read_only=True) as s:
