@@ -11,6 +11,7 @@ inherits the builtin it resembles, so library callers can catch either::
     │   ├── UnsupportedFormat                         exit 2   wrong file type / compression
     │   ├── InvalidTask                               exit 2   task.json violates the schema
     │   ├── InvalidSpec                               exit 2   fusion spec violates the schema
+    │   ├── CorpusProblem                             exit 2   audit --strict: an unreadable record
     │   ├── UnknownUnit                               exit 2   unit item not in data/units.tsv
     │   └── IncompatibleUnits                         exit 2   units of different dimensions
     ├── StoreError (RuntimeError)                     exit 3   DuckDB store cannot be opened/written
@@ -36,6 +37,7 @@ __all__ = [
     "BadDumpLine",
     "ChainRuleError",
     "ChaingraphError",
+    "CorpusProblem",
     "EndpointError",
     "EndpointResponseError",
     "EndpointUnavailable",
@@ -173,3 +175,13 @@ class MissingExtra(ImportError, ChaingraphError):
     """An optional dependency is needed; the message names the extra to install."""
 
     exit_code = 5
+
+
+class CorpusProblem(InvalidInput):
+    """``audit(strict=True)``: a corpus file or record that cannot be audited.
+
+    ``problem`` carries the audit's own description of it (file, record index, kind)."""
+
+    def __init__(self, message: str, problem: object = None) -> None:
+        self.problem = problem
+        super().__init__(message)

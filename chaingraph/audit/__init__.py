@@ -43,23 +43,12 @@ from typing import Any
 
 from chaingraph.audit.classify import Crosswalk, EdgeClassifier, RoleTable, crosswalk_version
 from chaingraph.audit.counting import Tally
-from chaingraph.audit.readers import Problem, corpus_files, read_file
+from chaingraph.audit.readers import corpus_files, read_file
 from chaingraph.audit.report import AuditReport
 from chaingraph.audit.shapes import DEFAULT_SHAPES, Shape
-from chaingraph.errors import InvalidInput
+from chaingraph.errors import CorpusProblem, InvalidInput
 
 __all__ = ["DEFAULT_SHAPES", "AuditReport", "CorpusProblem", "Crosswalk", "Progress", "audit"]
-
-
-class CorpusProblem(InvalidInput):
-    """``strict`` audit: a file or record could not be audited. Carries the :class:`Problem`."""
-
-    def __init__(self, problem: Problem) -> None:
-        self.problem = problem
-        super().__init__(
-            f"{problem.describe()} (strict audit: fix it, or audit without --strict "
-            "to count and list such problems)"
-        )
 
 
 def _crosswalk(crosswalk: Crosswalk | None, properties: str | Path | None) -> Any:
@@ -111,7 +100,8 @@ def audit(
         for item in read_file(path):
             problem = tally.add(item)
             if strict and problem is not None:
-                raise CorpusProblem(problem)
+                raise CorpusProblem(f"{problem.describe()} (strict audit: fix it, or audit without --strict "
+                                    "to count and list such problems)", problem)
     if progress is not None:
         progress(len(files), len(files), None)
     return tally.report(crosswalk_version=crosswalk_version(cw), files=len(files))
