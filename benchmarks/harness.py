@@ -15,6 +15,7 @@ import statistics
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from queue import Empty
 from typing import Any
 
 __all__ = ["Case", "Result", "markdown_table", "measure"]
@@ -93,7 +94,13 @@ def measure(case: Case) -> Result:
     queue = ctx.Queue()
     proc = ctx.Process(target=_child, args=(case, queue))
     proc.start()
-    result: Result = queue.get()
+    while True:  # poll, so a child that dies in setup is reported instead of hanging forever
+        try:
+            result: Result = queue.get(timeout=1.0)
+            break
+        except Empty:
+            if not proc.is_alive():
+                raise RuntimeError(f"benchmark case {case.name!r} died (exit code {proc.exitcode})") from None
     proc.join()
     return result
 
