@@ -137,23 +137,25 @@ class _Stager:
         self.table = table
         self.guard = guard
         self.classes: dict[str, tuple[str | None, str | None]] = {}
-        listed = [k for kinds in STAGING_GROUPS.values() for k in kinds]
-        self._groups = [(g, f"k IN ({', '.join(repr(k) for k in kinds)})")
-                        for g, kinds in STAGING_GROUPS.items()]
-        self._groups.append(("main", f"k NOT IN ({', '.join(repr(k) for k in listed)})"))
-        self.lines = 0  # lines consumed so far
+        self.groups = [*STAGING_GROUPS, "main"]
+        self._group_of = {k: i for i, kinds in enumerate(STAGING_GROUPS.values()) for k in kinds}
 
     def _classify(self, predicates: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array]:
+        """Role, property id and staging-group number of each predicate (role and group are
+        null for predicates that do not matter); Python sees each distinct predicate once."""
         enc = pc.dictionary_encode(predicates).combine_chunks() if isinstance(
             predicates, pa.ChunkedArray) else pc.dictionary_encode(predicates)
-        kinds, pids = [], []
+        kinds, pids, groups = [], [], []
+        main = len(self.groups) - 1
         for term in enc.dictionary.to_pylist():
             if term not in self.classes:
                 self.classes[term] = classify_predicate(term)
-            kinds.append(self.classes[term][0])
-            pids.append(self.classes[term][1])
-        return (pa.array(kinds, pa.string()).take(enc.indices),
-                pa.array(pids, pa.string()).take(enc.indices), enc.indices)
+            kind, prop = self.classes[term]
+            kinds.append(kind)
+            pids.append(prop)
+            groups.append(None if kind is None else self._group_of.get(kind, main))
+        return (pa.array(kinds, pa.string()).take(enc.indices), pa.array(pids, pa.string()).take(enc.indices),
+                pa.array(groups, pa.int8()).take(enc.indices))
 
     def block(self, data: bytes, first_line: int, flush: Callable[[], None]) -> int:
         """Stage one block of whole lines; ``first_line`` is the 1-based number of its first
@@ -225,7 +227,7 @@ class _Stager:
         Arrow arrays are never copied just to drop rows."""
         if table.num_rows == 0:
             return
-        kinds, pids, _ = self._classify(table["p"])
+        kinds, pids, groups = self._classify(table["p"])
         keep = pc.is_valid(kinds)
         if good is not None:
             keep = pc.and_(keep, good)
@@ -234,13 +236,13 @@ class _Stager:
                                     pc.starts_with(table["o"], "<http://www.wikidata.org/prop/novalue/")))
         keep = pc.and_(keep, pc.or_(pc.not_equal(kinds, "rank"), pc.not_equal(table["o"], _NORMAL_RANK)))
         staged = pa.table({"line": table["line"], "k": kinds, "pid": pids, "s": table["s"], "o": table["o"],
-                           "keep": keep})
+                           "g": pc.if_else(keep, groups, pa.scalar(None, pa.int8()))})
         limit = stop if stop is not None else 2**62
         self.con.register("_cg_block", staged)
         try:
-            for group, kinds_in in self._groups:
+            for number, group in enumerate(self.groups):
                 self.con.execute(f"INSERT INTO {self.table}_{group} SELECT line, k, pid, s, o FROM _cg_block "
-                                 f"WHERE keep AND line < ? AND {kinds_in}", [limit])
+                                 "WHERE g = ? AND line < ?", [number, limit])
         finally:
             self.con.unregister("_cg_block")
 
