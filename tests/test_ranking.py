@@ -155,3 +155,15 @@ def test_branch_and_bound_equals_enumerate_then_sort(world: tuple[EvidenceGraph,
     seed = g.name(0)
     expected = rank_chains(g, enumerate_chains(g, seed, lo, lo + extra), n, table=TABLE)
     assert top_chains(g, seed, n, lo, lo + extra, table=TABLE) == expected
+
+
+def test_top_chains_respect_the_verifier(world: EvidenceGraph) -> None:
+    from chaingraph.chains import Verdict
+
+    def no_employers(graph: EvidenceGraph, edge: int, source: int) -> Verdict:
+        return Verdict(graph.edge_property(edge) != "P108", 1.0, "employer unverified")
+
+    everything = rank_chains(world, enumerate_chains(world, "Q1001", verifier=no_employers))
+    assert everything and all(world.edge_property(e) != "P108" for r in everything for e in r.chain.edges)
+    for n in (1, 3, len(everything)):
+        assert top_chains(world, "Q1001", n, verifier=no_employers) == everything[:n]
