@@ -22,7 +22,11 @@ def _progress(enabled: bool | None) -> Callable[[str], None] | None:
     from rich.console import Console
 
     console = Console(stderr=True)
-    return console.log
+
+    def show(message: str) -> None:
+        console.print(f"[dim]{message}[/dim]", highlight=False)
+
+    return show
 
 
 def _node_text(record: ChainRecord, i: int) -> str:
