@@ -16,8 +16,8 @@ __all__ = ["chain_text", "expand"]
 
 
 def _progress(enabled: bool | None) -> Callable[[str], None] | None:
-    show = sys.stderr.isatty() if enabled is None else enabled
-    if not show:
+    wanted = sys.stderr.isatty() if enabled is None else enabled
+    if not wanted:
         return None
     from rich.console import Console
 
