@@ -148,6 +148,9 @@ def test_cli_jsonl(runner: CliRunner) -> None:
     recs = [ChainRecord.model_validate_json(ln) for ln in lines]
     assert len(recs) == 2 and recs[0].seed == "Q42"
     assert "Q42: 2 chain(s)" in res.stderr
+    assert "enumerating" not in res.stderr  # progress only on a terminal or when asked
+    shown = runner.invoke(cli, ["expand", "--seed", "Q42", "--top", "1", "--format", "jsonl", "--progress"])
+    assert shown.exit_code == 0 and "enumerating chains of 5-7 hops from Q42" in shown.stderr
 
 
 def test_cli_table_and_policy_options(runner: CliRunner, world_file: Path) -> None:
