@@ -225,3 +225,13 @@ def test_loading_rdf_twice_into_a_file_store_changes_nothing(tmp_path: Path) -> 
     with Store(db, read_only=True) as store:
         kinds = {s["kind"] for s in store.statement("Q1001$A1").sources}  # type: ignore[union-attr]
         assert kinds == {"rdf-dump"}
+
+
+def test_an_invalid_entity_iri_value_is_never_stored_as_an_entity_id(tmp_path: Path) -> None:
+    path = tmp_path / "odd.nt"
+    st = f"<{WD}statement/Q9-V1>"
+    path.write_text(_nt((f"<{WD}Q9>", f"<{P}P973>", st),
+                        (st, f"<{P}statement/P973>", f"<{WD}Q0x>")))
+    store = loaded(path)
+    assert store.statement("Q9$V1").value == StringValue(text=f"{WD}Q0x")
+    assert store.edges(subject="Q9") == []

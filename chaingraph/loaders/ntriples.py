@@ -3,12 +3,13 @@
 An RDF dump is read in blocks of about :data:`BLOCK_BYTES` decompressed bytes. Each block
 becomes an Arrow array of lines without copying (newline offsets come from numpy), is
 split into subject / predicate / object with Arrow's vectorised string kernels, and only
-the triples whose predicate matters to the statement model are appended to a DuckDB
-staging table ``(line, k, pid, s, o)``: ``k`` is the predicate's role (see
-:data:`PREDICATES` and :func:`classify_predicate`), ``pid`` its property id, ``s`` and
-``o`` the subject and object as N-Triples terms. Python touches each *distinct
-predicate* once, never each line. Memory is one block plus what DuckDB keeps (it spills
-to disk for file-backed stores).
+the triples whose predicate matters to the statement model are appended to DuckDB
+staging tables ``(line, k, pid, s, o)`` (one per :data:`STAGING_GROUPS` role group,
+read through one view): ``k`` is the predicate's role (see :data:`PREDICATES` and
+:func:`classify_predicate`), ``pid`` its property id, ``s`` and ``o`` the subject and
+object as N-Triples terms. Python touches each *distinct predicate* once, never each
+line; decompression runs ahead on a second thread. Memory is one block plus what DuckDB
+keeps (it spills to disk for file-backed stores).
 
 Lines the fast path cannot split (tabs, several spaces) go through a regular
 expression; lines that match nothing are bad lines (:class:`~chaingraph.loaders.common.LineGuard`).

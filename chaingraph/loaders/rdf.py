@@ -133,6 +133,9 @@ def _local(col: str, prefix: str) -> str:
 
 
 _ENTITY_LOCAL = _local("{c}", ENT)
+#: ids an entity value may have (items, properties, lexemes and their forms/senses, schemas, media);
+#: any other IRI under wd: is kept as a string, never as an entity id
+_VALUE_ENTITY = "[QPLEM][1-9][0-9]*(-[FS][1-9][0-9]*)?"
 _LEX = "_cg_unescape(regexp_extract({c}, '^\"(.*)\"', 1))"
 
 
@@ -153,7 +156,8 @@ _INFERRED_PRECISION = ("(CASE WHEN md['d'] NOT IN ('01', '00') THEN 11 "
 
 def _value_sql() -> str:
     """SELECT over ``_cg_snak`` (owner, role, pid, o, vn) giving snaktype + the value columns."""
-    eid = _ENTITY_LOCAL.format(c="o")
+    local_o = _ENTITY_LOCAL.format(c="o")
+    eid = f"CASE WHEN regexp_full_match({local_o}, '{_VALUE_ENTITY}') THEN {local_o} END"
     lex = _lex("o")
     dt = "regexp_extract(o, '\\^\\^<([^>]*)>$', 1)"
     lang = "regexp_extract(o, '\"@([A-Za-z0-9-]+)$', 1)"
@@ -171,9 +175,9 @@ def _value_sql() -> str:
              f"WHEN {dt} = 'http://www.opengis.net/ont/geosparql#wktLiteral' THEN 'globecoordinate' "
              f"WHEN {lang} <> '' THEN 'monolingualtext' ELSE 'string' END")
     # The bulk of a dump is item values: they take a short path with no pattern matching.
-    plain_entity = (f"NOT sn.novalue AND sn.vn IS NULL AND starts_with(sn.o, '<{ENT}') "
-                    f"AND ends_with(sn.o, '>') AND NOT contains(sn.o, '/statement/')")
     local = f"sn.o[{len(ENT) + 2}:-2]"
+    plain_entity = (f"NOT sn.novalue AND sn.vn IS NULL AND starts_with(sn.o, '<{ENT}') "
+                    f"AND ends_with(sn.o, '>') AND regexp_full_match({local}, '{_VALUE_ENTITY}')")
     fast_cols = {"value_type": f"CASE {local}[1] WHEN 'Q' THEN 'item' WHEN 'P' THEN 'property' "
                                f"WHEN 'L' THEN 'lexeme' ELSE 'entity' END", "object": local}
     fast = ("SELECT sn.owner, sn.role, sn.pid, sn.line, sn.o, NULL AS raw_lexical, 'value' AS snaktype, "
