@@ -12,8 +12,9 @@ whatever the batch size (``VALUES ?item { … }``)::
 Statements whose property datatype is not item-valued or literal (external ids, URLs,
 media) are dropped once ``properties.rq`` has told their datatypes, with their snaks.
 :meth:`SparqlSource.describe` reads nodes with ``entity_info.rq`` (and
-``snaks_by_statement.rq`` for their ``P31`` statements). Only validated ids reach a query: items through :func:`~chaingraph.ids.qid`,
-properties through :func:`~chaingraph.ids.pid`, statement IRIs through a strict pattern.
+``snaks_by_statement.rq`` for their ``P31`` statements). Only validated ids reach a
+query: items through :func:`~chaingraph.ids.qid`, properties through
+:func:`~chaingraph.ids.pid`, statement IRIs through a strict pattern.
 Statement ids become JSON form, values go through :func:`chaingraph.sparql.term_value`.
 
 >>> "VALUES ?prop { wd:P31 wd:P569 }" in render_query("properties", properties=["P31", "P569"])
