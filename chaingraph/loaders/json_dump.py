@@ -52,7 +52,7 @@ SNAKTYPES = frozenset({"value", "somevalue", "novalue"})
 
 #: flush a batch after this many entities or statement rows, whichever comes first
 BATCH_ENTITIES = 5_000
-BATCH_ROWS = 60_000
+BATCH_ROWS = 30_000
 
 
 #: entity values: items, properties, lexemes and their forms/senses, entity schemas, media
@@ -193,6 +193,7 @@ class EntityRows:
         ids, subjects, props, ranks, kinds, objects = self.item_columns
         statements, qualifiers, refs = self.statements, self.qualifiers, self.reference_snaks
         n_refs = n_statements = 0
+        seen_properties, seen_values, entity_kind = _SEEN_PROPERTIES, _SEEN_VALUES, _ENTITY_KIND
         for group in claims.values():
             for st in group:
                 sid = st.get("id")
@@ -203,14 +204,22 @@ class EntityRows:
                 if rank not in RANKS:
                     raise InvalidInput(f"statement {sid}: rank {rank!r} is not preferred/normal/deprecated")
                 mainsnak = st["mainsnak"]
-                value = _entity_value(mainsnak)
-                if value is not None:  # the hot path: an item (or other entity) value
-                    prop = mainsnak["property"]
+                # The hot path, inlined: an entity value of an already validated property.
+                value = None
+                prop = mainsnak.get("property")
+                if prop in seen_properties and mainsnak.get("snaktype", "value") == "value":
+                    datavalue = mainsnak.get("datavalue")
+                    if datavalue.__class__ is dict and datavalue.get("type") == "wikibase-entityid":
+                        inner = datavalue.get("value")
+                        value = inner.get("id") if inner.__class__ is dict else None
+                        if value not in seen_values:
+                            value = _entity_value(mainsnak)
+                if value is not None:
                     ids.append(sid)
                     subjects.append(ident)
                     props.append(prop)
                     ranks.append(rank)
-                    kinds.append(_ENTITY_KIND.get(value[0], "entity"))
+                    kinds.append(entity_kind.get(value[0], "entity"))
                     objects.append(value)
                 else:
                     prop, snaktype, cols = _snak(mainsnak)
