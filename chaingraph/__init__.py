@@ -11,7 +11,8 @@ Imports flow one way (a module imports only modules above it in this list)::
     crosswalk            property -> relation class, with the deciding rule
     records, graph       chain records; igraph view + traversal policy
     chains, ranking      enumeration, shortcut proof, explain, s_div, alias merge
-    patterns, tasks,     clue patterns, task model, clue ablation
+    lookups, patterns,   statement values; clue patterns, task model, clue ablation
+    tasks,
     necessity
     units, fusion        exact fusion calculator
     audit                corpus relation-class audits

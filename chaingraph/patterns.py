@@ -43,29 +43,18 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
-from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from chaingraph.errors import InvalidInput
 from chaingraph.ids import is_item_id
-from chaingraph.values import (
-    JULIAN,
-    CoordinateValue,
-    EntityValue,
-    MonolingualValue,
-    QuantityValue,
-    StringValue,
-    TimeValue,
-    Value,
-    value_from_columns,
-)
+from chaingraph.lookups import EmbeddedValues, StoreValues, ValueLookup, value_key, value_matches
+from chaingraph.values import EntityValue, Value
 
 if TYPE_CHECKING:
     from chaingraph.graph import EvidenceGraph
-    from chaingraph.store import Store
     from chaingraph.tasks import Task
 
 __all__ = [
@@ -89,133 +78,6 @@ __all__ = [
 Direction = Literal["forward", "backward"]
 FIRST = 10  # answer-set members reported
 _WITNESS_BUDGET = 5_000  # node expansions spent looking for a simple witness
-
-
-# -- values -------------------------------------------------------------------------
-def _time_unit(precision: int) -> int:
-    return 10 ** (9 - precision) if precision < 9 else 1
-
-
-def value_key(value: Value, like: Value | None = None) -> str:
-    """A short display key for a value; with ``like`` a finer time is shown at ``like``'s
-    precision (so answers compare with a coarser target).
-
-    >>> value_key(TimeValue.make(1952, 3, 11, precision=11)), value_key(QuantityValue(amount="+42"))
-    ('1952-03-11', '+42')
-    >>> value_key(TimeValue.make(1952, 3, 11, precision=11), like=TimeValue.make(1952, precision=9))
-    '1952'
-    """
-    if isinstance(value, TimeValue):
-        if isinstance(like, TimeValue) and value.precision > like.precision:
-            value = TimeValue.make(value.year, value.month or 1, value.day or 1,
-                                   precision=like.precision, calendar=value.calendar)
-        p, y = value.precision, value.year
-        text = (f"{y}" if p == 9 else f"{y}-{value.month:02d}" if p == 10
-                else f"{y}-{value.month:02d}-{value.day:02d}" if p == 11
-                else f"{value.time}/{p}")
-        return text + (" (Julian)" if value.calendar == JULIAN else "")
-    if isinstance(value, QuantityValue):
-        return value.amount if value.unit == "1" else f"{value.amount} {value.unit}"
-    if isinstance(value, EntityValue):
-        return value.id
-    if isinstance(value, MonolingualValue):
-        return f"{value.text!r}@{value.language}"
-    if isinstance(value, StringValue):
-        return repr(value.text)
-    return f"Point({value.longitude} {value.latitude})"
-
-
-def value_matches(wanted: Value, have: Value) -> bool:
-    """Does a statement value ``have`` satisfy a clue or target value ``wanted``?
-
-    Equal values match. A time matches at the *wanted* precision (a statement dated
-    1952-03-11 satisfies "in 1952"; a year-precision statement does not satisfy a day);
-    quantities compare as exact decimals with the same unit.
-
-    >>> value_matches(TimeValue.make(1952, precision=9), TimeValue.make(1952, 3, 11, precision=11))
-    True
-    >>> value_matches(TimeValue.make(1952, 3, 11, precision=11), TimeValue.make(1952, precision=9))
-    False
-    >>> value_matches(QuantityValue(amount="+1.50"), QuantityValue(amount="1.5"))
-    True
-    """
-    if isinstance(wanted, TimeValue) and isinstance(have, TimeValue):
-        p = wanted.precision
-        if have.precision < p or have.calendar != wanted.calendar:
-            return False
-        if p >= 11:
-            return (have.year, have.month, have.day) == (wanted.year, wanted.month, wanted.day)
-        if p == 10:
-            return (have.year, have.month) == (wanted.year, wanted.month)
-        unit = _time_unit(p)
-        return have.year // unit == wanted.year // unit
-    if isinstance(wanted, QuantityValue) and isinstance(have, QuantityValue):
-        return Decimal(wanted.amount) == Decimal(have.amount) and wanted.unit == have.unit
-    if isinstance(wanted, CoordinateValue) and isinstance(have, CoordinateValue):
-        return ((wanted.latitude, wanted.longitude, wanted.globe)
-                == (have.latitude, have.longitude, have.globe))
-    return type(wanted) is type(have) and wanted == have
-
-
-class ValueLookup(Protocol):
-    """Statement values the graph does not hold (literals, non-step item properties)."""
-
-    def subjects(self, property_id: str, value: Value) -> set[str]:
-        """Entities with a non-deprecated ``property_id`` statement whose value matches ``value``."""
-        ...
-
-    def literal_values(self, statement_ids: Sequence[str]) -> dict[str, Value]:
-        """The value of each literal statement."""
-        ...
-
-
-@dataclass(eq=False)
-class EmbeddedValues:
-    """Values from a task's embedded evidence: ``(statement_id, subject, property, value)``."""
-
-    statements: Sequence[tuple[str, str, str, Value]] = ()
-    _by_sid: dict[str, Value] = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        self._by_sid = {sid: v for sid, _s, _p, v in self.statements}
-
-    def subjects(self, property_id: str, value: Value) -> set[str]:
-        return {s for _sid, s, p, v in self.statements if p == property_id and value_matches(value, v)}
-
-    def literal_values(self, statement_ids: Sequence[str]) -> dict[str, Value]:
-        return {sid: self._by_sid[sid] for sid in statement_ids if sid in self._by_sid}
-
-
-class StoreValues:
-    """Values read from a :class:`~chaingraph.store.Store` (preferred and normal ranks)."""
-
-    _COLS = ("value_type", "object", "text", "lang", "time", "precision", "calendar", "timezone",
-             "before", "after", "amount", "unit", "upper", "lower", "lat", "lon", "coord_precision", "globe")
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-
-    def _rows(self, where: str, params: list[Any]) -> list[tuple[Any, ...]]:
-        cols = ", ".join(self._COLS)
-        return self.store.con.execute(
-            f"SELECT statement_id, subject, {cols} FROM statements WHERE rank <> 'deprecated' "
-            f"AND snaktype = 'value' AND {where}", params).fetchall()
-
-    def subjects(self, property_id: str, value: Value) -> set[str]:
-        out = set()
-        for row in self._rows("property = ?", [property_id]):
-            have = value_from_columns(dict(zip(self._COLS, row[2:])))
-            if have is not None and value_matches(value, have):
-                out.add(row[1])
-        return out
-
-    def literal_values(self, statement_ids: Sequence[str]) -> dict[str, Value]:
-        out: dict[str, Value] = {}
-        for row in self._rows("statement_id IN (SELECT UNNEST(?))", [list(statement_ids)]):
-            have = value_from_columns(dict(zip(self._COLS, row[2:])))
-            if have is not None:
-                out[row[0]] = have
-        return out
 
 
 # -- patterns -----------------------------------------------------------------------

@@ -45,7 +45,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from chaingraph.errors import InvalidId, InvalidTask
 from chaingraph.ids import pid, qid
@@ -125,7 +133,7 @@ class Target(BaseModel):
         """The entity id, or the value's display key (see :func:`chaingraph.patterns.value_key`)."""
         if self.entity is not None:
             return self.entity
-        from chaingraph.patterns import value_key
+        from chaingraph.lookups import value_key
 
         assert self.value is not None
         return value_key(self.value)
