@@ -6,16 +6,21 @@ Imports flow one way (a module imports only modules above it in this list)::
     values               Wikidata values in one canonical (JSON) form
     resources            packaged queries/ and data/
     store                DuckDB evidence store and the edges() read primitive
-    loaders/             JSON-dump and RDF loaders            (write the store)
-    sparql, collect      batched, cached SPARQL collection    (write the store)
-    crosswalk            property -> relation class, with the deciding rule
+    loaders/             JSON-dump and RDF loaders                    (write the store)
+    neighbours           neighbour records, NeighbourSource and Selector protocols
+    sparql,              SPARQL client (retries, response cache) and the batched
+      sparql_source      neighbour source over it
+    collect              the breadth-first crawl over any source      (writes the store)
+    crosswalk/           property -> relation class, with the deciding rule
     records, graph       chain records; igraph view + traversal policy
-    chains, ranking      enumeration, shortcut proof, explain, s_div, alias merge
-    lookups, patterns,   statement values; clue patterns, task model, clue ablation
-    tasks,
-    necessity
-    units, fusion        exact fusion calculator
-    audit                corpus relation-class audits
+    lookups              entity-type table and P279 closure
+    chains, explain,     enumeration and shortcut proof; "why not?"; s_div and top-N;
+      ranking, merge     alias merge
+    expand               collect, then enumerate, rank and record
+    tasks, patterns,     task model; clue patterns (SPARQL semantics); clue ablation
+      necessity
+    units, fusion/       unit table; the exact fusion calculator
+    audit/               corpus relation-class audits
     cli/                 thin click twins of the library functions
 """
 
