@@ -13,7 +13,7 @@ Imports flow one way (a module imports only modules above it in this list)::
     collect              the breadth-first crawl over any source      (writes the store)
     crosswalk/           property -> relation class, with the deciding rule
     records, graph       chain records; igraph view + traversal policy
-    lookups              entity-type table and P279 closure
+    lookups              statement values beside the graph (value clues, value targets)
     chains, explain,     enumeration and shortcut proof; "why not?"; s_div and top-N;
       ranking, merge     alias merge
     expand               collect, then enumerate, rank and record
