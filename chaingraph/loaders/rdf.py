@@ -287,6 +287,8 @@ def _build(store: Store, t: str, source_id: str) -> dict[str, int]:
       FROM (SELECT s, line, {_local('o', NOVALUE)} AS wpid FROM {t} WHERE k = 'type') x
       LEFT JOIN _cg_st st ON st.node = x.s;
     CREATE OR REPLACE TEMP TABLE _cg_val AS {_value_sql()};
+    DROP TABLE _cg_snak;  -- intermediate tables go as soon as they are used: peak memory
+    DROP TABLE _cg_nodes;
     UPDATE _cg_val SET value_type = 'string', text = raw_lexical, time = NULL, precision = NULL,
         calendar = NULL, timezone = NULL, before = NULL, after = NULL
       WHERE value_type = 'time' AND time IS NULL;  -- not a valid date: keep the text, as WDQS does
@@ -313,6 +315,7 @@ def _build(store: Store, t: str, source_id: str) -> dict[str, int]:
     store.insert_select("statements", "SELECT * FROM _cg_statements", unique=unique)
     store.insert_select("statement_sources",
                         f"SELECT statement_id, '{source_id}' AS source_id FROM _cg_statements", unique=unique)
+    con.execute("DROP TABLE _cg_statements")
     counts["qualifiers"] = _hashed(store, "qualifiers", f"""
       SELECT st.statement_id, v.pid AS property, v.snaktype, {vcols}
       FROM _cg_val v JOIN _cg_st st ON st.node = v.owner WHERE v.role = 'Q'""")
