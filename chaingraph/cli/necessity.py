@@ -80,13 +80,15 @@ def render(report: NecessityReport, console: Console) -> None:
               help="DuckDB evidence store to read instead of each task's own evidence/store.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="table for people, json for programs (one report, or a list for several files).")
-@click.option("--strict", is_flag=True, help="Exit 1 if any clue is redundant or needs review.")
+@click.option("--strict", is_flag=True,
+              help="Exit 1 if any clue is redundant or needs review, or a fused component is not "
+                   "needed.")
 def necessity(tasks: tuple[str, ...], store: str | None, fmt: str, strict: bool) -> None:
     """Decide which clues of each task are necessary, by clue ablation on the evidence graph.
 
     Exit 0 when every task was checked; 1 with --strict when a clue is redundant or needs
-    review; 2 when a task file is bad (each bad file is named on stderr, the others are
-    still checked).
+    review or a fused component is not needed; 2 when a task file is bad (each bad file is
+    named on stderr, the others are still checked).
     """
     err = Console(stderr=True)
     show = sys.stderr.isatty() and len(tasks) > 1
