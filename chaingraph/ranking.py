@@ -141,21 +141,23 @@ def familiarity(graph: EvidenceGraph, node: int | str) -> int | None:
     return graph.sitelinks.get(name)
 
 
-_NODE_TYPES: weakref.WeakKeyDictionary[EvidenceGraph, dict[int, list[str | None]]] = \
+_NODE_TYPES: weakref.WeakKeyDictionary[EvidenceGraph, dict[int, tuple[TypeTable, list[str | None]]]] = \
     weakref.WeakKeyDictionary()
 
 
 def node_types(graph: EvidenceGraph, table: TypeTable | None = None) -> list[str | None]:
-    """Entity type of every vertex (literal nodes are ``Value``), cached per graph."""
+    """Entity type of every vertex (literal nodes are ``Value``), cached per graph and table."""
     table = table or default_type_table()
     per_graph = _NODE_TYPES.setdefault(graph, {})
-    hit = per_graph.get(id(table))
-    if hit is None:
-        sup = graph.class_statements.get("P279") or None
-        hit = [("Value" if graph.is_literal(v) and "Value" in table.inventory else
-                table.entity_type(graph.classes.get(graph.name(v), ()), sup))
-               for v in range(graph.vcount())]
-        per_graph[id(table)] = hit
+    cached = per_graph.get(id(table))
+    if cached is not None and cached[0] is table:  # the table is held, so its id is not reused
+        return cached[1]
+    sup = graph.class_statements.get("P279") or None
+    hit: list[str | None] = [
+        "Value" if graph.is_literal(v) and "Value" in table.inventory else
+        table.entity_type(graph.classes.get(graph.name(v), ()), sup)
+        for v in range(graph.vcount())]
+    per_graph[id(table)] = (table, hit)
     return hit
 
 
