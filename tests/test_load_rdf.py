@@ -235,3 +235,21 @@ def test_an_invalid_entity_iri_value_is_never_stored_as_an_entity_id(tmp_path: P
     store = loaded(path)
     assert store.statement("Q9$V1").value == StringValue(text=f"{WD}Q0x")
     assert store.edges(subject="Q9") == []
+
+
+def test_turtle_without_pyoxigraph_falls_back_to_rdflib(monkeypatch: pytest.MonkeyPatch,
+                                                         tmp_path: Path) -> None:
+    """A plain install (no pyoxigraph) still reads Turtle, through rdflib, to the same store."""
+    import importlib.util
+
+    from chaingraph.errors import BadDumpLine
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *args: None if name == "pyoxigraph" else find_spec(name, *args))
+    expected = contents(loaded(FIXTURES / "values.json"))
+    assert contents(loaded(FIXTURES / "values.ttl")) == expected
+    bad = tmp_path / "bad.ttl"
+    bad.write_text(f"@prefix wd: <{WD}> .\nwd:Q1 wd:P31 wd:Q5 .\nwd:Q2 wd:P31 ;;; .\n")
+    with Store() as store, pytest.raises(BadDumpLine, match=r"bad\.ttl:\d+: Turtle syntax error"):
+        load([bad], store)

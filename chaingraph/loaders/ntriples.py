@@ -24,9 +24,10 @@ expression; lines that match nothing are bad lines (:class:`~chaingraph.loaders.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import closing
 from typing import IO, Any
 
@@ -35,7 +36,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from chaingraph.errors import MissingExtra
 from chaingraph.loaders.common import LineGuard
 from chaingraph.loaders.compression import read_blocks
 
@@ -280,29 +280,50 @@ def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str
     return line - 1
 
 
-def _term(node: Any) -> str:
-    return str(node)
+def _turtle_terms(stream: IO[bytes]) -> Iterator[tuple[str, str, str]]:
+    """Triples of a Turtle stream as N-Triples terms: pyoxigraph's streaming parser when it
+    is installed, else rdflib (which builds the whole graph in memory first; literal
+    normalisation is switched off so lexical forms stay as written)."""
+    if importlib.util.find_spec("pyoxigraph") is not None:
+        import pyoxigraph
+
+        for quad in pyoxigraph.parse(stream, format=pyoxigraph.RdfFormat.TURTLE):
+            yield str(quad.subject), str(quad.predicate), str(quad.object)
+        return
+    import rdflib
+
+    previous, rdflib.NORMALIZE_LITERALS = rdflib.NORMALIZE_LITERALS, False
+    try:
+        graph = rdflib.Graph()
+        try:
+            graph.parse(stream, format="turtle")
+        except Exception as exc:  # rdflib's BadSyntax is not a SyntaxError
+            if type(exc).__name__ != "BadSyntax":
+                raise
+            error = SyntaxError(str(exc).splitlines()[0] if str(exc) else "bad syntax")
+            error.lineno = int(getattr(exc, "lines", 0)) + 1
+            raise error from exc
+    finally:
+        rdflib.NORMALIZE_LITERALS = previous
+    for subject, predicate, obj in graph:
+        yield subject.n3(), predicate.n3(), obj.n3()
 
 
 def stage_turtle(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str, guard: LineGuard,
                  flush: Callable[[], None], progress: Callable[[], None] | None = None,
                  batch: int = 200_000) -> int:
-    """Stage a Turtle stream through pyoxigraph's streaming parser; return triples read.
+    """Stage a Turtle stream (see :func:`_turtle_terms`); return the number of triples read.
 
     A syntax error is reported at its line; with ``skip_bad_lines`` the rest of the file
     is skipped (Turtle cannot be resynchronised line by line) and counted as one bad line.
     """
-    try:
-        import pyoxigraph
-    except ImportError as exc:  # pragma: no cover - pyoxigraph is installed with the test extra
-        raise MissingExtra("reading Turtle needs pyoxigraph: pip install 'chaingraph[bench]'") from exc
     stager = _Stager(con, table, guard)
     rows: list[tuple[int, str, str, str]] = []
     count = 0
     try:
-        for quad in pyoxigraph.parse(stream, format=pyoxigraph.RdfFormat.TURTLE):
+        for subject, predicate, obj in _turtle_terms(stream):
             count += 1
-            rows.append((count, _term(quad.subject), _term(quad.predicate), _term(quad.object)))
+            rows.append((count, subject, predicate, obj))
             if len(rows) >= batch:
                 stager._append(_rows_table(rows))
                 rows = []
