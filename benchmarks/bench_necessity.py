@@ -245,25 +245,44 @@ def duckdb_answers(name: str, tasks: str, count: int) -> Run:
 
 
 # -- agreement, then timing ------------------------------------------------------------
-def check_agreement(name: str, tasks: str, count: int) -> int:
-    """Every answer set of every pattern, by all three; returns how many were compared."""
+def check_agreement(name: str, tasks: str, count: int) -> tuple[int, list[str]]:
+    """Every answer set of every pattern, by all three; returns how many were compared and a
+    per-task timing line (one untimed-harness pass: chaingraph median of 3, peers one run)."""
+    import statistics
+    import time
+
     from chaingraph.necessity import check_necessity
     from chaingraph.patterns import evaluate
 
     graph, todo = _graph(name), _tasks(tasks, count)
     store, con = _oxigraph(name), _duckdb(graph)
-    n = 0
+    check_necessity(todo[0], graph)
+    n, lines = 0, []
     for task in todo:
-        report = check_necessity(task, graph)
+        spent = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            report = check_necessity(task, graph)
+            spent.append(time.perf_counter() - t0)
+        ours_s = statistics.median(spent)
+        ox_s = sql_s = 0.0
         counts = [report.components[0].full.count] + [a.answers.count for a in report.clues]
         for pattern, reported in zip(_patterns(task), counts):
             ours = set(evaluate(graph, pattern, first=10**9).answers)
             sql, params = _sql(pattern)
-            assert ours == _sparql_answers(store, graph, pattern), (task.id, pattern)
-            assert ours == {row[0] for row in con.execute(sql, params).fetchall()}, (task.id, pattern)
+            t0 = time.perf_counter()
+            ox = _sparql_answers(store, graph, pattern)
+            t1 = time.perf_counter()
+            rows = {row[0] for row in con.execute(sql, params).fetchall()}
+            ox_s, sql_s = ox_s + t1 - t0, sql_s + time.perf_counter() - t1
+            assert ours == ox, (task.id, pattern)
+            assert ours == rows, (task.id, pattern)
             assert reported == len(ours)
             n += 1
-    return n
+        steps = " ".join(s.property for s in task.components[0].steps)
+        lines.append(f"| {task.id} | {steps} | {1000 * ours_s:.1f} | {1000 * ox_s:.0f} | "
+                     f"{1000 * sql_s:.0f} | {ox_s / ours_s:.1f}× |")
+    return n, lines
 
 
 def main(argv: list[str]) -> None:
@@ -272,9 +291,13 @@ def main(argv: list[str]) -> None:
     tasks = Path(tempfile.gettempdir()) / f"chaingraph-bench-necessity-{name}-{batch}.json"
     if not tasks.exists():
         make_tasks(name, batch, tasks)
-    compared = check_agreement(name, str(tasks), peers)
+    compared, lines = check_agreement(name, str(tasks), peers)
     print(f"Answer sets equal across chaingraph, pyoxigraph and DuckDB: {compared} patterns "
           f"({peers} tasks × 11).\n")
+    print("### Per task (one pass; chaingraph = the whole report, peers = the eleven answer sets)\n")
+    print("| task | chain | chaingraph ms | pyoxigraph ms | duckdb ms | pyoxigraph / chaingraph |")
+    print("|---|---|---:|---:|---:|---:|")
+    print("\n".join(lines) + "\n")
     same = {"name": name, "tasks": str(tasks), "count": peers}
     results = [measure(Case("chaingraph", f"{MODULE}:chaingraph_reports", same, repeat=repeat)),
                measure(Case("pyoxigraph", f"{MODULE}:pyoxigraph_answers", same, repeat=repeat)),
