@@ -98,7 +98,8 @@ def make_tasks(name: str, count: int, path: Path, seed: int = 6) -> None:
     starts = [v for v in range(g.vcount()) if g.degree(v) and g.passable(v)]
     tasks: list[dict[str, Any]] = []
     while len(tasks) < count:
-        walk, steps = [rng.choice(starts)], []
+        walk = [rng.choice(starts)]
+        steps: list[dict[str, str]] = []
         for i in range(6):
             nbrs = [t for t in g.neighbours(walk[-1]) if t[0] not in walk and (i == 5 or g.passable(t[0]))
                     and not (steps and g.edge_property(t[1]) == steps[-1]["property"])]
