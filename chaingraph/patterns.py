@@ -10,6 +10,12 @@ projected to ``xk``. As in SPARQL, nothing forbids a node to repeat along a matc
 back; chain validity (no repeats, DESIGN §4) is a different question, answered by the
 chain engine.
 
+Two deliberate differences from a literal SPARQL reading, both for the question's sake:
+statements of preferred *and* normal rank are facts (``wdt:`` keeps only the best rank;
+deprecated ones are out on both sides), and when the target is a value, literal answers
+are keyed at the target's precision (a day-precision date counts as its year when the
+question asks for a year; see :func:`chaingraph.lookups.value_key`).
+
 The traversal policy of the graph applies exactly as for the chain engine: only step
 edges are steps (class edges type the nodes), ``x1 … x(k-1)`` must be passable (no hubs,
 no literals), ``x0`` is an entity (it may be a hub: a path may start or end there), and
