@@ -1,11 +1,13 @@
 """Fill the evidence store from Wikidata dumps: the JSON dump and RDF (N-Triples, Turtle).
 
 :func:`load` picks the reader from the file name (``.json``/``.nt``/``.ttl``, each
-optionally ``.gz`` or ``.bz2``), streams every file into the store in batches (one
-transaction each: a failure keeps what was committed before it) and reports what was
-loaded. Loading the same file twice changes nothing. Both formats produce the same store
-content for the same facts (statement ids in JSON form ``Q42$GUID``, values in
-:mod:`chaingraph.values`' canonical form).
+optionally ``.gz`` or ``.bz2``), streams every file into the store and reports what was
+loaded. The JSON dump is written in batches of entities, one transaction each; RDF is
+staged inside DuckDB and its statement model written in one transaction. Either way a bad
+line first commits everything before it, then stops with a ``file:line`` error (or is
+skipped and counted). Loading the same file twice changes nothing. Both formats produce
+the same store content for the same facts (statement ids in JSON form ``Q42$GUID``,
+values in :mod:`chaingraph.values`' canonical form).
 
 >>> from chaingraph.resources import data_file
 >>> from chaingraph.store import Store
