@@ -1,8 +1,10 @@
 """Load Wikidata's JSON dump: ``[``, one entity per line with a trailing comma, ``]``.
 
 Plain JSON Lines (one entity per line, no brackets) reads the same way. The file is
-streamed: entities are parsed line by line into column tuples (no per-statement model
-objects on the hot path) and written in batches, one transaction each.
+streamed: a reader thread decompresses ahead, the main thread parses entities into plain
+columns and tuples (no per-statement model objects on the hot path), and a writer thread
+inserts each batch (Arrow tables, one transaction each) while the next is parsed. At most
+three batches are in memory at once, whatever the size of the dump.
 
 Everything the JSON carries that the store models is kept: every statement with rank,
 snaktype and value; every qualifier; every reference (by its ``hash``); English labels,

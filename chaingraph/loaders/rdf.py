@@ -24,6 +24,9 @@ entities gives:
 Without a value node (some exports drop them) a time literal gets the coarsest precision
 its lexical form allows (day, month or year) in the Gregorian calendar, and a quantity
 the unit ``"1"``: the RDF does not say more.
+
+Memory: the staged triples live in DuckDB, which keeps them in memory for an in-memory
+store and spills to its temporary directory beyond its memory limit for a store file.
 """
 
 from __future__ import annotations
