@@ -288,7 +288,8 @@ class Store:
     """A DuckDB-backed evidence store; ``path=None`` keeps it in memory.
 
     Use as a context manager to close the connection. All writes go through :meth:`write`
-    (one transaction per batch) or :meth:`transaction`.
+    (one transaction per batch) or :meth:`transaction`; bulk loaders use the same semantics
+    through :meth:`write_arrow` (column batches) and :meth:`insert_select` (rows built in SQL).
     """
 
     def __init__(self, path: str | Path | None = None, *, read_only: bool = False) -> None:
