@@ -253,3 +253,10 @@ def test_turtle_without_pyoxigraph_falls_back_to_rdflib(monkeypatch: pytest.Monk
     bad.write_text(f"@prefix wd: <{WD}> .\nwd:Q1 wd:P31 wd:Q5 .\nwd:Q2 wd:P31 ;;; .\n")
     with Store() as store, pytest.raises(BadDumpLine, match=r"bad\.ttl:\d+: Turtle syntax error"):
         load([bad], store)
+
+
+def test_the_same_facts_from_both_formats_merge_and_keep_both_provenances() -> None:
+    store = loaded(FIXTURES / "values.json", FIXTURES / "values.nt")
+    assert contents(store) == contents(loaded(FIXTURES / "values.json"))
+    kinds = {s["kind"] for s in store.statement("Q1001$A6").sources}  # type: ignore[union-attr]
+    assert kinds == {"json-dump", "rdf-dump"}
