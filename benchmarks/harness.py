@@ -112,6 +112,7 @@ def markdown_table(title: str, results: Sequence[Result], *, baseline: str, unit
              f"| implementation | median s | {unit}/s | peak MB | ratio vs {baseline} |",
              "|---|---:|---:|---:|---:|"]
     for r in results:
-        lines.append(f"| {r.name} | {r.median:.4f} | {r.rate:,.0f} | {r.peak_mb:,.1f} | "
+        rate = f"{r.rate:,.0f}" if r.rate >= 100 else f"{r.rate:.3g}"
+        lines.append(f"| {r.name} | {r.median:.4f} | {rate} | {r.peak_mb:,.1f} | "
                      f"{r.median / base.median:.2f}× |")
     return "\n".join(lines) + "\n"
