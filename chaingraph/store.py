@@ -508,9 +508,10 @@ class Store:
 
     # -- convenience reads (all small) -------------------------------------------------
     def entity(self, entity_id: str) -> EntityInfo | None:
-        row = self.con.execute(
+        rows = self.con.execute(
             "SELECT id, label, description, aliases, sitelinks FROM entities WHERE id = ?",
-            [entity_id]).fetchone()
+            [entity_id]).fetchall()
+        row = rows[0] if rows else None
         classes = self.classes([entity_id]).get(entity_id, ())
         if row is None:
             if not classes and not self.edges(subject=entity_id) and not self.edges(object=entity_id):
@@ -538,8 +539,9 @@ class Store:
         return {k: tuple(v) for k, v in out.items()}
 
     def property(self, property_id: str) -> PropertyInfo | None:
-        row = self.con.execute("SELECT id, label, description, aliases, datatype FROM properties "
-                               "WHERE id = ?", [property_id]).fetchone()
+        rows = self.con.execute("SELECT id, label, description, aliases, datatype FROM properties "
+                                "WHERE id = ?", [property_id]).fetchall()
+        row = rows[0] if rows else None
         return None if row is None else PropertyInfo(row[0], row[1], row[2], tuple(row[3] or ()), row[4])
 
     def datatypes(self) -> dict[str, str]:
@@ -551,7 +553,8 @@ class Store:
         cols = ["statement_id", "subject", "property", "rank", "snaktype", *_VC]
         cur = self.con.execute(f"SELECT {', '.join(cols)} FROM statements WHERE statement_id = ?",
                                [statement_id])
-        row = cur.fetchone()
+        rows = cur.fetchall()  # fetchall closes the result (fetchone leaves it open in DuckDB 2)
+        row = rows[0] if rows else None
         if row is None:
             return None
         rec = dict(zip(cols, row))
@@ -565,8 +568,8 @@ class Store:
             [statement_id]).fetchall()
         return StatementInfo(rec["statement_id"], rec["subject"], rec["property"], rec["rank"],
                              rec["snaktype"], value_from_columns(rec),
-                             tuple(quals),  # type: ignore[arg-type]
-                             tuple(refs),  # type: ignore[arg-type]
+                             tuple(quals),
+                             tuple(refs),
                              tuple(dict(zip(src_cols, s)) for s in srcs))
 
     def _snaks(self, table: str, keys: list[str], statement_id: str) -> list[tuple[Any, ...]]:
@@ -577,7 +580,7 @@ class Store:
 
     def counts(self) -> dict[str, int]:
         """Row counts per table, plus literal statements by value type."""
-        out = {t: int(self.con.execute(f"SELECT count(*) FROM {t}").fetchone()[0])  # type: ignore[index]
+        out = {t: int(self.con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0])
                for t in ("sources", "entities", "properties", "statements", "qualifiers",
                          "reference_snaks")}
         for vt, n in self.con.execute("SELECT coalesce(value_type, snaktype), count(*) FROM statements "

@@ -316,7 +316,8 @@ def value_from_json(datavalue: dict[str, Any]) -> Value:
         return MonolingualValue(text=str(value.get("text", "")), language=str(value.get("language", "")))
     if kind == "globecoordinate" and isinstance(value, dict):
         return CoordinateValue(latitude=float(value["latitude"]), longitude=float(value["longitude"]),
-                               precision=None if value.get("precision") is None else float(value["precision"]),
+                               precision=(None if value.get("precision") is None
+                                          else float(value["precision"])),
                                globe=from_iri(str(value.get("globe") or "")) or "Q2")
     raise InvalidInput(f"unknown datavalue type {kind!r}")
 
