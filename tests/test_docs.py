@@ -75,3 +75,19 @@ def test_python_dash_m_runs_the_cli() -> None:
     out = subprocess.run([sys.executable, "-m", "chaingraph", "--version"], capture_output=True,
                          text=True, check=True)
     assert chaingraph.__version__ in out.stdout
+
+
+def test_readme_python_examples_run() -> None:
+    blocks = re.findall(r"```python\n(.*?)```", README, re.S)
+    assert blocks, "the README has no library example"
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {})
+
+
+def test_readme_lists_every_published_schema() -> None:
+    from chaingraph.cli.schema import SCHEMAS
+
+    section = re.search(r"^### `chaingraph schema`\n(.*?)(?=^##)", README, re.S | re.M)
+    assert section is not None
+    for name in SCHEMAS:
+        assert f"`{name}`" in section.group(1), f"schema {name} is not listed in the README"
