@@ -48,6 +48,7 @@ __all__ = [
     "TimeValue",
     "Value",
     "gregorian_to_julian",
+    "julian_day_number",
     "julian_to_gregorian",
     "value_columns",
     "value_from_columns",
@@ -67,8 +68,12 @@ def _calendar_id(value: str | None) -> str:
     return from_iri(value) or value
 
 
-def _jdn(year: int, month: int, day: int, julian: bool) -> int:
-    """Julian Day Number of an astronomical-year date (Richards' algorithm)."""
+def julian_day_number(year: int, month: int, day: int, julian: bool) -> int:
+    """Julian Day Number of an astronomical-year date (Richards' algorithm).
+
+    >>> julian_day_number(2000, 1, 1, julian=False), julian_day_number(-4712, 1, 1, julian=True)
+    (2451545, 0)
+    """
     a = (14 - month) // 12
     y = year + 4800 - a
     m = month + 12 * a - 3
@@ -77,7 +82,7 @@ def _jdn(year: int, month: int, day: int, julian: bool) -> int:
     return day + (153 * m + 2) // 5 + 365 * y + y // 4 - y // 100 + y // 400 - 32045
 
 
-def _from_jdn(jdn: int, julian: bool) -> tuple[int, int, int]:
+def _fromjulian_day_number(jdn: int, julian: bool) -> tuple[int, int, int]:
     if julian:
         b, c = 0, jdn + 32082
     else:
@@ -99,7 +104,7 @@ def julian_to_gregorian(year: int, month: int, day: int) -> tuple[int, int, int]
     >>> julian_to_gregorian(1521, 8, 13)
     (1521, 8, 23)
     """
-    return _from_jdn(_jdn(year, month, day, julian=True), julian=False)
+    return _fromjulian_day_number(julian_day_number(year, month, day, julian=True), julian=False)
 
 
 def gregorian_to_julian(year: int, month: int, day: int) -> tuple[int, int, int]:
@@ -108,7 +113,7 @@ def gregorian_to_julian(year: int, month: int, day: int) -> tuple[int, int, int]
     >>> gregorian_to_julian(1582, 10, 15)
     (1582, 10, 5)
     """
-    return _from_jdn(_jdn(year, month, day, julian=False), julian=True)
+    return _fromjulian_day_number(julian_day_number(year, month, day, julian=False), julian=True)
 
 
 def _format_time(year: int, month: int, day: int) -> str:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Literal, NamedTuple, Protocol
 
 from chaingraph.audit.shapes import Edge
+from chaingraph.crosswalk.tables import NOT_A_RELATION, RELATION_CLASSES
 from chaingraph.errors import InvalidInput
 from chaingraph.resources import data_file
 
@@ -48,17 +49,6 @@ __all__ = [
     "crosswalk_version",
 ]
 
-#: the seven relation classes of DESIGN §5, in table order
-RELATION_CLASSES: tuple[str, ...] = (
-    "part-whole",
-    "member-collection",
-    "causal",
-    "temporal",
-    "spatial",
-    "comparative",
-    "attributive",
-)
-NOT_A_RELATION = "not-a-relation"
 UNCLASSIFIED = "unclassified"
 
 Route = Literal["label", "property", "role", "unclassified"]

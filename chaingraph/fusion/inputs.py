@@ -43,6 +43,7 @@ from chaingraph.values import (
     StringValue,
     TimeValue,
     Value,
+    julian_day_number,
 )
 
 __all__ = [
@@ -313,15 +314,6 @@ def to_number(res: Resolved, table: UnitTable) -> Number:
 
 
 # -- dates ------------------------------------------------------------------------------
-def _jdn(year: int, month: int, day: int, julian: bool) -> int:
-    a = (14 - month) // 12
-    y = year + 4800 - a
-    m = month + 12 * a - 3
-    if julian:
-        return day + (153 * m + 2) // 5 + 365 * y + y // 4 - 32083
-    return day + (153 * m + 2) // 5 + 365 * y + y // 4 - y // 100 + y // 400 - 32045
-
-
 _TIME = re.compile(r"([+-]?)(\d+)-(\d\d)-(\d\d)")
 
 
@@ -377,17 +369,17 @@ def date_interval(t: TimeValue) -> tuple[int, int]:
     p = effective_precision(t, ymd)
     julian = t.calendar == JULIAN
     if p == 11:
-        lo = hi = _jdn(_astro(year), month, day, julian)
+        lo = hi = julian_day_number(_astro(year), month, day, julian)
         unit = 1
     elif p == 10:
         a, m = _astro(year), month
-        lo = _jdn(a, m, 1, julian)
-        hi = _jdn(a + m // 12, m % 12 + 1, 1, julian) - 1
+        lo = julian_day_number(a, m, 1, julian)
+        hi = julian_day_number(a + m // 12, m % 12 + 1, 1, julian) - 1
         unit = 31
     else:
         first, last = year_span(year, p)
-        lo = _jdn(_astro(first), 1, 1, julian)
-        hi = _jdn(_astro(last) + 1, 1, 1, julian) - 1
+        lo = julian_day_number(_astro(first), 1, 1, julian)
+        hi = julian_day_number(_astro(last) + 1, 1, 1, julian) - 1
         unit = 366 * (10 ** max(0, 9 - p))
     return lo - t.before * unit, hi + t.after * unit
 
