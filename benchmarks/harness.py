@@ -8,6 +8,7 @@ Tables print medians and ratios against a named baseline, in markdown.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import multiprocessing as mp
 import resource
@@ -55,11 +56,8 @@ def _rss_mb() -> float:
 
 def _reset_peak() -> None:
     """Reset ``VmHWM`` to the current RSS (Linux ``clear_refs`` code 5); harmless elsewhere."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:
-        pass
+    with contextlib.suppress(OSError), open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
 
 
 def _peak_mb() -> float:
