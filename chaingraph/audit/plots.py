@@ -160,7 +160,7 @@ def figure(report: AuditReport, *, top: int = 12) -> Figure:
     ax.set_title("Entity types", loc="left", fontweight="bold")
     ax.spines[["top", "right"]].set_visible(False)
     if types:
-        ax.legend(loc="lower right", frameon=False)
+        ax.legend(loc="best", frameon=False)  # wherever it covers the fewest bars
     else:
         ax.text(
             0.5, 0.5, "nothing to show", ha="center", va="center", transform=ax.transAxes, color="#777777"
