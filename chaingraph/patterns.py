@@ -21,7 +21,8 @@ edges are steps (class edges type the nodes), ``x1 … x(k-1)`` must be passable
 no literals), ``x0`` is an entity (it may be a hub: a path may start or end there), and
 ``xk`` may be anything, literals included.
 
-Evaluation is a layered frontier propagation, never a path enumeration: a forward
+Evaluation is a layered frontier propagation, never a path enumeration (a frontier is a
+sorted vertex array, so a small one costs its touched edges, not the graph): a forward
 semi-join from the ``x0`` candidates through the steps (each layer intersected with its
 variable's constraint mask), a backward pruning from the target to the nodes that lie on
 some match, a dynamic programme over those layers counting the matches that reach the
@@ -265,6 +266,7 @@ class _Index:
         self.properties = sorted(set(props))
         self.code = {p: i for i, p in enumerate(self.properties)}
         pc = np.fromiter((self.code[p] for p in props), dtype=np.int64, count=m)
+        self.edge_code = pc  # property code per graph edge
         key = (el[:, 0] * max(1, len(self.properties)) + pc) * max(1, n) + el[:, 1]
         _, first = np.unique(key, return_index=True)  # one edge per (subject, property, object)
         s, o, p = el[first, 0], el[first, 1], pc[first]
@@ -275,6 +277,7 @@ class _Index:
             ptr = np.zeros(n + 1, dtype=np.int64)
             np.cumsum(np.bincount(at, minlength=n), out=ptr[1:])
             self.csr[by_subject] = (ptr, to[order], p[order])
+        self.csr_at = {d: np.repeat(np.arange(n, dtype=np.int64), np.diff(self.csr[d][0])) for d in self.csr}
         # per property: the edges sorted by (property, endpoint), so a step that names its
         # property reads only that property's edges (binary search per frontier node)
         self.by_property: dict[tuple[int, bool], tuple[np.ndarray, np.ndarray]] = {}
@@ -287,6 +290,7 @@ class _Index:
                 self.by_property[(pcode, by_subject)] = (at[sl], to[sl])
         self.passable = np.fromiter((graph.passable(v) for v in range(n)), dtype=bool, count=n)
         self.literal = np.fromiter((graph.is_literal(v) for v in range(n)), dtype=bool, count=n)
+        self.entities = np.flatnonzero(~self.literal)
         cs = graph.class_statements
         instance_of: dict[str, tuple[str, ...]] = cs.get("P31", {}) if cs else graph.classes
         self.members: dict[str, list[int]] = {}  # class -> vertices that are its direct instances
@@ -304,17 +308,21 @@ class _Index:
         self.id_rank = np.empty(n, dtype=np.int64)  # position in Q-number order (answer lists)
         self.id_rank[sorted(range(n), key=lambda v: _sort_key(names[v]))] = np.arange(n)
         self.masks: dict[tuple[Any, ...], np.ndarray] = {}
+        self._moves: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
-    def advance(self, x: np.ndarray, step: Step, *, back: bool = False) -> np.ndarray:
-        """Propagate ``x`` (bool mask or counts over x(i-1)) through ``step`` to x(i);
-        ``back`` goes from x(i) to x(i-1)."""
-        nodes = np.flatnonzero(x)
-        srcs, nbrs = [], []
+    def expand(self, nodes: np.ndarray, step: Step, counts: np.ndarray | None = None, *,
+               back: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+        """The neighbour over every edge ``step`` allows from the sorted vertex array
+        ``nodes`` (x(i-1) to x(i), or x(i) to x(i-1) when ``back``), and the count of its
+        source node. Reads only the touched edges, or every edge of the step's kind when
+        the frontier touches most of them (a flat scan is then cheaper)."""
+        nbrs, weights = [], []
         for forward in (True, False):
             if step.direction is not None and (step.direction == "forward") != forward:
                 continue
             if step.property is None:
                 ptr, nbr, _prop = self.csr[forward != back]
+                at = self.csr_at[forward != back]
                 starts = ptr[nodes]
                 lens = ptr[nodes + 1] - starts
             else:
@@ -324,20 +332,67 @@ class _Index:
                 at, nbr = self.by_property[(code, forward != back)]
                 starts = np.searchsorted(at, nodes, "left")
                 lens = np.searchsorted(at, nodes, "right") - starts
-            src, nb = np.repeat(nodes, lens), nbr[_ranges(starts, lens)]
-            srcs.append(src)
-            nbrs.append(nb)
+            if int(lens.sum()) * 4 > len(nbr):
+                mark = np.zeros(self.n, dtype=bool)
+                mark[nodes] = True
+                sel = mark[at]
+                nbrs.append(nbr[sel])
+                if counts is not None:
+                    spread = np.zeros(self.n, dtype=counts.dtype)
+                    spread[nodes] = counts
+                    weights.append(spread[at[sel]])
+            else:
+                nbrs.append(nbr[_ranges(starts, lens)])
+                if counts is not None:
+                    weights.append(np.repeat(counts, lens))
+        if len(nbrs) == 1:
+            return nbrs[0], weights[0] if counts is not None else None
         empty = np.zeros(0, dtype=np.int64)
-        src, nb = np.concatenate([empty, *srcs]), np.concatenate([empty, *nbrs])
-        if x.dtype == bool:
-            out = np.zeros(self.n, dtype=bool)
-            out[nb] = True
-            return out
-        if x.dtype == object:
-            out_o = np.zeros(self.n, dtype=object)
-            np.add.at(out_o, nb, x[src])
-            return out_o
-        return np.bincount(nb, weights=x[src], minlength=self.n)
+        dtype = np.float64 if counts is None else counts.dtype
+        return (np.concatenate([empty, *nbrs]),
+                np.concatenate([np.zeros(0, dtype=dtype), *weights]) if counts is not None else None)
+
+    def advance(self, nodes: np.ndarray, step: Step, counts: np.ndarray | None = None, *,
+                back: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+        """Propagate the frontier ``nodes`` (sorted, unique; with per-node ``counts`` for
+        the match count) through ``step``: the sorted unique neighbours, and their summed
+        counts. Small frontiers stay sparse; big ones scatter into a length-n array."""
+        nb, w = self.expand(nodes, step, counts, back=back)
+        dense = len(nb) * 8 > self.n
+        if w is None:
+            if not dense:
+                return np.unique(nb), None
+            mark = np.zeros(self.n, dtype=bool)
+            mark[nb] = True
+            return np.flatnonzero(mark), None
+        if dense and w.dtype != object:
+            total = np.bincount(nb, weights=w, minlength=self.n)
+            out = np.flatnonzero(total)
+            return out, total[out]
+        out, inv = np.unique(nb, return_inverse=True)
+        if w.dtype == object:
+            acc = np.zeros(len(out), dtype=object)
+            np.add.at(acc, inv, w)
+            return out, acc
+        return out, np.bincount(inv, weights=w, minlength=len(out))
+
+    def moves(self, graph: EvidenceGraph, v: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(neighbour, edge, forward)`` arrays of ``v`` in ``graph.neighbours`` order."""
+        got = self._moves.get(v)
+        if got is None:
+            adj = graph.neighbours(v)
+            got = self._moves[v] = (np.fromiter((u for u, _e, _f in adj), np.int64, len(adj)),
+                                    np.fromiter((e for _u, e, _f in adj), np.int64, len(adj)),
+                                    np.fromiter((f for _u, _e, f in adj), bool, len(adj)))
+        return got
+
+
+def _member(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Which elements of ``a`` are in the sorted array ``b``."""
+    if len(b) == 0:
+        return np.zeros(len(a), dtype=bool)
+    at = np.minimum(np.searchsorted(b, a), len(b) - 1)
+    return np.asarray(b[at] == a, dtype=bool)
 
 
 _INDEXES: weakref.WeakKeyDictionary[EvidenceGraph, _Index] = weakref.WeakKeyDictionary()
@@ -413,24 +468,26 @@ def evaluate(graph: EvidenceGraph, pattern: PathPattern, *, target: str | Value 
     """Answer set of ``pattern`` on ``graph``, and how ``target`` (an entity id or a value)
     is reached. Raises :class:`UnknownEntity` when the anchor is not in the graph."""
     idx = _index(graph)
-    n, k = idx.n, pattern.k
-    masks = [np.ones(n, dtype=bool) for _ in range(k + 1)]
-    if pattern.anchor is not None:
-        masks[0] = np.zeros(n, dtype=bool)
-        masks[0][graph.vertex(pattern.anchor)] = True
-    else:
-        masks[0] = ~idx.literal
-    for i in range(1, k):
-        masks[i] = idx.passable.copy()
+    k = pattern.k
+    # layers are sorted unique vertex arrays; constraints are length-n masks read per node
+    start = idx.entities if pattern.anchor is None else np.array([graph.vertex(pattern.anchor)],
+                                                                 dtype=np.int64)
+    masks: dict[int, list[np.ndarray]] = {}
     for t in pattern.types:
-        masks[t.variable] = masks[t.variable] & _type_mask(graph, idx, t.class_id)
+        masks.setdefault(t.variable, []).append(_type_mask(graph, idx, t.class_id))
     for vc in pattern.values:
-        masks[vc.variable] = masks[vc.variable] & _value_mask(graph, idx, vc, values)
+        masks.setdefault(vc.variable, []).append(_value_mask(graph, idx, vc, values))
 
-    layers = [masks[0]]
+    def constrain(i: int, nodes: np.ndarray) -> np.ndarray:
+        keep = idx.passable[nodes] if 0 < i < k else None
+        for mask in masks.get(i, ()):
+            keep = mask[nodes] if keep is None else keep & mask[nodes]
+        return nodes if keep is None else nodes[keep]
+
+    layers = [constrain(0, start)]
     for i, st in enumerate(pattern.steps, start=1):
-        layers.append(idx.advance(layers[-1], st) & masks[i])
-    final = np.flatnonzero(layers[k])
+        layers.append(constrain(i, idx.advance(layers[-1], st)[0]))
+    final = layers[k]
     like = target if not isinstance(target, str) else None
     lit = _literal_keys(graph, final[idx.literal[final]], values, like)
     entities = final[~idx.literal[final]]
@@ -439,22 +496,22 @@ def evaluate(graph: EvidenceGraph, pattern: PathPattern, *, target: str | Value 
     count = len(entities) + len(literal_keys)
     answers = tuple([graph.name(int(v)) for v in shown] + literal_keys)[:first]
 
-    tmask = np.zeros(n, dtype=bool)
+    hits: list[int] = []
     if isinstance(target, str):
         if target in graph:
-            tmask[graph.vertex(target)] = True
+            hits.append(graph.vertex(target))
     elif target is not None:
-        for v, (_key, val) in lit.items():
-            if val is not None and value_matches(target, val):
-                tmask[v] = True
-    tmask &= layers[k]
-    target_in = bool(tmask.any())
-    unique = target_in and bool(tmask[final].all())  # every binding of xk is the target
+        hits = sorted(v for v, (_key, val) in lit.items() if val is not None and value_matches(target, val))
+    tnodes = np.asarray(hits, dtype=np.int64)
+    tnodes = tnodes[_member(tnodes, final)]
+    target_in = len(tnodes) > 0
+    unique = target_in and len(tnodes) == len(final)  # every binding of xk is the target
     paths, witness = 0, None
     if target_in:
-        back = [tmask]
+        back = [tnodes]
         for i in range(k, 0, -1):
-            back.append(idx.advance(back[-1], pattern.steps[i - 1], back=True) & layers[i - 1])
+            prev = idx.advance(back[-1], pattern.steps[i - 1], back=True)[0]
+            back.append(prev[_member(prev, layers[i - 1])])
         back.reverse()
         paths = _count(idx, pattern, back)
         witness = _witness(graph, pattern, back, lit)
@@ -462,65 +519,71 @@ def evaluate(graph: EvidenceGraph, pattern: PathPattern, *, target: str | Value 
 
 
 def _count(idx: _Index, pattern: PathPattern, back: list[np.ndarray]) -> int:
-    """Matches reaching the target, by dynamic programming over the pruned layers."""
-    counts: np.ndarray = back[0].astype(np.float64)
-    for i, st in enumerate(pattern.steps, start=1):
-        counts = idx.advance(counts, st) * back[i]
-    total = float(counts.sum())
-    if total < 2**53:
-        return int(total)
-    exact: np.ndarray = back[0].astype(object)  # beyond float precision: exact integers
-    for i, st in enumerate(pattern.steps, start=1):
-        exact = idx.advance(exact, st) * back[i]
-    return int(exact.sum())
+    """Matches reaching the target, by dynamic programming over the pruned layers (in
+    floats while they are exact, else again in exact integers)."""
+    for dtype in (np.float64, object):
+        nodes, counts = back[0], np.ones(len(back[0]), dtype=dtype)
+        for i, st in enumerate(pattern.steps, start=1):
+            nodes, got = idx.advance(nodes, st, counts)
+            assert got is not None
+            keep = _member(nodes, back[i])
+            nodes, counts = nodes[keep], got[keep]
+        if dtype is object:
+            return int(counts.sum())
+        total = float(counts.sum())
+        if total < 2**53:
+            return int(total)
+    raise AssertionError("unreachable")
 
 
 def _witness(graph: EvidenceGraph, pattern: PathPattern, back: list[np.ndarray],
              lit: dict[int, tuple[str, Value | None]]) -> Witness:
     """First match in deterministic order, preferring one that repeats no node."""
     k = pattern.k
-
-    def moves(v: int, i: int) -> list[tuple[int, tuple[str, Direction, str]]]:
-        st = pattern.steps[i]
-        out: list[tuple[int, tuple[str, Direction, str]]] = []
-        for u, e, fwd in graph.neighbours(v):
-            prop = graph.edge_property(e)
-            if not back[i + 1][u] or (st.property is not None and prop != st.property):
-                continue
-            if st.direction is not None and (st.direction == "forward") != fwd:
-                continue
-            way: Direction = "forward" if fwd else "backward"
-            out.append((u, (prop, way, graph.edge_statement(e))))
-        return out
-
     idx = _index(graph)
-    first = np.flatnonzero(back[0])
+
+    def moves(v: int, i: int) -> list[tuple[int, int, bool]]:  # (node, edge, forward)
+        st = pattern.steps[i]
+        us, es, fw = idx.moves(graph, v)
+        ok = _member(us, back[i + 1])
+        if st.property is not None:
+            ok &= idx.edge_code[es] == idx.code.get(st.property, -1)
+        if st.direction is not None:
+            ok &= fw == (st.direction == "forward")
+        return list(zip(us[ok].tolist(), es[ok].tolist(), fw[ok].tolist(), strict=True))
+
+    first = back[0]
     starts = first[np.argsort(idx.name_rank[first])].tolist()
     budget = _WITNESS_BUDGET
-    found: tuple[list[int], list[tuple[str, Direction, str]]] | None = None
+    found: tuple[list[int], list[tuple[int, bool]]] | None = None
     for start in starts:  # depth-first from each start in turn, within one shared budget
-        stack: list[tuple[list[int], list[tuple[str, Direction, str]]]] = [([start], [])]
+        stack: list[tuple[list[int], list[tuple[int, bool]]]] = [([start], [])]
         while stack and budget > 0 and found is None:
             nodes, steps = stack.pop()
             budget -= 1
             if len(nodes) == k + 1:
                 found = (nodes, steps)
                 break
-            for u, how in reversed(moves(nodes[-1], len(nodes) - 1)):
+            for u, e, fwd in reversed(moves(nodes[-1], len(nodes) - 1)):
                 if u not in nodes:
-                    stack.append(([*nodes, u], [*steps, how]))
+                    stack.append(([*nodes, u], [*steps, (e, fwd)]))
         if found is not None or budget <= 0:
             break
     if found is None:  # every match repeats a node (or the budget ran out): greedy first walk
         nodes, steps = [starts[0]], []
         for i in range(k):
-            u, how = moves(nodes[-1], i)[0]
+            u, e, fwd = moves(nodes[-1], i)[0]
             nodes.append(u)
-            steps.append(how)
+            steps.append((e, fwd))
         found = (nodes, steps)
     nodes, steps = found
     names = tuple(lit[v][0] if v in lit else graph.name(v) for v in nodes)
-    return Witness(names, tuple(steps), len(set(nodes)) == len(nodes), _contracted_hops(nodes))
+    how = tuple((graph.edge_property(e), _way(fwd), graph.edge_statement(e)) for e, fwd in steps)
+    return Witness(names, how, len(set(nodes)) == len(nodes), _contracted_hops(nodes))
+
+
+def _way(forward: bool) -> Direction:
+    return "forward" if forward else "backward"
 
 
 def _contracted_hops(nodes: Sequence[int]) -> int:
