@@ -332,15 +332,18 @@ class _Index:
                 at, nbr = self.by_property[(code, forward != back)]
                 starts = np.searchsorted(at, nodes, "left")
                 lens = np.searchsorted(at, nodes, "right") - starts
-            if int(lens.sum()) * 4 > len(nbr):
-                mark = np.zeros(self.n, dtype=bool)
-                mark[nodes] = True
-                sel = mark[at]
-                nbrs.append(nbr[sel])
+            touched = int(lens.sum())
+            if touched * 4 > len(nbr):
+                if touched < len(nbr):
+                    mark = np.zeros(self.n, dtype=bool)
+                    mark[nodes] = True
+                    sel = mark[at]
+                    at, nbr = at[sel], nbr[sel]
+                nbrs.append(nbr)
                 if counts is not None:
                     spread = np.zeros(self.n, dtype=counts.dtype)
                     spread[nodes] = counts
-                    weights.append(spread[at[sel]])
+                    weights.append(spread[at])
             else:
                 nbrs.append(nbr[_ranges(starts, lens)])
                 if counts is not None:
