@@ -189,3 +189,24 @@ def test_answers_and_match_counts_equal_brute_force(edges, steps, anchor, typed,
         w = r.witness
         assert w is not None and w.nodes[-1] == target and len(w.steps) == p.k
         assert anchor is None or w.nodes[0] == anchor
+
+
+def test_match_counts_stay_exact_beyond_float_precision() -> None:
+    """A layered graph: anchor Q1, eleven layers of 31 items each fully joined to the next,
+    then one target. Every 12-step forward P361 match picks one item per layer, so there
+    are exactly 31**11 = 25,408,476,896,404,831 of them: an odd number above 2**54, which no
+    float can hold (a float count would come back rounded). It must be that exact integer."""
+    from chaingraph.graph import EvidenceGraph, TraversalPolicy
+    from chaingraph.patterns import PathPattern, Step, evaluate
+
+    width, inner = 31, 11
+    layers = [["Q1"]] + [[f"Q{1000 * layer + i}" for i in range(width)] for layer in range(1, inner + 1)]
+    layers.append(["Q2"])
+    edges = [(f"s{n}", a, "P361", b) for n, (a, b) in enumerate(
+        (a, b) for left, right in itertools.pairwise(layers) for a in left for b in right)]
+    graph = EvidenceGraph.from_edges(edges, policy=TraversalPolicy(hub_limit=None))
+    pattern = PathPattern(steps=tuple(Step("P361", "forward") for _ in range(inner + 1)), anchor="Q1")
+    result = evaluate(graph, pattern, target="Q2")
+    assert float(31**11) != 31**11  # the premise: a float cannot represent this count
+    assert result.paths == 31**11 and isinstance(result.paths, int)
+    assert result.unique and result.answers == ("Q2",)
