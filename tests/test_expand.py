@@ -63,6 +63,7 @@ def test_bundled_sample_is_the_default_source() -> None:
 
 def test_records_round_trip_through_json() -> None:
     out = expand(["Q42"], top=5)
+    assert len(out.records) == 5  # the loop below must check something
     for rec in out.records:
         again = ChainRecord.model_validate_json(rec.model_dump_json())
         assert again == rec
