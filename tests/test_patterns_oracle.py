@@ -121,7 +121,8 @@ def test_oracle_sees_type_closure_and_free_anchor(world: World) -> None:
     ours = evaluate(world.graph, p, first=10**6)
     assert set(ours.answers) == world.sparql(p) and ours.answer_count > 10
     free = PathPattern((Step("P140", "forward"),), None, types=(TypeConstraint(1, "Q47280"),))
-    assert set(evaluate(world.graph, free, first=10**6).answers) == world.sparql(free)
+    free_answers = set(evaluate(world.graph, free, first=10**6).answers)
+    assert free_answers and free_answers == world.sparql(free)  # two empty sets would agree too
     assert len(world.hubs) > 2  # the hub variant really blocks something
     through = PathPattern((Step("P27", "forward"), Step("P27", "backward")), "Q229013")
     blocked = evaluate(world.hub_graph, through, first=10**6)
