@@ -48,10 +48,11 @@ edges = st.lists(st.tuples(ids, props, ids), min_size=1, max_size=60)
 def test_crawl_respects_caps_and_stores_every_retrieved_edge(triples: list[tuple[str, str, str]], radius: int,
                                                              select: int, budget: int | None) -> None:
     rows = [statement_row(f"{s}${i}", s, p, EntityValue(id=o)) for i, (s, p, o) in enumerate(triples)]
+    seed = triples[0][0]  # a seed the graph holds (a fixed "Q1" was absent from most drawn graphs)
     with Store() as source, Store() as target:
         src = source.add_source("fixture", "hypothesis")
         source.write(Batch(statements=rows, statement_sources=[(r[0], src) for r in rows]))
-        report = collect(["Q1"], radius, store=target, source=StoreSource(source), max_neighbours=6,
+        report = collect([seed], radius, store=target, source=StoreSource(source), max_neighbours=6,
                          select=select, layer_budget=budget)
         seen: set[str] = set()
         for lay in report.layers:
@@ -59,11 +60,12 @@ def test_crawl_respects_caps_and_stores_every_retrieved_edge(triples: list[tuple
             seen |= set(lay.entities)
             if lay.depth > 0 and budget is not None:
                 assert lay.expanded <= budget
-        assert report.layers[0].entities == (["Q1"] if radius > 0 else [])
+        assert report.layers[0].entities == ([seed] if radius > 0 else [])
         expanded = sorted(seen)
         # every statement touching an expanded entity (in-edges minus class properties) was stored
         want = {r[0] for r in rows if r[1] in seen or (r[6] in seen and r[2] not in CLASS_PROPERTIES)}
         got = {e.statement_id for e in target.edges()}
+        assert bool(want) == (radius > 0)  # the seed's own statements are wanted
         assert want <= got
         assert got <= {r[0] for r in rows}
         picks = target.con.execute("SELECT entity, count(*) FROM crawl_neighbours WHERE selected "
