@@ -70,6 +70,12 @@ def test_short_chains_are_exactly_the_shortest_paths(world_store: Store) -> None
         assert all(dist[v] == i for i, v in enumerate(c.nodes))
     # Halley is reached only through London (two hops), never through the Principia.
     assert ("Q1001", "P19", "Q1002", "P19", "Q1012") in ids(g, chains)
+    # ... and nothing is missing: every node within two hops, by its one shortest path
+    assert ids(g, chains) == {
+        ("Q1001", "P19", "Q1002"), ("Q1001", "P800", "Q1003"),
+        ("Q1001", "P19", "Q1002", "P206", "Q1005"), ("Q1001", "P19", "Q1002", "P19", "Q1012"),
+        ("Q1001", "P19", "Q1002", "P17", "Q1015"), ("Q1001", "P800", "Q1003", "P170", "Q1004")}
+    assert len(chains) == 6
 
 
 def test_parallel_properties_are_distinct_steps(world_store: Store) -> None:
@@ -194,6 +200,14 @@ def test_verifier_filters_steps_not_distances(world_store: Store) -> None:
     # rejecting London's river link removes the whole Oxford branch; distances stay the same
     no_river = ids(g, enumerate_chains(g, "Q1001", verifier=RejectProperty("P206")))
     assert not any("Q1011" in c for c in no_river)
+    # distances: without P19 (London) as *policy* a five-hop route to Q1010 becomes shortest; a
+    # verifier rejecting P19 keeps the graph's distances, so that route stays a shortcut
+    longer = ("Q1001", "P800", "Q1003", "P170", "Q1004", "P69", "Q1006", "P69", "Q1008", "P50", "Q1010")
+    no_p19 = graph(world_store, excluded_properties=frozenset({"P19"}))
+    assert longer in ids(no_p19, enumerate_chains(no_p19, "Q1001"))
+    rejected = ids(g, enumerate_chains(g, "Q1001", verifier=RejectProperty("P19")))
+    assert rejected and not any(c[-1] == "Q1010" for c in rejected)
+    assert explain_chain(g, list(longer), verifier=RejectProperty("P19")).reason == "shortcut"
     why = explain_chain(g, [*OXFORD, "P1416", "Q1011"], verifier=RejectProperty("P1416"))
     assert why.reason == "unsupported" and "no reference" in why.violations[0].detail
     assert ids(g, enumerate_chains(g, "Q1001", verifier=AcceptAll())) == ids(g, enumerate_chains(g, "Q1001"))
