@@ -122,6 +122,10 @@ def test_every_row_agrees_with_pint(table: UnitTable, ureg: pint.UnitRegistry) -
         q = ureg.Quantity(Fraction(7, 3), unit.pint).to_base_units()
         assert isinstance(q.magnitude, Fraction)
         assert q.magnitude == unit.to_base(Fraction(7, 3)), unit.qid
+        # the dimension column ("[length]^2", "[length] [time]^-1", "dimensionless") is pint's
+        stated = {} if unit.dimension == "dimensionless" else {
+            name: int(power or 1) for name, _, power in (t.partition("^") for t in unit.dimension.split())}
+        assert {k: int(v) for k, v in dict(q.dimensionality).items()} == stated, unit.qid
 
 
 def _write(tmp: Path, row: str) -> Path:
