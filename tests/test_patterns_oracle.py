@@ -14,6 +14,7 @@ import gzip
 from pathlib import Path
 from typing import Any
 
+import pyoxigraph  # a test dependency: its absence must fail, not skip, these oracles
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -21,8 +22,6 @@ from hypothesis import strategies as st
 from chaingraph.graph import EvidenceGraph, TraversalPolicy
 from chaingraph.patterns import PathPattern, Step, TypeConstraint, ValueConstraint, evaluate, to_sparql
 from chaingraph.values import EntityValue
-
-pyoxigraph = pytest.importorskip("pyoxigraph")
 
 ENTITY = "http://www.wikidata.org/entity/"
 DIRECT = "http://www.wikidata.org/prop/direct/"
