@@ -43,5 +43,5 @@ def test_rendered_queries_hold_only_validated_ids() -> None:
     body = "\n".join(line for line in q.splitlines() if not line.startswith("#"))
     assert body.count("LIMIT 7") == 2 and "VALUES ?item { wd:Q5 }" in body and "{{" not in body
     injected = "http://www.wikidata.org/entity/statement/Q1-x> } ?s ?p ?o {"
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="not a Wikidata statement IRI"):
         render_query("snaks_by_statement", statements=[injected])
