@@ -221,7 +221,7 @@ def test_arguments_are_checked_at_call_time(world_store: Store) -> None:
         enumerate_chains(g, "Q1001", 6, 5)
     with pytest.raises(ChainRuleError, match="max_hops"):
         enumerate_chains(g, "Q1001", 1, 0)
-    with pytest.raises(ChainRuleError):
+    with pytest.raises(ChainRuleError, match="min_hops must be a positive integer"):
         enumerate_chains(g, "Q1001", True, 5)  # type: ignore[arg-type]
     lit = graph(world_store, include_literals=True)
     with pytest.raises(ChainRuleError, match="literal"):
