@@ -361,7 +361,7 @@ def test_malformed_seed_is_refused_before_any_request() -> None:
 def test_bad_arguments_are_refused(dump_store: Store) -> None:
     with Store() as s:
         for kwargs in ({"radius": -1}, {"radius": 1, "select": -2}, {"radius": 1, "layer_budget": 0}):
-            with pytest.raises(InvalidInput):
+            with pytest.raises(InvalidInput, match=f"{list(kwargs)[-1]} must be"):
                 collect(["Q1"], source=StoreSource(dump_store), store=s, **kwargs)
         with pytest.raises(InvalidInput, match="either a source or an endpoint"):
             collect(["Q1"], 1, store=s, source=StoreSource(dump_store), endpoint="http://127.0.0.1:1/")
