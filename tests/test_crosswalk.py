@@ -267,7 +267,7 @@ def test_the_twelve_class_scheme_maps_onto_the_seven_classes(cw: Crosswalk) -> N
 
 def test_unknown_label_is_unclassified_and_empty_label_is_an_error(cw: Crosswalk) -> None:
     assert cw.classify_label("zorblax").status == "unclassified"
-    with pytest.raises(InvalidInput):
+    with pytest.raises(InvalidInput, match="is empty"):
         cw.classify_label(" _ ")
 
 
