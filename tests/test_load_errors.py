@@ -159,10 +159,10 @@ def test_wrong_file_type_or_compression_is_refused_before_loading(
         tmp_path: Path, name: str, data: bytes, match: str) -> None:
     path = tmp_path / name
     path.write_bytes(data)
-    with Store() as store, pytest.raises(UnsupportedFormat, match=match):
-        load([path], store)
-    with Store() as store:
-        assert store.counts()["sources"] == 0
+    with Store() as store:  # the same store: a fresh one would have no sources whatever load did
+        with pytest.raises(UnsupportedFormat, match=match):
+            load([path], store)
+        assert store.counts()["sources"] == 0 and store.counts()["statements"] == 0
 
 
 def test_every_file_is_checked_before_any_is_loaded(tmp_path: Path) -> None:
