@@ -259,6 +259,18 @@ class _Cursor:
             return value
 
 
+def _decode_record(cur: _Cursor, name: str, record: int) -> RawRecord | Problem:
+    """The next JSON value at the cursor as record number ``record``, or the problem that
+    ends the file (a value that does not decode stops the reading)."""
+    line_at = cur.line
+    try:
+        return RawRecord(name, record, line_at, cur.decode())
+    except json.JSONDecodeError as exc:
+        return Problem(
+            name, record, line_at, "malformed-json", f"{exc.msg}; the rest of the file was not read"
+        )
+
+
 def _read_array(fh: IO[str], name: str, buf: str, pos: int, line: int) -> Iterator[RawRecord | Problem]:
     cur = _Cursor(fh, buf, pos, line)
     record = 0
@@ -278,15 +290,10 @@ def _read_array(fh: IO[str], name: str, buf: str, pos: int, line: int) -> Iterat
             )
             return
         record += 1
-        line_at = cur.line
-        try:
-            value = cur.decode()
-        except json.JSONDecodeError as exc:
-            yield Problem(
-                name, record, line_at, "malformed-json", f"{exc.msg}; the rest of the file was not read"
-            )
+        item = _decode_record(cur, name, record)
+        yield item
+        if isinstance(item, Problem):
             return
-        yield RawRecord(name, record, line_at, value)
         expect_value = False
 
 
@@ -295,12 +302,7 @@ def _read_values(fh: IO[str], name: str, buf: str, pos: int, line: int) -> Itera
     record = 0
     while cur.skip_blank():
         record += 1
-        line_at = cur.line
-        try:
-            value = cur.decode()
-        except json.JSONDecodeError as exc:
-            yield Problem(
-                name, record, line_at, "malformed-json", f"{exc.msg}; the rest of the file was not read"
-            )
+        item = _decode_record(cur, name, record)
+        yield item
+        if isinstance(item, Problem):
             return
-        yield RawRecord(name, record, line_at, value)
