@@ -206,32 +206,27 @@ def _pint_registry(exact: bool) -> Any:
     return ureg
 
 
-def pint_fraction(n: int) -> Run:
+def _pint_peer(n: int, exact: bool) -> Run:
     from chaingraph.units import unit_table
 
     table = unit_table()
-    ureg = _pint_registry(exact=True)
+    ureg = _pint_registry(exact)
+    number: Any = Fraction if exact else float
     plain = _plain(make_specs(n))
     exprs = {u.qid: u.pint for u in table}
 
     def make(amount: str, unit: str) -> Any:
-        return ureg.Quantity(Fraction(amount), exprs[unit])
+        return ureg.Quantity(number(amount), exprs[unit])
 
     return _timed(lambda: _peer(plain, make, lambda q: q.to_base_units()))
+
+
+def pint_fraction(n: int) -> Run:
+    return _pint_peer(n, exact=True)
 
 
 def pint_float(n: int) -> Run:
-    from chaingraph.units import unit_table
-
-    table = unit_table()
-    ureg = _pint_registry(exact=False)
-    plain = _plain(make_specs(n))
-    exprs = {u.qid: u.pint for u in table}
-
-    def make(amount: str, unit: str) -> Any:
-        return ureg.Quantity(float(amount), exprs[unit])
-
-    return _timed(lambda: _peer(plain, make, lambda q: q.to_base_units()))
+    return _pint_peer(n, exact=False)
 
 
 def naive_float(n: int) -> Run:
