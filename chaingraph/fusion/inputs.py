@@ -365,8 +365,12 @@ def year_span(year: int, precision: int) -> tuple[int, int]:
 def date_interval(t: TimeValue) -> tuple[int, int]:
     """Closed interval of Julian Day Numbers the value covers (its own calendar),
     widened by ``before``/``after`` in units of its precision."""
-    year, month, day = ymd = _ymd(t)
-    p = effective_precision(t, ymd)
+    ymd = _ymd(t)
+    return _interval(t, ymd, effective_precision(t, ymd))
+
+
+def _interval(t: TimeValue, ymd: tuple[int, int, int], p: int) -> tuple[int, int]:
+    year, month, day = ymd
     julian = t.calendar == JULIAN
     if p == 11:
         lo = hi = julian_day_number(_astro(year), month, day, julian)
@@ -404,8 +408,10 @@ def to_date(res: Resolved) -> Date:
     if v.calendar not in (GREGORIAN, JULIAN):
         raise Refused("invalid_arithmetic", f"component {comp!r}: calendar model {v.calendar} is neither "
                       "Gregorian (Q1985727) nor Julian (Q1985786)", comp)
-    lo, hi = date_interval(v)
-    return Date(res, v, effective_precision(v), lo, hi)
+    ymd = _ymd(v)
+    p = effective_precision(v, ymd)
+    lo, hi = _interval(v, ymd, p)
+    return Date(res, v, p, lo, hi)
 
 
 # -- records -------------------------------------------------------------------------------
