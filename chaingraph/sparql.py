@@ -64,6 +64,7 @@ from chaingraph.errors import (
     OfflineCacheMiss,
 )
 from chaingraph.ids import ENTITY, from_iri
+from chaingraph.loaders.rdf import datatype_from_rdf
 from chaingraph.store import Store
 from chaingraph.values import (
     CoordinateValue,
@@ -343,27 +344,6 @@ GENID = "http://www.wikidata.org/.well-known/genid/"
 _FILEPATH = "http://commons.wikimedia.org/wiki/Special:FilePath/"
 _COMMONS_DATA = "http://commons.wikimedia.org/data/main/"
 _RANKS = {"PreferredRank": "preferred", "NormalRank": "normal", "DeprecatedRank": "deprecated"}
-_DATATYPES = {
-    "WikibaseItem": "wikibase-item",
-    "WikibaseProperty": "wikibase-property",
-    "WikibaseLexeme": "wikibase-lexeme",
-    "WikibaseForm": "wikibase-form",
-    "WikibaseSense": "wikibase-sense",
-    "ExternalId": "external-id",
-    "Quantity": "quantity",
-    "Time": "time",
-    "String": "string",
-    "Monolingualtext": "monolingualtext",
-    "GlobeCoordinate": "globe-coordinate",
-    "Globecoordinate": "globe-coordinate",
-    "Url": "url",
-    "CommonsMedia": "commonsMedia",
-    "Math": "math",
-    "GeoShape": "geo-shape",
-    "TabularData": "tabular-data",
-    "MusicalNotation": "musical-notation",
-    "EntitySchema": "entity-schema",
-}
 #: datatypes whose full value lives on a value node (psv:/pqv:/prv:)
 NODE_DATATYPES = frozenset({"time", "quantity", "globe-coordinate"})
 _WKT = re.compile(r"(?:<[^>]*>\s*)?Point\(\s*(\S+)\s+(\S+)\s*\)", re.IGNORECASE)
@@ -375,8 +355,7 @@ def datatype_name(iri: str) -> str:
     >>> datatype_name("http://wikiba.se/ontology#WikibaseItem"), datatype_name(WIKIBASE + "NewThing")
     ('wikibase-item', 'new-thing')
     """
-    local = iri.rsplit("#", 1)[-1]
-    return _DATATYPES.get(local) or re.sub(r"(?<!^)([A-Z])", r"-\1", local).lower()
+    return datatype_from_rdf(iri)
 
 
 _XSD = "http://www.w3.org/2001/XMLSchema#"
