@@ -76,7 +76,7 @@ from chaingraph.neighbours import (
 )
 from chaingraph.sparql import DEFAULT_ENDPOINT, DEFAULT_USER_AGENT, RetryPolicy
 from chaingraph.sparql_source import SparqlSource
-from chaingraph.store import RANKS, Store
+from chaingraph.store import RANKS, TABLE_COLUMNS, Store
 
 __all__ = [
     "CLASS_PROPERTIES",
@@ -457,10 +457,9 @@ class _Progress:
 
 # -- an existing store as the source ----------------------------------------------------------
 
-_VALUE_SQL = (
-    "value_type, object, text, lang, time, precision, calendar, timezone, before, after, "
-    "amount, unit, upper, lower, lat, lon, coord_precision, globe"
-)
+def _columns(table: str) -> str:
+    """The SELECT list giving rows of ``table`` in :class:`Batch` order."""
+    return ", ".join(TABLE_COLUMNS[table])
 
 
 class StoreSource:
@@ -493,7 +492,7 @@ class StoreSource:
         if not statement_ids:
             return
         rows = con.execute(
-            f"SELECT statement_id, subject, property, rank, snaktype, {_VALUE_SQL} "
+            f"SELECT {_columns('statements')} "
             "FROM statements WHERE statement_id IN (SELECT UNNEST(?)) ORDER BY statement_id",
             [statement_ids],
         ).fetchall()
@@ -501,7 +500,7 @@ class StoreSource:
         out.batch.qualifiers += [
             tuple(r)
             for r in con.execute(
-                f"SELECT statement_id, property, snak_hash, snaktype, {_VALUE_SQL} FROM qualifiers "
+                f"SELECT {_columns('qualifiers')} FROM qualifiers "
                 "WHERE statement_id IN (SELECT UNNEST(?))",
                 [statement_ids],
             ).fetchall()
@@ -509,7 +508,7 @@ class StoreSource:
         out.batch.reference_snaks += [
             tuple(r)
             for r in con.execute(
-                f"SELECT statement_id, reference_hash, property, snak_hash, snaktype, {_VALUE_SQL} "
+                f"SELECT {_columns('reference_snaks')} "
                 "FROM reference_snaks WHERE statement_id IN (SELECT UNNEST(?))",
                 [statement_ids],
             ).fetchall()
@@ -529,7 +528,7 @@ class StoreSource:
         out.batch.properties += [
             tuple(r)
             for r in con.execute(
-                "SELECT id, label, label_lang, description, aliases, datatype FROM properties "
+                f"SELECT {_columns('properties')} FROM properties "
                 "WHERE id IN (SELECT UNNEST(?))",
                 [props],
             ).fetchall()
@@ -569,7 +568,7 @@ class StoreSource:
         out.batch.entities += [
             tuple(r)
             for r in self.source.con.execute(
-                "SELECT id, label, label_lang, description, aliases, sitelinks, revision, modified "
+                f"SELECT {_columns('entities')} "
                 "FROM entities WHERE id IN (SELECT UNNEST(?))",
                 [ents],
             ).fetchall()
