@@ -193,29 +193,25 @@ class Crosswalk:
                 _, qid, entry = min(ranked, key=lambda r: r[0])
                 return _verdict(ident, entry.verdict, "property-class", f"P31 {qid}: {entry.reason}", version)
         seen = seen | {ident}
-        for parent in sorted(set(own.superproperties) if own else (), key=_pid_number):
-            if parent in seen:
-                continue
-            found = self._decide(parent, facts.get(parent), facts, seen, False)
-            if found.status != "unclassified":
-                return _verdict(
-                    ident,
-                    found.relation_class or NOT_A_RELATION,
-                    "superproperty",
-                    f"subproperty (P1647) of {parent}, decided by {found.rule}: {found.reason}",
-                    version,
-                )
+        links = [
+            (parent, "superproperty", "subproperty (P1647)")
+            for parent in sorted(set(own.superproperties) if own else (), key=_pid_number)
+        ]
         inverse = (own.inverse if own is not None and own.inverse else None) or self.tables.inverses.get(
             ident
         )
-        if inverse is not None and inverse not in seen:
-            found = self._decide(inverse, facts.get(inverse), facts, seen, False)
+        if inverse is not None:
+            links.append((inverse, "inverse", "inverse (P1696)"))
+        for other, rule, link in links:
+            if other in seen:
+                continue
+            found = self._decide(other, facts.get(other), facts, seen, False)
             if found.status != "unclassified":
                 return _verdict(
                     ident,
                     found.relation_class or NOT_A_RELATION,
-                    "inverse",
-                    f"inverse (P1696) of {inverse}, decided by {found.rule}: {found.reason}",
+                    rule,
+                    f"{link} of {other}, decided by {found.rule}: {found.reason}",
                     version,
                 )
         if lexical and own is not None:
