@@ -25,7 +25,7 @@ from pathlib import Path
 
 from chaingraph.errors import InvalidInput
 from chaingraph.loaders.common import FileReport, LoadReport, Progress, StoreSummary
-from chaingraph.loaders.compression import dump_format
+from chaingraph.loaders.compression import Format, dump_format
 from chaingraph.loaders.json_dump import load_json_dump
 from chaingraph.loaders.rdf import load_rdf
 from chaingraph.store import Store
@@ -33,12 +33,18 @@ from chaingraph.store import Store
 __all__ = ["FileReport", "LoadReport", "Progress", "StoreSummary", "load", "load_file", "summarize"]
 
 
-def load_file(path: str | Path, store: Store, *, skip_bad_lines: bool = False,
-              progress: Progress | None = None) -> FileReport:
-    """Load one dump file (format from its name) into ``store``."""
+def _checked_format(path: str | Path) -> Format:
+    """The dump format of ``path`` from its name, after checking the file exists."""
     fmt = dump_format(path)
     if not Path(path).is_file():
         raise InvalidInput(f"{path}: no such file; check the path")
+    return fmt
+
+
+def load_file(path: str | Path, store: Store, *, skip_bad_lines: bool = False,
+              progress: Progress | None = None) -> FileReport:
+    """Load one dump file (format from its name) into ``store``."""
+    fmt = _checked_format(path)
     if fmt == "json":
         return load_json_dump(path, store, skip_bad_lines=skip_bad_lines, progress=progress)
     return load_rdf(path, store, fmt=fmt, skip_bad_lines=skip_bad_lines, progress=progress)
@@ -52,9 +58,7 @@ def load(paths: Iterable[str | Path], store: Store, *, skip_bad_lines: bool = Fa
     """
     paths = list(paths)
     for p in paths:
-        dump_format(p)
-        if not Path(p).is_file():
-            raise InvalidInput(f"{p}: no such file; check the path")
+        _checked_format(p)
     started = time.perf_counter()
     files = tuple(load_file(p, store, skip_bad_lines=skip_bad_lines, progress=progress) for p in paths)
     return LoadReport(files=files, summary=summarize(store), seconds=time.perf_counter() - started)
