@@ -139,6 +139,8 @@ _ENTITY_LOCAL = _local("{c}", ENT)
 #: ids an entity value may have (items, properties, lexemes and their forms/senses, schemas, media);
 #: any other IRI under wd: is kept as a string, never as an entity id
 _VALUE_ENTITY = "[QPLEM][1-9][0-9]*(-[FS][1-9][0-9]*)?"
+#: the language tag of a literal in ``o`` ('' when it has none)
+_LANG = "regexp_extract(o, '\"@([A-Za-z0-9-]+)$', 1)"
 _LEX = "_cg_unescape(regexp_extract({c}, '^\"(.*)\"', 1))"
 
 
@@ -163,7 +165,6 @@ def _value_sql() -> str:
     eid = f"CASE WHEN regexp_full_match({local_o}, '{_VALUE_ENTITY}') THEN {local_o} END"
     lex = _lex("o")
     dt = "regexp_extract(o, '\\^\\^<([^>]*)>$', 1)"
-    lang = "regexp_extract(o, '\"@([A-Za-z0-9-]+)$', 1)"
     wkt = (f"regexp_extract({lex}, '^(?:<([^>]*)> )?Point\\(([-+0-9.eE]+) ([-+0-9.eE]+)\\)$', "
            "['globe', 'lon', 'lat'])")
     md = "regexp_extract(o, '^\"[+-]?[0-9]+-([0-9][0-9])-([0-9][0-9])T', ['m', 'd'])"
@@ -176,7 +177,7 @@ def _value_sql() -> str:
              f"WHEN starts_with(o, '<') THEN 'iri' "
              f"WHEN {dt} = '{XSD}dateTime' THEN 'time' WHEN {dt} = '{XSD}decimal' THEN 'quantity' "
              f"WHEN {dt} = 'http://www.opengis.net/ont/geosparql#wktLiteral' THEN 'globecoordinate' "
-             f"WHEN {lang} <> '' THEN 'monolingualtext' ELSE 'string' END")
+             f"WHEN {_LANG} <> '' THEN 'monolingualtext' ELSE 'string' END")
     # The bulk of a dump is item values: they take a short path with no pattern matching.
     local = f"sn.o[{len(ENT) + 2}:-2]"
     plain_entity = (f"NOT sn.novalue AND sn.vn IS NULL AND starts_with(sn.o, '<{ENT}') "
@@ -227,7 +228,7 @@ def _value_sql() -> str:
     FROM (
       SELECT sn.owner, sn.role, sn.pid, sn.line, sn.o, sn.vn, sn.novalue,
              CASE WHEN sn.novalue THEN NULL ELSE {vkind} END AS kind,
-             {eid} AS ent, {lit(lex)} AS lexical, {lit(lang)} AS lang, {lit(wkt)} AS wkt, {lit(md)} AS md,
+             {eid} AS ent, {lit(lex)} AS lexical, {lit(_LANG)} AS lang, {lit(wkt)} AS wkt, {lit(md)} AS md,
              {_lex('v.tv')} AS tv_lex, TRY_CAST({_lex('v.tp')} AS INTEGER) AS tp, v.tcal,
              TRY_CAST({_lex('v.ttz')} AS INTEGER) AS ttz,
              {_lex('v.qa')} AS qa_lex, {_lex('v.qub')} AS qub_lex, {_lex('v.qlb')} AS qlb_lex,
@@ -366,11 +367,10 @@ def _hashed(store: Store, table: str, select: str) -> int:
 def _entities(store: Store, t: str) -> dict[str, int]:
     owner = f"coalesce({_ENTITY_LOCAL.format(c='s')}, {_local('s', DATA)})"
     lex = _lex("o")
-    lang = "regexp_extract(o, '\"@([A-Za-z0-9-]+)$', 1)"
     store.con.execute(f"""
     CREATE OR REPLACE TEMP TABLE _cg_terms AS
-      SELECT {owner} AS id, k, {lang} AS lang, {lex} AS text, line FROM {t}
-      WHERE k IN ('label', 'description', 'alias') AND {lang} IN ('en', 'mul');
+      SELECT {owner} AS id, k, {_LANG} AS lang, {lex} AS text, line FROM {t}
+      WHERE k IN ('label', 'description', 'alias') AND {_LANG} IN ('en', 'mul');
     CREATE OR REPLACE TEMP TABLE _cg_ent AS
       WITH ids AS (
         SELECT DISTINCT {owner} AS id FROM {t}
