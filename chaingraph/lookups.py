@@ -139,6 +139,9 @@ class StoreValues:
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        # statement id -> its value (None: no usable value); a read-only store never changes,
+        # and every ablation of a task asks again for the literals of its answer layer
+        self._literals: dict[str, Value | None] = {}
 
     def _rows(self, where: str, params: list[Any]) -> list[tuple[Any, ...]]:
         cols = ", ".join(self._COLS)
@@ -155,9 +158,9 @@ class StoreValues:
         return out
 
     def literal_values(self, statement_ids: Sequence[str]) -> dict[str, Value]:
-        out: dict[str, Value] = {}
-        for row in self._rows("statement_id IN (SELECT UNNEST(?))", [list(statement_ids)]):
-            have = value_from_columns(dict(zip(self._COLS, row[2:])))
-            if have is not None:
-                out[row[0]] = have
-        return out
+        todo = [sid for sid in dict.fromkeys(statement_ids) if sid not in self._literals]
+        if todo:
+            self._literals.update(dict.fromkeys(todo))
+            for row in self._rows("statement_id IN (SELECT UNNEST(?))", [todo]):
+                self._literals[row[0]] = value_from_columns(dict(zip(self._COLS, row[2:])))
+        return {sid: v for sid in statement_ids if (v := self._literals[sid]) is not None}

@@ -14,6 +14,7 @@ import pytest
 
 from chaingraph.cli import cli
 from chaingraph.errors import InvalidTask
+from chaingraph.lookups import StoreValues
 from chaingraph.necessity import (
     GraphCache,
     NecessityReport,
@@ -262,6 +263,25 @@ def test_store_backed_task_equals_the_embedded_one(runner, tmp_path: Path) -> No
                               str(tmp_path / "story.duckdb"), "--format", "json"])
     assert out.exit_code == 0, out.output
     assert json.loads(out.output)["redundant"] == ["c2", "c3", "c5", "c6"]
+
+
+def test_store_values_read_each_literal_statement_once(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    _story_store(tmp_path / "story.duckdb")
+    ev = story("birth-year").evidence
+    assert ev is not None and ev.literals
+    sids = [lit.statement_id for lit in ev.literals]
+    store = Store(tmp_path / "story.duckdb", read_only=True)
+    try:
+        values = StoreValues(store)
+        got = values.literal_values([*sids, "no-such-statement"])
+        assert set(got) == set(sids)
+        assert values.literal_values(sids[:1]) == {sids[0]: got[sids[0]]}
+        queries: list[object] = []
+        monkeypatch.setattr(values, "_rows", lambda *a: queries.append(a) or [])
+        assert values.literal_values([*sids, "no-such-statement"]) == got and not queries
+    finally:
+        store.close()
 
 
 def test_tasks_share_one_graph_per_evidence_and_policy() -> None:
