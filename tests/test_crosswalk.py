@@ -164,6 +164,11 @@ def test_inverse_from_facts_shares_its_class(cw: Crosswalk) -> None:
     assert (got.relation_class, got.rule) == ("temporal", "inverse")
 
 
+def test_a_superproperty_decides_before_the_inverse(cw: Crosswalk) -> None:
+    got = cw.classify(PropertyFacts(NEW, datatype="wikibase-item", superproperties=("P361",), inverse="P155"))
+    assert (got.relation_class, got.rule) == ("part-whole", "superproperty")
+
+
 def test_inverse_from_the_shipped_pairs_when_facts_are_silent(tmp_path: Path) -> None:
     table = tmp_path / "table.tsv"
     shipped = default_paths()["table"].read_text().splitlines(keepends=True)
