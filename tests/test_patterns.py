@@ -189,6 +189,14 @@ def test_answers_and_match_counts_equal_brute_force(edges, steps, anchor, typed,
         w = r.witness
         assert w is not None and w.nodes[-1] == target and len(w.steps) == p.k
         assert anchor is None or w.nodes[0] == anchor
+        # the witness is itself a match: each step an edge the pattern allows, the
+        # intermediate nodes passable, the typed variable of its type
+        for i, (stp, (prop, way, _sid)) in enumerate(zip(p.steps, w.steps, strict=True)):
+            a, b = w.nodes[i], w.nodes[i + 1]
+            assert stp.property in (None, prop) and stp.direction in (None, way)
+            assert ((a, prop, b) if way == "forward" else (b, prop, a)) in set(edges)
+        assert all(v in passable for v in w.nodes[1:-1])
+        assert all(classes.get(w.nodes[t.variable]) == t.class_id for t in p.types)
 
 
 def test_match_counts_stay_exact_beyond_float_precision() -> None:
