@@ -27,7 +27,8 @@ from chaingraph.errors import InvalidInput, UnsupportedFormat
 __all__ = ["BLOCK_BYTES", "Format", "RawCounter", "check_content", "dump_date", "dump_format",
            "open_binary", "open_dump", "read_blocks", "sniff_compression"]
 
-#: decompressed bytes read at a time by :func:`read_blocks`
+#: decompressed bytes read at a time by :func:`read_blocks` (measured: 16 MB blocks beat 8 and
+#: 32 MB on codex-m, time and memory)
 BLOCK_BYTES = 16 << 20
 
 Format = Literal["json", "nt", "ttl"]

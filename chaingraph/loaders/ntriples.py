@@ -37,7 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from chaingraph.loaders.common import LineGuard
-from chaingraph.loaders.compression import read_blocks
+from chaingraph.loaders.compression import BLOCK_BYTES, read_blocks
 
 __all__ = [
     "BLOCK_BYTES",
@@ -53,8 +53,6 @@ __all__ = [
     "stage_ntriples",
     "stage_turtle",
 ]
-
-BLOCK_BYTES = 16 << 20  # measured: 16 MB blocks beat 8 and 32 MB on codex-m (time and memory)
 
 _WB = "http://wikiba.se/ontology#"
 _NORMAL_RANK = f"<{_WB}NormalRank>"
