@@ -476,7 +476,8 @@ def _check(task: Task, graph: EvidenceGraph, values: ValueLookup | None, fusion_
         removed = [a.index for a in ablations
                    if a.verdict == "redundant" and task.clues[a.index].component == c]
         keep = [j for j in range(len(task.clues)) if j not in removed]
-        pruned = evaluate(graph, compile_pattern(task, c, keep), target=_target(task, c), values=values)
+        pruned = (evaluate(graph, compile_pattern(task, c, keep), target=_target(task, c), values=values)
+                  if removed else full[c])  # nothing removed: the pattern with every clue again
         hops = pruned.witness.hops if pruned.witness is not None else comp.k
         components.append(ComponentCheck(
             id=task.component_id(c), anchor=comp.anchor, target=comp.target.key, k=comp.k, anchored=anchored,
