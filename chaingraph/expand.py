@@ -45,6 +45,7 @@ from chaingraph.store import Store
 
 if TYPE_CHECKING:
     from chaingraph.collect import CollectReport, Selector
+    from chaingraph.crosswalk import Crosswalk
 
 __all__ = ["SAMPLE", "ExpandResult", "Neighbourhood", "RelationClassifier", "SeedSummary", "chain_record",
            "evidence_graph", "expand", "explain_path", "relation_classifier"]
@@ -86,18 +87,15 @@ class RelationClassifier:
         return self.classes.get(prop, (None, None))[0]
 
 
-def relation_classifier(properties: Sequence[str], store: Store | None = None) -> RelationClassifier:
-    """Classify ``properties`` once with the default crosswalk (class and deciding rule),
-    telling it what ``store`` knows of each property (label, aliases, description, datatype)."""
-    from chaingraph.crosswalk import PropertyFacts, default_crosswalk
+def relation_classifier(properties: Sequence[str], store: Store | None = None, *,
+                        crosswalk: Crosswalk | None = None) -> RelationClassifier:
+    """Classify ``properties`` once (class and deciding rule) with ``crosswalk`` (default: the
+    shipped one), telling it what ``store`` knows of each property (label, aliases,
+    description, datatype)."""
+    from chaingraph.crosswalk import default_crosswalk, facts_from_store
 
-    cw = default_crosswalk()
-    known: dict[str, PropertyFacts] = {}
-    if store is not None:
-        for pid_, label, description, aliases, datatype in store.con.execute(
-                "SELECT id, label, description, aliases, datatype FROM properties").fetchall():
-            known[pid_] = PropertyFacts(pid_, label=label, description=description,
-                                        aliases=tuple(aliases or ()), datatype=datatype)
+    cw = crosswalk if crosswalk is not None else default_crosswalk()
+    known = facts_from_store(store) if store is not None else {}
     out: dict[str, tuple[str | None, str | None]] = {}
     for p in sorted(set(properties)):
         c = cw.classify(known[p]) if p in known else cw.classify(p)
