@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from chaingraph.errors import InvalidInput
-from chaingraph.records import ChainNode, ChainParameters, ChainRecord, ChainStep
+from chaingraph.records import ChainParameters, ChainRecord
 
 __all__ = ["fused_tasks", "nested_tasks", "replicate_jsonl", "world_chain_records", "write_jsonl"]
 
@@ -63,28 +63,21 @@ def _records(
     path: Path, seeds: int, per_seed: int, min_hops: int, max_hops: int, crosswalk: Any
 ) -> Iterator[ChainRecord]:
     from chaingraph.chains import enumerate_chains
-    from chaingraph.crosswalk import default_crosswalk
+    from chaingraph.expand import chain_record, relation_classifier
     from chaingraph.graph import EvidenceGraph
     from chaingraph.loaders import load
-    from chaingraph.ranking import familiarity, node_types, top_chains
+    from chaingraph.ranking import top_chains
     from chaingraph.store import Store
 
-    cw = crosswalk if crosswalk is not None else default_crosswalk()
     with Store() as store:
         load([path], store)
         graph = EvidenceGraph.from_store(store)
-    types = node_types(graph)
+        classifier = relation_classifier(
+            [graph.edge_property(e) for e in range(graph.ecount())], store, crosswalk=crosswalk
+        )
     params = ChainParameters(
         min_hops=min_hops, max_hops=max_hops, policy=graph.policy.describe(), source=str(path.name)
     )
-    classes: dict[str, tuple[str | None, str]] = {}
-
-    def classify(prop: str) -> tuple[str | None, str]:
-        if prop not in classes:
-            found = cw.classify(prop)
-            classes[prop] = (found.relation_class, found.rule)
-        return classes[prop]
-
     names = sorted(
         (graph.name(v) for v in range(graph.vcount()) if not graph.is_literal(v)), key=lambda q: (len(q), q)
     )
@@ -98,44 +91,8 @@ def _records(
             share = (per_seed - sum(map(len, by_length.values()))) // (max_hops - min_hops + 1 - left)
             by_length[k] = top_chains(graph, seed, share, k, k) if share > 0 else []
         for ranked in [r for k in sorted(by_length) for r in by_length[k]]:
-            chain = ranked.chain
-            nodes = tuple(
-                ChainNode(
-                    id=graph.name(v),
-                    label=graph.labels.get(graph.name(v)),
-                    type=types[v],
-                    classes=graph.classes.get(graph.name(v), ()),
-                    familiarity=familiarity(graph, v),
-                )
-                for v in chain.nodes
-            )
-            steps = []
-            for e, fwd in zip(chain.edges, chain.forward(graph)):
-                prop = graph.edge_property(e)
-                relation, rule = classify(prop)
-                subject, obj = graph.edge_endpoints(e)
-                steps.append(
-                    ChainStep(
-                        property=prop,
-                        relation_class=relation,
-                        relation_rule=rule,
-                        direction="forward" if fwd else "backward",
-                        statement_id=graph.edge_statement(e),
-                        source=graph.name(subject),
-                        target=graph.name(obj),
-                    )
-                )
-            yield ChainRecord(
-                seed=seed,
-                nodes=nodes,
-                steps=tuple(steps),
-                k=chain.k,
-                s_div=ranked.s_div,
-                types=ranked.types,
-                relation_classes=tuple(sorted({s.relation_class for s in steps if s.relation_class})),
-                crosswalk_version=cw.version,
-                parameters=params,
-            )
+            # store=None: the corpus is for audits, which need no qualifiers or provenance
+            yield chain_record(graph, ranked.chain, store=None, classifier=classifier, parameters=params)
         if productive >= seeds:
             return
 
