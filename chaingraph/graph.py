@@ -106,6 +106,9 @@ class EvidenceGraph:
         self._index = {n: i for i, n in enumerate(self._names)}
         self._props: list[str] = list(graph.es["property"]) if graph.ecount() else []
         self._sids: list[str] = list(graph.es["statement_id"]) if graph.ecount() else []
+        self._relations: tuple[str | None, ...] = (
+            tuple(graph.es["relation"]) if graph.ecount() and "relation" in graph.es.attributes()
+            else (None,) * graph.ecount())
         self._literal = [not is_item_id(n) for n in self._names]
         # Adjacency sorted by (neighbour name, property, statement id): deterministic order.
         adj: list[list[tuple[int, int, bool]]] = [[] for _ in self._names]
@@ -239,7 +242,12 @@ class EvidenceGraph:
         return self._sids[e]
 
     def edge_relation(self, e: int) -> str | None:
-        return self.graph.es[e]["relation"]  # type: ignore[no-any-return]
+        return self._relations[e]
+
+    @property
+    def relations(self) -> tuple[str | None, ...]:
+        """Relation class of every edge, by edge index (``None`` where unclassified)."""
+        return self._relations
 
     def edge_endpoints(self, e: int) -> tuple[int, int]:
         return self.graph.es[e].tuple  # type: ignore[no-any-return]

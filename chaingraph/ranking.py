@@ -161,15 +161,9 @@ def node_types(graph: EvidenceGraph, table: TypeTable | None = None) -> list[str
     return hit
 
 
-_RELATIONS: weakref.WeakKeyDictionary[EvidenceGraph, list[str | None]] = weakref.WeakKeyDictionary()
-
-
-def edge_relations(graph: EvidenceGraph) -> list[str | None]:
-    """Relation class of every edge (from the graph's ``relation`` attribute), cached."""
-    hit = _RELATIONS.get(graph)
-    if hit is None:
-        hit = _RELATIONS[graph] = list(graph.graph.es["relation"]) if graph.ecount() else []
-    return hit
+def edge_relations(graph: EvidenceGraph) -> tuple[str | None, ...]:
+    """Relation class of every edge (the graph's ``relation`` attribute)."""
+    return graph.relations
 
 
 class RankedChain(NamedTuple):
