@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from typing import Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict
@@ -116,6 +117,15 @@ def gregorian_to_julian(year: int, month: int, day: int) -> tuple[int, int, int]
     return _fromjulian_day_number(julian_day_number(year, month, day, julian=False), julian=True)
 
 
+@lru_cache(maxsize=65536)
+def _time_parts(time: str) -> tuple[int, int, int]:
+    """(historical year, month, day) of a canonical time string, parsed once per distinct string."""
+    m = _TIME.fullmatch(time)
+    if m is None:
+        raise InvalidInput(f"time value {time!r} is not of the form +YYYY-MM-DDT00:00:00Z")
+    return int(m.group(2)) * (-1 if m.group(1) == "-" else 1), int(m.group(3)), int(m.group(4))
+
+
 def _format_time(year: int, month: int, day: int) -> str:
     sign = "-" if year < 0 else "+"
     return f"{sign}{abs(year):04d}-{month:02d}-{day:02d}T00:00:00Z"
@@ -185,10 +195,7 @@ class TimeValue(BaseModel):
         return cls.make(year, month, day, precision=precision, calendar=cal, timezone=timezone)
 
     def _parts(self) -> tuple[int, int, int]:
-        m = _TIME.fullmatch(self.time)
-        assert m is not None
-        year = int(m.group(2)) * (-1 if m.group(1) == "-" else 1)
-        return year, int(m.group(3)), int(m.group(4))
+        return _time_parts(self.time)
 
     @property
     def year(self) -> int:
