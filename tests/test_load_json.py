@@ -179,6 +179,19 @@ def test_progress_reports_bytes_up_to_the_file_size(store: Store, name: str) -> 
     assert seen[-1][1:] == (path.stat().st_size, path.stat().st_size)
 
 
-def test_cli_progress_bar_can_be_forced(runner: Any, tmp_path: Path) -> None:
-    result = runner.invoke(cli, ["load", str(VALUES), "--store", str(tmp_path / "s.duckdb"), "--progress"])
-    assert result.exit_code == 0, result.output
+def test_cli_progress_bar_can_be_forced(runner: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import chaingraph.cli.load as cli_load
+
+    callbacks: list[Any] = []
+    real = cli_load.load_files
+
+    def spy(files: Any, store: Store, **kw: Any) -> LoadReport:
+        callbacks.append(kw["progress"])
+        return real(files, store, **kw)
+
+    monkeypatch.setattr(cli_load, "load_files", spy)
+    for flag, store in (("--progress", "s.duckdb"), ("--no-progress", "t.duckdb")):
+        result = runner.invoke(cli, ["load", str(VALUES), "--store", str(tmp_path / store), flag])
+        assert result.exit_code == 0, result.output
+    # stderr is not a terminal under the runner: only --progress turns the bar on
+    assert callable(callbacks[0]) and callbacks[1] is None
