@@ -93,3 +93,10 @@ def test_help_names_every_option(runner: CliRunner) -> None:
     for option in ("--seed", "--radius", "--endpoint", "--store", "--max-neighbours", "--select",
                    "--layer-budget", "--user-agent", "--timeout", "--offline"):
         assert option in result.output
+    # every option the command really has, not only the list above
+    from chaingraph.cli.collect import collect as command
+
+    assert result.exit_code == 0, result.output
+    for param in command.params:
+        for option in (*param.opts, *param.secondary_opts):
+            assert option in result.output, option
