@@ -194,13 +194,15 @@ class TimeValue(BaseModel):
             raise InvalidInput(f"RDF time value {lexical!r}: year 0 at precision {precision}")
         return cls.make(year, month, day, precision=precision, calendar=cal, timezone=timezone)
 
-    def _parts(self) -> tuple[int, int, int]:
+    @property
+    def ymd(self) -> tuple[int, int, int]:
+        """(historical year, month, day); month and day are 0 below their precision."""
         return _time_parts(self.time)
 
     @property
     def year(self) -> int:
         """Historical year: ``-44`` is 44 BCE, there is no year 0."""
-        return self._parts()[0]
+        return self.ymd[0]
 
     @property
     def astronomical_year(self) -> int:
@@ -210,11 +212,11 @@ class TimeValue(BaseModel):
 
     @property
     def month(self) -> int:
-        return self._parts()[1]
+        return self.ymd[1]
 
     @property
     def day(self) -> int:
-        return self._parts()[2]
+        return self.ymd[2]
 
 
 def _decimal_string(text: str, what: str) -> str:

@@ -314,20 +314,9 @@ def to_number(res: Resolved, table: UnitTable) -> Number:
 
 
 # -- dates ------------------------------------------------------------------------------
-_TIME = re.compile(r"([+-]?)(\d+)-(\d\d)-(\d\d)")
-
-
-def _ymd(t: TimeValue) -> tuple[int, int, int]:
-    """Historical year, month, day of a canonical time value (parsed once)."""
-    m = _TIME.match(t.time)
-    assert m is not None  # TimeValue.make wrote it
-    year = int(m.group(2))
-    return (-year if m.group(1) == "-" else year), int(m.group(3)), int(m.group(4))
-
-
 def effective_precision(t: TimeValue, ymd: tuple[int, int, int] | None = None) -> int:
     """Precision capped at day, lowered when the month or day digits are ``00``."""
-    _, month, day = ymd or _ymd(t)
+    _, month, day = ymd or t.ymd
     p = min(t.precision, 11)
     if p >= 10 and month == 0:
         return 9
@@ -365,7 +354,7 @@ def year_span(year: int, precision: int) -> tuple[int, int]:
 def date_interval(t: TimeValue) -> tuple[int, int]:
     """Closed interval of Julian Day Numbers the value covers (its own calendar),
     widened by ``before``/``after`` in units of its precision."""
-    ymd = _ymd(t)
+    ymd = t.ymd
     return _interval(t, ymd, effective_precision(t, ymd))
 
 
@@ -408,7 +397,7 @@ def to_date(res: Resolved) -> Date:
     if v.calendar not in (GREGORIAN, JULIAN):
         raise Refused("invalid_arithmetic", f"component {comp!r}: calendar model {v.calendar} is neither "
                       "Gregorian (Q1985727) nor Julian (Q1985786)", comp)
-    ymd = _ymd(v)
+    ymd = v.ymd
     p = effective_precision(v, ymd)
     lo, hi = _interval(v, ymd, p)
     return Date(res, v, p, lo, hi)
