@@ -382,7 +382,7 @@ class SparqlSource:
                             sid,
                             item,
                             "P31",
-                            _entity(cls) if cls else None,
+                            EntityValue(id=cls) if cls else None,
                             rank=rank_name(_v(b, "rank") or ""),
                             snaktype=snaktype,
                         )
@@ -415,10 +415,6 @@ class SparqlSource:
         if out.batch.statements:
             self._properties(out, props | {"P31"})
         return out
-
-
-def _entity(item: str) -> EntityValue:
-    return EntityValue(id=item)
 
 
 def _terms(
