@@ -365,3 +365,16 @@ def test_results_serialise_and_parse_back() -> None:
     assert again == r and again.fraction() == Fraction(3, 2)
     spec = FusionSpec.model_validate({"operation": "add", "components": [{"id": "a", "value": q("+1")}]})
     assert fuse_spec(FusionSpec.model_validate_json(spec.model_dump_json())) == fuse_spec(spec)
+
+
+def test_temperature_difference_refuses_a_result_unit_of_another_dimension() -> None:
+    """30 °C - 68 °F is 10 K; asking for it in metres must be refused, not answered '+10 m'."""
+    from chaingraph.fusion import FusionRefusal, FusionResult, fuse
+    from chaingraph.values import QuantityValue
+
+    celsius = QuantityValue(amount="+30", unit="Q25267")
+    fahrenheit = QuantityValue(amount="+68", unit="Q42289")
+    refused = fuse([celsius, fahrenheit], "subtract", minuend="c1", unit="Q11573")
+    assert isinstance(refused, FusionRefusal) and refused.reason == "incompatible_dimensions"
+    kelvin = fuse([celsius, fahrenheit], "subtract", minuend="c1", unit="Q11579")
+    assert isinstance(kelvin, FusionResult) and (kelvin.result, kelvin.unit) == ("+10", "Q11579")

@@ -196,7 +196,7 @@ def add(nums: Sequence[Number], requested: Unit | None, table: UnitTable, steps:
 def subtract(minuend: Number, subtrahend: Number, requested: Unit | None, table: UnitTable,
              steps: list[Step]) -> Outcome:
     """``minuend - subtrahend``; bounds by interval arithmetic. Temperatures give an interval."""
-    _common_unit([minuend, subtrahend], None, "subtract")
+    unit = _common_unit([minuend, subtrahend], requested, "subtract", table)  # checks requested too
     if minuend.unit.is_offset or subtrahend.unit.is_offset:
         kelvin = table.unit(KELVIN)
         ka = [X.to_base(minuend.unit, x) for x in (minuend.amount, minuend.lower, minuend.upper)]
@@ -208,7 +208,6 @@ def subtract(minuend: Number, subtrahend: Number, requested: Unit | None, table:
         steps.append(_step("subtract", f"temperatures in kelvin: {X.text(ka[0])} - {X.text(kb[0])}; the "
                            f"difference is an interval in {target.label}", X.text(diff)))
         return _numeric(diff, lo, hi, target, _bounded([minuend, subtrahend]))
-    unit = _common_unit([minuend, subtrahend], requested, "subtract", table)
     a, b = _in(minuend, unit, steps), _in(subtrahend, unit, steps)
     diff = X.sub(a[0], b[0])
     steps.append(_step("subtract", f"{minuend.resolved.component.id} - {subtrahend.resolved.component.id}: "
