@@ -73,6 +73,7 @@ from chaingraph.patterns import (
     known_class,
     value_key,
 )
+from chaingraph.records import Level, difficulty_level
 from chaingraph.store import Store
 from chaingraph.tasks import SolverResult, Task, load_task
 from chaingraph.values import EntityValue, Value
@@ -102,7 +103,6 @@ __all__ = [
 NECESSITY_SCHEMA_VERSION = "chaingraph.necessity/1"
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 Verdict = Literal["redundant", "necessary", "review"]
-Level = Literal["L1", "L2", "L3"]
 
 
 # -- records ------------------------------------------------------------------------
@@ -247,13 +247,8 @@ def decide(*, graph_unique: bool, answers: int, target_in: bool, base_ok: bool, 
     return "necessary", f"unique reachability lost ({lost}){solver}"
 
 
-def difficulty(evidence_steps: int) -> Level:
-    """``L1`` (H < 5), ``L2`` (5 ≤ H < 10), ``L3`` (H ≥ 10).
-
-    >>> difficulty(4), difficulty(5), difficulty(10)
-    ('L1', 'L2', 'L3')
-    """
-    return "L1" if evidence_steps < 5 else "L2" if evidence_steps < 10 else "L3"
+#: ``L1`` (H < 5), ``L2`` (5 ≤ H < 10), ``L3`` (H ≥ 10): the one rule in :mod:`chaingraph.records`.
+difficulty = difficulty_level
 
 
 # -- fused components ---------------------------------------------------------------

@@ -29,16 +29,28 @@ __all__ = [
     "ChainParameters",
     "ChainRecord",
     "ChainStep",
+    "Level",
     "MergeNote",
     "Provenance",
     "ReferenceSnak",
     "Snak",
+    "difficulty_level",
 ]
 
 CHAIN_SCHEMA_VERSION = "chaingraph.chain/1"
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 Direction = Literal["forward", "backward"]
+Level = Literal["L1", "L2", "L3"]
+
+
+def difficulty_level(evidence_steps: int) -> Level:
+    """Difficulty by evidence steps H (DESIGN §6, §8): ``L1`` H < 5, ``L2`` 5 ≤ H < 10, ``L3`` H ≥ 10.
+
+    >>> difficulty_level(4), difficulty_level(5), difficulty_level(9), difficulty_level(10)
+    ('L1', 'L2', 'L2', 'L3')
+    """
+    return "L1" if evidence_steps < 5 else "L2" if evidence_steps < 10 else "L3"
 
 
 class Snak(BaseModel):

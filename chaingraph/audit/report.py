@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from chaingraph.records import difficulty_level
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -57,9 +59,8 @@ def percent(count: int, total: int) -> float:
     return float(exact.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
 
 
-def level_of(steps: int) -> str:
-    """The difficulty level of a task with ``steps`` evidence steps H."""
-    return "L1" if steps < 5 else "L2" if steps < 10 else "L3"
+#: The difficulty level of a task with H evidence steps: the one rule in :mod:`chaingraph.records`.
+level_of = difficulty_level
 
 
 class ClassRow(BaseModel):
