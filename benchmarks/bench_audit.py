@@ -23,7 +23,6 @@ Every peer's class counts are checked against chaingraph's.
 from __future__ import annotations
 
 import itertools
-import os
 import subprocess
 import sys
 import tempfile
@@ -35,7 +34,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from harness import Case, markdown_table, measure  # noqa: E402
+from harness import SHARED_DATA, Case, markdown_table, measure  # noqa: E402
 
 MODULE = "bench_audit"
 Run = Callable[[], tuple[int, dict[str, Any]]]
@@ -43,8 +42,7 @@ CACHE = Path(tempfile.gettempdir()) / "chaingraph-bench-audit"
 
 
 def _shared() -> Path:
-    env = os.environ.get("CHAINGRAPH_SHARED_DATA")
-    return Path(env) if env else HERE.parent.parent / "shared" / "data"
+    return SHARED_DATA
 
 
 WORLD = _shared() / "world" / "codex-s.json.gz"

@@ -40,9 +40,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from harness import Case, markdown_table, measure  # noqa: E402
+from harness import SHARED_DATA, Case, markdown_table, measure  # noqa: E402
 
-DATA = Path(os.environ.get("CHAINGRAPH_SHARED_DATA", REPO.parent / "shared" / "data"))
+DATA = SHARED_DATA
 CACHE = Path(os.environ.get("CHAINGRAPH_BENCH_CACHE", Path(tempfile.gettempdir()) / "chaingraph-bench"))
 LO, HI = 5, 6
 #: seeds picked by degree rank (10th percentile, median, 99th) among those with 5–6-hop chains

@@ -16,7 +16,6 @@ Cases (each in a fresh process, median of repeats):
 from __future__ import annotations
 
 import gzip
-import os
 import re
 import sys
 from collections.abc import Callable
@@ -26,15 +25,14 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from harness import Case, markdown_table, measure  # noqa: E402
+from harness import SHARED_DATA, Case, markdown_table, measure  # noqa: E402
 
 MODULE = "bench_crosswalk"
 Run = Callable[[], tuple[int, dict[str, Any]]]
 
 
 def _shared() -> Path:
-    env = os.environ.get("CHAINGRAPH_SHARED_DATA")
-    return Path(env) if env else HERE.parent.parent / "shared" / "data"
+    return SHARED_DATA
 
 
 PROPERTIES = _shared() / "properties" / "wikidata_properties_merged.tsv.gz"

@@ -39,7 +39,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from harness import Case, Result, markdown_table, measure  # noqa: E402
+from harness import SHARED_DATA, Case, Result, markdown_table, measure  # noqa: E402
 
 MODULE = "bench_fusion"
 Run = Callable[[], tuple[int, dict[str, Any]]]
@@ -48,8 +48,7 @@ DATE_OPS = ("year_difference", "select_earliest")
 
 
 def _shared() -> Path:
-    env = os.environ.get("CHAINGRAPH_SHARED_DATA")
-    return Path(env) if env else HERE.parent.parent / "shared" / "data"
+    return SHARED_DATA
 
 
 def _walk(obj: Any, out: list[dict[str, Any]]) -> None:

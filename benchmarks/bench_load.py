@@ -27,7 +27,6 @@ always ran in the same slot would carry that slot's load.
 from __future__ import annotations
 
 import gzip
-import os
 import shutil
 import sys
 import tempfile
@@ -38,7 +37,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from harness import Case, Result, markdown_table, measure  # noqa: E402
+from harness import SHARED_DATA, Case, Result, markdown_table, measure  # noqa: E402
 
 MODULE = "bench_load"
 Run = Callable[[], tuple[int, dict[str, Any]]]
@@ -46,9 +45,7 @@ STATEMENTS = {"codex-m": 227_878, "codex-s": 39_985}
 
 
 def _world(name: str, ext: str) -> Path:
-    env = os.environ.get("CHAINGRAPH_SHARED_DATA")
-    shared = Path(env) if env else HERE.parent.parent / "shared" / "data"
-    return shared / "world" / f"{name}.{ext}"
+    return SHARED_DATA / "world" / f"{name}.{ext}"
 
 
 def _plain_copy(name: str) -> Path:

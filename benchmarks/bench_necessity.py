@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import random
 import sys
 import tempfile
@@ -37,7 +36,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from harness import Case, markdown_table, measure  # noqa: E402
+from harness import SHARED_DATA, Case, markdown_table, measure  # noqa: E402
 
 MODULE = "bench_necessity"
 Run = Callable[[], tuple[int, dict[str, Any]]]
@@ -46,9 +45,7 @@ DIRECT = "http://www.wikidata.org/prop/direct/"
 
 
 def _world(name: str) -> Path:
-    env = os.environ.get("CHAINGRAPH_SHARED_DATA")
-    shared = Path(env) if env else HERE.parent.parent / "shared" / "data"
-    return shared / "world" / f"{name}.nt.gz"
+    return SHARED_DATA / "world" / f"{name}.nt.gz"
 
 
 def _edges(name: str) -> list[tuple[str, str, str, str]]:

@@ -11,15 +11,22 @@ from __future__ import annotations
 import contextlib
 import importlib
 import multiprocessing as mp
+import os
 import resource
 import statistics
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from queue import Empty
 from typing import Any
 
-__all__ = ["Case", "Result", "markdown_table", "measure"]
+__all__ = ["SHARED_DATA", "Case", "Result", "markdown_table", "measure"]
+
+#: The shared real-data folder: ``$CHAINGRAPH_SHARED_DATA``, else ``../shared/data`` beside the
+#: repository (the same rule as ``tests/conftest.py``).
+SHARED_DATA = Path(os.environ.get("CHAINGRAPH_SHARED_DATA")
+                   or Path(__file__).resolve().parent.parent.parent / "shared" / "data")
 
 
 @dataclass(frozen=True)
