@@ -237,11 +237,13 @@ class Evidence(BaseModel):
 
 
 class PolicySpec(BaseModel):
-    """The traversal policy the task was built under (DESIGN §2); defaults as the engine's.
-    ``include_literals`` defaults to true exactly when some component target is a value."""
+    """The traversal policy answer sets are computed under (DESIGN §2, §6). By default
+    every statement counts (``hub_limit`` null: an agent may walk through a hub); a task
+    may ask for the chain engine's hub rule with ``hub_limit``. ``include_literals``
+    defaults to true exactly when some component target is a value."""
 
     model_config = _FROZEN
-    hub_limit: int | None = 1000
+    hub_limit: int | None = Field(default=None, ge=0, description="null: no hub rule (SPARQL semantics)")
     class_properties: tuple[str, ...] = ("P31", "P279")
     excluded_properties: tuple[str, ...] = ()
     properties: tuple[str, ...] | None = None
@@ -293,6 +295,10 @@ class Task(BaseModel):
     policy: PolicySpec = Field(default_factory=PolicySpec)
     solver: SolverEvidence | None = None
     fusion: Fusion | None = None
+    anchor_necessary: bool | None = Field(
+        default=None, description="set by clue proposal: false when no clue set keeps the anchor necessary "
+        "(the text alone singles out the target; see anchor_reason), true when the proposal checked it")
+    anchor_reason: str | None = Field(default=None, description="why the anchor is not necessary")
     _file: str | None = PrivateAttr(default=None)
 
     @property
