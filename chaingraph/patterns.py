@@ -75,9 +75,9 @@ __all__ = [
     "ValueLookup",
     "Witness",
     "compile_pattern",
+    "constraint_mask",
     "evaluate",
     "known_class",
-    "satisfying",
     "to_sparql",
     "value_key",
     "value_matches",
@@ -456,13 +456,14 @@ def _value_mask(graph: EvidenceGraph, idx: _Index, c: ValueConstraint,
     return idx.masks[key]
 
 
-def satisfying(graph: EvidenceGraph, constraint: TypeConstraint | ValueConstraint,
-               values: ValueLookup | None = None) -> int:
-    """How many vertices of ``graph`` satisfy a type or value constraint (its support)."""
+def constraint_mask(graph: EvidenceGraph, constraint: TypeConstraint | ValueConstraint,
+                    values: ValueLookup | None = None) -> np.ndarray:
+    """Which vertices of ``graph`` satisfy a type or value constraint (a boolean array by
+    vertex index; shared and cached, do not modify)."""
     idx = _index(graph)
     if isinstance(constraint, TypeConstraint):
-        return int(_type_mask(graph, idx, constraint.class_id).sum())
-    return int(_value_mask(graph, idx, constraint, values).sum())
+        return _type_mask(graph, idx, constraint.class_id)
+    return _value_mask(graph, idx, constraint, values)
 
 
 def _literal_keys(graph: EvidenceGraph, verts: np.ndarray, values: ValueLookup | None,

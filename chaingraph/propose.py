@@ -56,12 +56,13 @@ from chaingraph.lookups import ValueLookup, value_key, value_matches
 from chaingraph.minimal import largest_removal, prune_sequential
 from chaingraph.patterns import (
     PathPattern,
+    PatternResult,
     Step,
     TypeConstraint,
     ValueConstraint,
     compile_pattern,
+    constraint_mask,
     evaluate,
-    satisfying,
 )
 from chaingraph.records import ChainRecord, Level, difficulty_level
 from chaingraph.tasks import (
@@ -301,9 +302,48 @@ def _order(graph: EvidenceGraph, clues: Sequence[Clue], values: ValueLookup | No
     support: dict[int, int] = {}
     for i, c in enumerate(clues):
         if c.kind in ("type", "value"):
-            support[i] = satisfying(graph, _constraint(c), values)
+            support[i] = int(constraint_mask(graph, _constraint(c), values).sum())
     return tuple(sorted(support, key=lambda i: (support[i], i))) + tuple(
         i for i, c in enumerate(clues) if c.kind == "relation")
+
+
+_RIVAL_POOL = 5000  # answers of the relation pattern scored as rivals
+
+
+def _rival_start(graph: EvidenceGraph, chain: ChainPath, clues: Sequence[Clue],
+                 constraints: Mapping[int, TypeConstraint | ValueConstraint], values: ValueLookup | None,
+                 count: Callable[[frozenset[int]], int],
+                 run: Callable[[frozenset[int], str], PatternResult], *,
+                 rivals: int) -> frozenset[int] | None:
+    """A clue set that keeps the anchor necessary, built around a *rival*: another answer
+    ``y`` of a relation pattern with ``x0`` free — every relation, then every relation but
+    one (the last step first). Every clue kept is one that a match ending at ``y``
+    satisfies, so ``y`` stays an answer without the anchor: the set is the anchor, the
+    relations, and the clues of ``y``'s match. Per relation pattern, at most ``rivals``
+    rivals are tried, those sharing most of the target's own ``xk`` clues first (then in
+    id order); ``None`` when none gives a unique target with the anchor."""
+    k, target = chain.k, chain.nodes[-1]
+    every = [i for i, c in enumerate(clues) if c.kind == "relation"]
+    masks = {i: constraint_mask(graph, con, values) for i, con in constraints.items()}
+    last = [i for i, con in constraints.items() if con.variable == k]
+    for drop in [None, *reversed(every)]:
+        relations = frozenset(i for i in every if i != drop)
+        pool = run(relations, target).answers
+        score = {y: sum(bool(masks[i][graph.vertex(y)]) for i in last)
+                 for y in pool if y != target and y in graph}
+        for y in sorted(score, key=lambda y: -score[y])[:rivals]:
+            vy = graph.vertex(y)
+            shared = frozenset(i for i in last if masks[i][vy])
+            match = run(relations | shared, y).witness
+            if match is None:
+                continue
+            on = {j: graph.vertex(n) for j, n in enumerate(match.nodes) if n in graph}
+            inner = frozenset(i for i, con in constraints.items()
+                              if 0 < con.variable < k and con.variable in on and masks[i][on[con.variable]])
+            kept = frozenset({0}) | relations | shared | inner
+            if count(kept) == 1:
+                return kept
+    return None
 
 
 def _grow(clues: Sequence[Clue], order: Sequence[int], count: Callable[[frozenset[int]], int],
@@ -325,14 +365,15 @@ def _grow(clues: Sequence[Clue], order: Sequence[int], count: Callable[[frozense
 
 def propose_clues(graph: EvidenceGraph, chain: ChainPath, *, values: FactLookup | None = None,
                   labels: Mapping[str, str] | None = None, datatypes: Mapping[str, str] | None = None,
-                  max_values: int = 8, budget: int = 100, task_id: str | None = None,
+                  max_values: int = 8, budget: int = 100, rivals: int = 3, task_id: str | None = None,
                   store: str | None = None) -> Proposal:
     """Propose a minimal clue set for ``chain`` that keeps its target the unique answer
     and its anchor necessary (see the module docstring). Deterministic.
 
     ``values`` lists each node's statements (value clues) and resolves value constraints;
     ``labels`` and ``datatypes`` (property → Wikidata datatype, to skip external ids and
-    URLs) come from the store; ``budget`` bounds the anchor search in evaluations;
+    URLs) come from the store; ``rivals`` and ``budget`` bound the search for a clue set
+    with a necessary anchor (rival answers tried; evaluations of the last-resort search);
     ``store`` is recorded in the task (where necessity should read the evidence).
     """
     for n in chain.nodes:
@@ -398,7 +439,15 @@ def propose_clues(graph: EvidenceGraph, chain: ChainPath, *, values: FactLookup 
     shortcut: str | None = None
     proven: bool | None = None
     if not necessary:
-        start = _grow(clues, order, count, anchor)
+        def run(kept: frozenset[int], end: str) -> PatternResult:
+            nonlocal spent
+            spent += 1
+            return evaluate(graph, _pattern(clues, kept, chain, constraints), target=end, values=values,
+                            first=_RIVAL_POOL)
+
+        start = _rival_start(graph, chain, clues, constraints, values, count, run, rivals=rivals)
+        if start is None:
+            start = _grow(clues, order, count, anchor)
         if start is None:
             def ambiguous_without_anchor(k: frozenset[int]) -> bool:
                 return count(k - {anchor}) != 1
