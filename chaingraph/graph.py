@@ -239,7 +239,7 @@ class EvidenceGraph:
             return None
         if self._literal[v]:
             return f"{self._names[v]} is a literal value (it may only end a path)"
-        return f"{self._names[v]} has {len(self._adj[v]):,} step edges > hub limit {self.policy.hub_limit:,}"
+        return f"{self._names[v]} has {len(self._adj[v]):,} step edges > hub limit {self.policy.hub_limit}"
 
     def neighbours(self, v: int) -> list[tuple[int, int, bool]]:
         """``(neighbour, edge index, forward)`` for every step edge at ``v``, deterministic order.

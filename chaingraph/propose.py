@@ -137,6 +137,10 @@ def resolve_path(graph: EvidenceGraph, path: Sequence[str]) -> ChainPath:
     nodes, props = _parse_path(path)
     if len(nodes) < 2:
         raise ChainRuleError(f"path {','.join(path)}: a chain needs at least two nodes")
+    for want in props:
+        if want is not None and want in graph.policy.class_properties:
+            raise InvalidInput(f"path {','.join(path)}: {want} is a class property: it types nodes, it is not "
+                               "a step (give a type clue instead)")
     for n in nodes:
         if not is_item_id(n):
             raise InvalidInput(f"path node {n!r} is not an item id (Q…); value targets are not proposed")
@@ -152,9 +156,7 @@ def resolve_path(graph: EvidenceGraph, path: Sequence[str]) -> ChainPath:
                        and (want is None or graph.edge_property(e) == want))
         if not found:
             how = f"{want} statement" if want else "step statement"
-            hint = (f" ({want} is a class property: it types nodes, it is not a step)"
-                    if want in graph.policy.class_properties else "")
-            raise InvalidInput(f"no {how} links {a} and {b} in the evidence graph{hint}")
+            raise InvalidInput(f"no {how} links {a} and {b} in the evidence graph")
         prop, back, sid = found[0]
         properties.append(prop)
         directions.append("backward" if back else "forward")
