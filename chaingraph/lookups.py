@@ -130,9 +130,22 @@ class EmbeddedValues:
     def literal_values(self, statement_ids: Sequence[str]) -> dict[str, Value]:
         return {sid: self._by_sid[sid] for sid in statement_ids if sid in self._by_sid}
 
+    def statements_of(self, subjects: Sequence[str]) -> dict[str, tuple[tuple[str, str, Value], ...]]:
+        """Every statement of each subject: ``(statement_id, property, value)`` in
+        (property, statement id) order."""
+        want = set(subjects)
+        found: dict[str, list[tuple[str, str, Value]]] = {s: [] for s in subjects}
+        for sid, s, p, v in sorted(self.statements, key=lambda t: (t[1], t[2], t[0])):
+            if s in want:
+                found[s].append((sid, p, v))
+        return {s: tuple(v) for s, v in found.items()}
+
 
 class StoreValues:
-    """Values read from a :class:`~chaingraph.store.Store` (preferred and normal ranks)."""
+    """Values read from a :class:`~chaingraph.store.Store` (preferred and normal ranks).
+
+    The store is read only: each statement's value, each property's statements and each
+    subject's statements are read once and remembered."""
 
     _COLS = ("value_type", "object", "text", "lang", "time", "precision", "calendar", "timezone",
              "before", "after", "amount", "unit", "upper", "lower", "lat", "lon", "coord_precision", "globe")
@@ -142,25 +155,52 @@ class StoreValues:
         # statement id -> its value (None: no usable value); a read-only store never changes,
         # and every ablation of a task asks again for the literals of its answer layer
         self._literals: dict[str, Value | None] = {}
+        self._by_property: dict[str, list[tuple[str, Value]]] = {}
+        self._items: dict[str, dict[str, set[str]]] = {}
+        self._by_subject: dict[str, tuple[tuple[str, str, Value], ...]] = {}
 
     def _rows(self, where: str, params: list[Any]) -> list[tuple[Any, ...]]:
         cols = ", ".join(self._COLS)
         return self.store.con.execute(
-            f"SELECT statement_id, subject, {cols} FROM statements WHERE rank <> 'deprecated' "
-            f"AND snaktype = 'value' AND {where}", params).fetchall()
+            f"SELECT statement_id, subject, property, {cols} FROM statements WHERE rank <> 'deprecated' "
+            f"AND snaktype = 'value' AND {where} ORDER BY subject, property, statement_id", params).fetchall()
+
+    def _property(self, property_id: str) -> list[tuple[str, Value]]:
+        got = self._by_property.get(property_id)
+        if got is None:
+            got = self._by_property[property_id] = [
+                (row[1], have) for row in self._rows("property = ?", [property_id])
+                if (have := value_from_columns(dict(zip(self._COLS, row[3:])))) is not None]
+        return got
 
     def subjects(self, property_id: str, value: Value) -> set[str]:
-        out = set()
-        for row in self._rows("property = ?", [property_id]):
-            have = value_from_columns(dict(zip(self._COLS, row[2:])))
-            if have is not None and value_matches(value, have):
-                out.add(row[1])
-        return out
+        if isinstance(value, EntityValue):
+            index = self._items.get(property_id)
+            if index is None:
+                index = self._items[property_id] = {}
+                for s, have in self._property(property_id):
+                    if isinstance(have, EntityValue):
+                        index.setdefault(have.id, set()).add(s)
+            return set(index.get(value.id, ()))
+        return {s for s, have in self._property(property_id) if value_matches(value, have)}
 
     def literal_values(self, statement_ids: Sequence[str]) -> dict[str, Value]:
         todo = [sid for sid in dict.fromkeys(statement_ids) if sid not in self._literals]
         if todo:
             self._literals.update(dict.fromkeys(todo))
             for row in self._rows("statement_id IN (SELECT UNNEST(?))", [todo]):
-                self._literals[row[0]] = value_from_columns(dict(zip(self._COLS, row[2:])))
+                self._literals[row[0]] = value_from_columns(dict(zip(self._COLS, row[3:])))
         return {sid: v for sid in statement_ids if (v := self._literals[sid]) is not None}
+
+    def statements_of(self, subjects: Sequence[str]) -> dict[str, tuple[tuple[str, str, Value], ...]]:
+        """Every statement of each subject with a usable value: ``(statement_id, property,
+        value)`` in (property, statement id) order."""
+        todo = [s for s in dict.fromkeys(subjects) if s not in self._by_subject]
+        if todo:
+            found: dict[str, list[tuple[str, str, Value]]] = {s: [] for s in todo}
+            for row in self._rows("subject IN (SELECT UNNEST(?))", [todo]):
+                have = value_from_columns(dict(zip(self._COLS, row[3:])))
+                if have is not None:
+                    found[row[1]].append((row[0], row[2], have))
+            self._by_subject.update({s: tuple(v) for s, v in found.items()})
+        return {s: self._by_subject[s] for s in subjects}

@@ -75,6 +75,7 @@ __all__ = [
     "ValueLookup",
     "Witness",
     "compile_pattern",
+    "constraint_mask",
     "evaluate",
     "known_class",
     "to_sparql",
@@ -455,6 +456,16 @@ def _value_mask(graph: EvidenceGraph, idx: _Index, c: ValueConstraint,
     return idx.masks[key]
 
 
+def constraint_mask(graph: EvidenceGraph, constraint: TypeConstraint | ValueConstraint,
+                    values: ValueLookup | None = None) -> np.ndarray:
+    """Which vertices of ``graph`` satisfy a type or value constraint (a boolean array by
+    vertex index; shared and cached, do not modify)."""
+    idx = _index(graph)
+    if isinstance(constraint, TypeConstraint):
+        return _type_mask(graph, idx, constraint.class_id)
+    return _value_mask(graph, idx, constraint, values)
+
+
 def _literal_keys(graph: EvidenceGraph, verts: np.ndarray, values: ValueLookup | None,
                   like: Value | None) -> dict[int, tuple[str, Value | None]]:
     sids = {int(v): graph.name(int(v)).removesuffix("#value") for v in verts}
@@ -467,9 +478,10 @@ def _literal_keys(graph: EvidenceGraph, verts: np.ndarray, values: ValueLookup |
 
 
 def evaluate(graph: EvidenceGraph, pattern: PathPattern, *, target: str | Value | None = None,
-             values: ValueLookup | None = None, first: int = FIRST) -> PatternResult:
+             values: ValueLookup | None = None, first: int = FIRST, detail: bool = True) -> PatternResult:
     """Answer set of ``pattern`` on ``graph``, and how ``target`` (an entity id or a value)
-    is reached. Raises :class:`UnknownEntity` when the anchor is not in the graph."""
+    is reached (``detail=False``: no match count, no witness — uniqueness only). Raises
+    :class:`UnknownEntity` when the anchor is not in the graph."""
     idx = _index(graph)
     k = pattern.k
     # layers are sorted unique vertex arrays; constraints are length-n masks read per node
@@ -510,7 +522,7 @@ def evaluate(graph: EvidenceGraph, pattern: PathPattern, *, target: str | Value 
     target_in = len(tnodes) > 0
     unique = target_in and len(tnodes) == len(final)  # every binding of xk is the target
     paths, witness = 0, None
-    if target_in:
+    if target_in and detail:
         back = [tnodes]
         for i in range(k, 0, -1):
             prev = idx.advance(back[-1], pattern.steps[i - 1], back=True)[0]

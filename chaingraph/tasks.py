@@ -281,6 +281,10 @@ class Task(BaseModel):
     policy: TraversalPolicy = TraversalPolicy()
     solver: SolverEvidence | None = None
     fusion: Fusion | None = None
+    anchor_necessary: bool | None = Field(
+        default=None, description="set by clue proposal: false when no clue set keeps the anchor necessary "
+        "(the text alone singles out the target; see anchor_reason), true when the proposal checked it")
+    anchor_reason: str | None = Field(default=None, description="why the anchor is not necessary")
     _file: str | None = PrivateAttr(default=None)
 
     @property

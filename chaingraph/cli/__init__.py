@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "crosswalk": "crosswalk",
     "expand": "expand",
     "necessity": "necessity",
+    "task": "task",
     "fuse": "fuse",
     "audit": "audit",
     "schema": "schema",

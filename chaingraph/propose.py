@@ -1,0 +1,605 @@
+"""Clue proposal: from a chain to a task whose clues are a minimal set (DESIGN §6).
+
+:func:`propose_clues` takes an evidence graph (built over the whole store, or a task's
+embedded evidence), a statement-value lookup and a chain (:class:`ChainPath`: nodes,
+and per step property, direction and statement) and returns a :class:`Proposal`: a
+:class:`~chaingraph.tasks.Task` in the published schema and a :class:`ProposalRecord`
+saying how its clues were chosen.
+
+**Candidates** (:func:`candidate_clues`), for the chain ``x0 … xk``:
+
+* the anchor (binds ``x0``);
+* each step's relation and direction;
+* each node's ``P31`` classes (matched through ``P279*`` wherever the graph has subclass
+  statements) for ``x1 … xk`` (``x0`` is bound by the anchor, so clues on it never matter);
+* value clues from each node's other statements: item values from the graph's own
+  edges ("x2's country is France") and literal values from the lookup (a date at year
+  precision, a quantity with its unit, a string or monolingual text), never naming a
+  chain node; at most ``max_values`` per node, one per property first, in property order.
+
+**Selection.** The full candidate set must make the target the unique answer (SPARQL
+semantics under the graph's policy; with no hub limit an agent may walk anywhere), or
+there is no task: :attr:`Proposal.cannot` says why. Then the clues other than the
+anchor are removed **one at a time** in the documented order of
+:func:`chaingraph.minimal.removal_order` (item values, literal values, types, relations),
+each only if the target stays unique — a minimal set. The anchor must be **necessary**
+(no text-only shortcut): if the pruned set still singles out the target without it, a
+bounded search (:func:`chaingraph.minimal.largest_removal`) looks for clues whose removal
+makes the text alone ambiguous while the anchor keeps the target unique, and pruning
+runs again from there. When no such set exists (or none is found within ``budget``) the
+task keeps its anchor clue and says ``"anchor_necessary": false`` with the reason.
+
+>>> from chaingraph.graph import EvidenceGraph, TraversalPolicy
+>>> g = EvidenceGraph.from_edges([("s1", "Q1", "P50", "Q2"), ("s2", "Q2", "P19", "Q3"),
+...     ("s3", "Q4", "P19", "Q5"), ("s4", "Q7", "P50", "Q4"), ("s5", "Q2", "P27", "Q6"),
+...     ("s6", "Q3", "P31", "Q515"), ("s7", "Q5", "P31", "Q515")], policy=TraversalPolicy(hub_limit=None))
+>>> p = propose_clues(g, resolve_path(g, ["Q1", "Q2", "Q3"]))
+>>> [c.id for c in p.task.clues], p.record.anchor_necessary, p.record.evidence_steps
+(['anchor', 'step2'], True, 2)
+>>> p.record.order, p.record.removed
+(('value1:P27=Q6', 'type2:Q515', 'step1', 'step2'), ('value1:P27=Q6', 'type2:Q515', 'step1'))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from itertools import pairwise
+from pathlib import Path
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from chaingraph.errors import ChainRuleError, InvalidInput
+from chaingraph.graph import EvidenceGraph
+from chaingraph.ids import is_item_id
+from chaingraph.lookups import ValueLookup, value_key, value_matches
+from chaingraph.minimal import largest_removal, prune_sequential
+from chaingraph.patterns import (
+    PathPattern,
+    PatternResult,
+    Step,
+    TypeConstraint,
+    ValueConstraint,
+    compile_pattern,
+    constraint_mask,
+    evaluate,
+)
+from chaingraph.records import ChainRecord, Level, difficulty_level
+from chaingraph.settings import TraversalPolicy
+from chaingraph.tasks import (
+    Anchor,
+    Clue,
+    Component,
+    Evidence,
+    LiteralStatement,
+    Target,
+    Task,
+    TaskStep,
+)
+from chaingraph.values import (
+    EntityValue,
+    MonolingualValue,
+    QuantityValue,
+    StringValue,
+    TimeValue,
+    Value,
+)
+
+__all__ = ["ChainPath", "FactLookup", "Proposal", "ProposalRecord", "candidate_clues", "embed_evidence",
+           "propose_clues", "propose_tasks", "resolve_path"]
+
+Direction = Literal["forward", "backward"]
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+#: datatypes whose statements may become literal value clues (others: ids, URLs, media)
+VALUE_DATATYPES = frozenset({"time", "quantity", "string", "monolingualtext", "wikibase-item"})
+
+
+class FactLookup(ValueLookup, Protocol):
+    """A :class:`~chaingraph.lookups.ValueLookup` that can also list a subject's statements
+    (:class:`~chaingraph.lookups.StoreValues`, :class:`~chaingraph.lookups.EmbeddedValues`)."""
+
+    def statements_of(self, subjects: Sequence[str]) -> dict[str, tuple[tuple[str, str, Value], ...]]: ...
+
+
+class ChainPath(BaseModel):
+    """A chain as clue proposal needs it: ``nodes`` ``x0 … xk`` and per step its property,
+    direction (``forward``: ``x(i-1)`` is the subject) and statement id."""
+
+    model_config = _FROZEN
+    nodes: tuple[str, ...]
+    properties: tuple[str, ...]
+    directions: tuple[Direction, ...]
+    statements: tuple[str | None, ...] = ()
+
+    @property
+    def k(self) -> int:
+        return len(self.properties)
+
+    @classmethod
+    def from_record(cls, record: ChainRecord) -> ChainPath:
+        """The chain of a chain record (``chaingraph expand --format jsonl``)."""
+        return cls(nodes=tuple(n.id for n in record.nodes),
+                   properties=tuple(s.property for s in record.steps),
+                   directions=tuple(s.direction for s in record.steps),
+                   statements=tuple(s.statement_id for s in record.steps))
+
+
+def resolve_path(graph: EvidenceGraph, path: Sequence[str]) -> ChainPath:
+    """A path ``Q…,[P…,]Q…`` (the syntax of ``expand --explain``) as a :class:`ChainPath`.
+
+    Any path whose statements exist is accepted; between two nodes the statement is the
+    first of: the given property (else any step property, in property-id order), forward
+    before backward, in statement-id order — so where a property links two nodes both
+    ways, the forward statement is used.
+    """
+    from chaingraph.explain import _parse_path
+
+    nodes, props = _parse_path(path)
+    if len(nodes) < 2:
+        raise ChainRuleError(f"path {','.join(path)}: a chain needs at least two nodes")
+    for want in props:
+        if want is not None and want in graph.policy.class_properties:
+            raise InvalidInput(f"path {','.join(path)}: {want} is a class property: it types nodes, it is not "
+                               "a step (give a type clue instead)")
+    for n in nodes:
+        if not is_item_id(n):
+            raise InvalidInput(f"path node {n!r} is not an item id (Q…); value targets are not proposed")
+        if n not in graph:
+            raise InvalidInput(f"path node {n} is not in the evidence graph; check the id or the store")
+    properties: list[str] = []
+    directions: list[Direction] = []
+    sids: list[str | None] = []
+    for a, b, want in zip(nodes, nodes[1:], props):
+        va, vb = graph.vertex(a), graph.vertex(b)
+        found = sorted((graph.edge_property(e), not fwd, graph.edge_statement(e))
+                       for u, e, fwd in graph.neighbours(va) if u == vb
+                       and (want is None or graph.edge_property(e) == want))
+        if not found:
+            how = f"{want} statement" if want else "step statement"
+            raise InvalidInput(f"no {how} links {a} and {b} in the evidence graph")
+        prop, back, sid = found[0]
+        properties.append(prop)
+        directions.append("backward" if back else "forward")
+        sids.append(sid)
+    return ChainPath(nodes=tuple(nodes), properties=tuple(properties), directions=tuple(directions),
+                     statements=tuple(sids))
+
+
+class ProposalRecord(BaseModel):
+    """How the clues of a proposed task were chosen: every candidate (in the order they
+    were tried), which were removed (in removal order) and kept, the anchor screen (the
+    answer count without the anchor in the final set), ``H``, the level and the work."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    chain: ChainPath
+    policy: dict[str, object]
+    candidates: tuple[Clue, ...]
+    order: tuple[str, ...]
+    removed: tuple[str, ...]
+    kept: tuple[str, ...]
+    anchor_necessary: bool
+    anchor_reason: str | None = None
+    answers_without_anchor: int
+    evidence_steps: int | None
+    difficulty: Level | None
+    evaluations: int
+    search_proven: bool | None = None
+
+
+class Proposal(BaseModel):
+    """The result of :func:`propose_clues`: the task, or (``task`` ``None``) why there is
+    none in ``cannot``; the record either way."""
+
+    model_config = _FROZEN
+    task: Task | None
+    cannot: str | None = None
+    record: ProposalRecord
+
+
+# -- candidates ---------------------------------------------------------------------
+def _label(labels: Mapping[str, str], ident: str) -> str:
+    text = labels.get(ident)
+    return f"{text} ({ident})" if text else ident
+
+
+def _value_clue_value(value: Value) -> Value | str | None:
+    """The clue form of a statement value, or ``None`` when it makes no value clue."""
+    if isinstance(value, EntityValue):
+        return value.id
+    if isinstance(value, TimeValue):
+        if value.precision < 9:
+            return None
+        return TimeValue.make(value.year, precision=9, calendar=value.calendar)
+    if isinstance(value, QuantityValue | StringValue | MonolingualValue):
+        return value
+    return None
+
+
+def candidate_clues(graph: EvidenceGraph, chain: ChainPath, facts: FactLookup | None, *,
+                    labels: Mapping[str, str] | None = None, datatypes: Mapping[str, str] | None = None,
+                    max_values: int = 8) -> tuple[Clue, ...]:
+    """Every candidate clue of ``chain`` (see the module docstring), with ids and text."""
+    labels = labels if labels is not None else graph.labels
+    out: list[Clue] = [Clue(id="anchor", kind="anchor", text=f"x0 is the entity in the image "
+                            f"({_label(labels, chain.nodes[0])})")]
+    for i, (p, d) in enumerate(zip(chain.properties, chain.directions), start=1):
+        a, b = (f"x{i - 1}", f"x{i}") if d == "forward" else (f"x{i}", f"x{i - 1}")
+        out.append(Clue(id=f"step{i}", kind="relation", step=i, property=p, direction=d,
+                        text=f"{a}'s {_label(labels, p)} is {b}"))
+    instance_of = graph.class_statements.get("P31", {}) if graph.class_statements else graph.classes
+    for i in range(1, chain.k + 1):
+        for c in instance_of.get(chain.nodes[i], ()):
+            out.append(Clue.model_validate({"id": f"type{i}:{c}", "kind": "type", "variable": i, "class": c,
+                                            "text": f"x{i} is a {_label(labels, c)}"}))
+    on_chain = set(chain.nodes)
+    found = facts.statements_of(list(chain.nodes[1:])) if facts is not None else {}
+    for i in range(1, chain.k + 1):
+        node = chain.nodes[i]
+        # item values from the graph's own edges; literal values from the lookup
+        stated: list[tuple[str, Value]] = [
+            (graph.edge_property(e), EntityValue(id=graph.name(u))) for u, e, fwd in
+            graph.neighbours(graph.vertex(node)) if fwd and not graph.is_literal(u)]
+        stated += [(p, v) for _sid, p, v in found.get(node, ()) if not isinstance(v, EntityValue)]
+        seen: set[tuple[str, str]] = set()
+        per_property: dict[str, int] = {}
+        values: list[tuple[int, str, str, Value | str]] = []
+        for p, v in sorted(stated, key=lambda t: (t[0], value_key(t[1]))):
+            if p in graph.policy.class_properties or not graph.policy.allows(p):
+                continue
+            if datatypes is not None and datatypes.get(p, "wikibase-item") not in VALUE_DATATYPES:
+                continue
+            if isinstance(v, EntityValue) and v.id in on_chain:
+                continue
+            clue_value = _value_clue_value(v)
+            if clue_value is None:
+                continue
+            key = clue_value if isinstance(clue_value, str) else value_key(clue_value)
+            if (p, key) in seen:
+                continue
+            seen.add((p, key))
+            values.append((per_property.get(p, 0), p, key, clue_value))
+            per_property[p] = per_property.get(p, 0) + 1
+        for _n, p, key, clue_value in sorted(values, key=lambda t: (t[0], t[1]))[:max_values]:
+            shown = _label(labels, key) if isinstance(clue_value, str) else key
+            out.append(Clue(id=f"value{i}:{p}={key}", kind="value", variable=i, property=p, value=clue_value,
+                            text=f"x{i}'s {_label(labels, p)} is {shown}"))
+    return tuple(out)
+
+
+def _constraint(c: Clue) -> TypeConstraint | ValueConstraint:
+    if c.kind == "type":
+        assert c.variable is not None and c.class_ is not None
+        return TypeConstraint(c.variable, c.class_)
+    value = c.entity_value()
+    assert c.variable is not None and c.property is not None and value is not None
+    return ValueConstraint(c.variable, c.property, value)
+
+
+def _pattern(clues: Sequence[Clue], kept: frozenset[int], chain: ChainPath,
+             constraints: Mapping[int, TypeConstraint | ValueConstraint] | None = None) -> PathPattern:
+    """The pattern of the clues ``kept`` (the mapping of :func:`chaingraph.patterns.compile_pattern`);
+    ``constraints``: the type and value constraint of each such clue, when already known."""
+    steps = [Step() for _ in range(chain.k)]
+    anchor = None
+    types: list[TypeConstraint] = []
+    values: list[ValueConstraint] = []
+    for i in sorted(kept):
+        c = clues[i]
+        if c.kind == "anchor":
+            anchor = chain.nodes[0]
+        elif c.kind == "relation":
+            assert c.step is not None
+            steps[c.step - 1] = Step(c.property, c.direction)
+        else:
+            got = constraints[i] if constraints is not None else _constraint(c)
+            (types if isinstance(got, TypeConstraint) else values).append(got)  # type: ignore[arg-type]
+    return PathPattern(tuple(steps), anchor, tuple(types), tuple(values))
+
+
+# -- the proposal -------------------------------------------------------------------
+def _order(graph: EvidenceGraph, clues: Sequence[Clue], values: ValueLookup | None) -> tuple[int, ...]:
+    """The order in which proposal tries to remove clues: value and type clues from the
+    most specific (fewest entities satisfy it) to the broadest, then relations by step;
+    ties in candidate order. The anchor is never tried."""
+    support: dict[int, int] = {}
+    for i, c in enumerate(clues):
+        if c.kind in ("type", "value"):
+            support[i] = int(constraint_mask(graph, _constraint(c), values).sum())
+    return tuple(sorted(support, key=lambda i: (support[i], i))) + tuple(
+        i for i, c in enumerate(clues) if c.kind == "relation")
+
+
+_RIVAL_POOL = 5000  # answers of the relation pattern scored as rivals
+
+
+def _rival_start(graph: EvidenceGraph, chain: ChainPath, clues: Sequence[Clue],
+                 constraints: Mapping[int, TypeConstraint | ValueConstraint], values: ValueLookup | None,
+                 count: Callable[[frozenset[int]], int],
+                 run: Callable[[frozenset[int], str], PatternResult], *,
+                 rivals: int) -> frozenset[int] | None:
+    """A clue set that keeps the anchor necessary, built around a *rival*: another answer
+    ``y`` of a relation pattern with ``x0`` free — every relation, then every relation but
+    one (the last step first). Every clue kept is one that a match ending at ``y``
+    satisfies, so ``y`` stays an answer without the anchor: the set is the anchor, the
+    relations, and the clues of ``y``'s match. Per relation pattern, at most ``rivals``
+    rivals are tried, those sharing most of the target's own ``xk`` clues first (then in
+    id order); ``None`` when none gives a unique target with the anchor."""
+    k, target = chain.k, chain.nodes[-1]
+    every = [i for i, c in enumerate(clues) if c.kind == "relation"]
+    masks = {i: constraint_mask(graph, con, values) for i, con in constraints.items()}
+    last = [i for i, con in constraints.items() if con.variable == k]
+    for drop in [None, *reversed(every)]:
+        relations = frozenset(i for i in every if i != drop)
+        pool = run(relations, target).answers
+        score = {y: sum(bool(masks[i][graph.vertex(y)]) for i in last)
+                 for y in pool if y != target and y in graph}
+        for y in sorted(score, key=lambda y: -score[y])[:rivals]:
+            vy = graph.vertex(y)
+            shared = frozenset(i for i in last if masks[i][vy])
+            match = run(relations | shared, y).witness
+            if match is None:
+                continue
+            on = {j: graph.vertex(n) for j, n in enumerate(match.nodes) if n in graph}
+            inner = frozenset(i for i, con in constraints.items()
+                              if 0 < con.variable < k and con.variable in on and masks[i][on[con.variable]])
+            kept = frozenset({0}) | relations | shared | inner
+            if count(kept) == 1:
+                return kept
+    return None
+
+
+def _grow(clues: Sequence[Clue], order: Sequence[int], count: Callable[[frozenset[int]], int],
+          anchor: int) -> frozenset[int] | None:
+    """A clue set that keeps the anchor necessary, grown from the anchor and every relation
+    by adding the broadest clues first, each only if it narrows the answers with the anchor
+    and leaves the text alone ambiguous; ``None`` if that does not reach uniqueness."""
+    kept = frozenset({anchor, *(i for i in order if clues[i].kind == "relation")})
+    if count(kept - {anchor}) == 1:
+        return None
+    for i in reversed([i for i in order if clues[i].kind != "relation"]):
+        if count(kept) == 1:
+            break
+        more = kept | {i}
+        if 0 < count(more) < count(kept) and count(more - {anchor}) != 1:
+            kept = more
+    return kept if count(kept) == 1 else None
+
+
+def propose_clues(graph: EvidenceGraph, chain: ChainPath, *, values: FactLookup | None = None,
+                  labels: Mapping[str, str] | None = None, datatypes: Mapping[str, str] | None = None,
+                  max_values: int = 8, budget: int = 100, rivals: int = 3, task_id: str | None = None,
+                  store: str | None = None) -> Proposal:
+    """Propose a minimal clue set for ``chain`` that keeps its target the unique answer
+    and its anchor necessary (see the module docstring). Deterministic.
+
+    ``values`` lists each node's statements (value clues) and resolves value constraints;
+    ``labels`` and ``datatypes`` (property → Wikidata datatype, to skip external ids and
+    URLs) come from the store; ``rivals`` and ``budget`` bound the search for a clue set
+    with a necessary anchor (rival answers tried; evaluations of the last-resort search);
+    ``store`` is recorded in the task (where necessity should read the evidence).
+    """
+    for n in chain.nodes:
+        if n not in graph:
+            raise InvalidInput(f"chain node {n} is not in the evidence graph; check the id or the store")
+    if len(chain.directions) != chain.k or len(chain.nodes) != chain.k + 1 or chain.k < 1:
+        raise InvalidInput("a chain needs k >= 1 steps, k directions and k + 1 nodes")
+    clues = candidate_clues(graph, chain, values, labels=labels, datatypes=datatypes, max_values=max_values)
+    target = chain.nodes[-1]
+    spent = 0
+
+    answers: dict[frozenset[int], int] = {}
+    constraints = {i: _constraint(c) for i, c in enumerate(clues) if c.kind in ("type", "value")}
+
+    def count(kept: frozenset[int]) -> int:
+        """Answers of the clues ``kept``; 1 means the target alone (0 if it is not reached)."""
+        nonlocal spent
+        if kept not in answers:
+            spent += 1
+            r = evaluate(graph, _pattern(clues, kept, chain, constraints), target=target, values=values,
+                         detail=False)
+            answers[kept] = 1 if r.unique else 0 if not r.target_in else max(2, r.answer_count)
+        return answers[kept]
+
+    def unique(kept: frozenset[int]) -> bool:
+        return count(kept) == 1
+
+    every = frozenset(range(len(clues)))
+    anchor = 0
+    order = _order(graph, clues, values)
+    ids = [c.id or "" for c in clues]
+
+    def record(kept: frozenset[int], removed: Sequence[int], *, necessary: bool, reason: str | None,
+               without: int, h: int | None, proven: bool | None) -> ProposalRecord:
+        return ProposalRecord(
+            chain=chain, policy=graph.policy.describe(), candidates=clues, order=tuple(ids[i] for i in order),
+            removed=tuple(ids[i] for i in removed), kept=tuple(ids[i] for i in sorted(kept)),
+            anchor_necessary=necessary, anchor_reason=reason, answers_without_anchor=without,
+            evidence_steps=h, difficulty=None if h is None else difficulty_level(h), evaluations=spent,
+            search_proven=proven)
+
+    if not unique(every):
+        full = evaluate(graph, _pattern(clues, every, chain), target=target, values=values, detail=False)
+        blocked = [f"x{i} {why}" for i, n in enumerate(chain.nodes[1:-1], start=1)
+                   if (why := graph.blocked(graph.vertex(n))) is not None]
+        if blocked:
+            reason = f"the chain cannot match under the policy: {'; '.join(blocked)}"
+        elif not full.target_in:
+            reason = "the chain's own statements do not match its clues (check the path and the store)"
+        else:
+            shown = ", ".join(a for a in full.answers if a != target)
+            reason = (f"no clue set makes {target} the unique answer: with all {len(clues)} candidate clues "
+                      f"the pattern has {full.answer_count} answers (also {shown}"
+                      f"{' …' if full.answer_count > len(full.answers) else ''})")
+        return Proposal(task=None, cannot=reason, record=record(
+            every, (), necessary=False, reason=None, without=full.answer_count, h=None, proven=None))
+
+    pruned = prune_sequential(every, order, unique)
+    kept = frozenset(pruned.kept)
+    removed: tuple[int, ...] = pruned.removed
+    without = count(kept - {anchor})
+    necessary = without != 1
+    shortcut: str | None = None
+    proven: bool | None = None
+    if not necessary:
+        def run(kept: frozenset[int], end: str) -> PatternResult:
+            nonlocal spent
+            spent += 1
+            return evaluate(graph, _pattern(clues, kept, chain, constraints), target=end, values=values,
+                            first=_RIVAL_POOL)
+
+        start = _rival_start(graph, chain, clues, constraints, values, count, run, rivals=rivals)
+        if start is None:
+            start = _grow(clues, order, count, anchor)
+        if start is None:
+            def ambiguous_without_anchor(k: frozenset[int]) -> bool:
+                return count(k - {anchor}) != 1
+
+            best = largest_removal(order, every, unique, goal=ambiguous_without_anchor, budget=budget)
+            proven = best.proven
+            start = None if best.removed is None else every - frozenset(best.removed)
+        if start is not None:
+            again = prune_sequential(start, order, unique)
+            kept, removed = frozenset(again.kept), tuple(i for i in order if i not in again.kept)
+            without, necessary = count(kept - {anchor}), True
+        else:
+            shortcut = ("the text alone singles out the target: every clue set that makes it unique does "
+                        "so without the anchor too" if proven else
+                        f"no clue set keeping the anchor necessary was found within {budget} evaluations")
+    final = evaluate(graph, _pattern(clues, kept, chain), target=target, values=values)
+    spent += 1
+    h = final.witness.hops if final.witness is not None else None
+    rec = record(kept, removed, necessary=necessary, reason=shortcut, without=without, h=h,
+                 proven=proven)
+    return Proposal(task=_task(graph, chain, clues, kept, rec, task_id=task_id, store=store,
+                               labels=labels if labels is not None else graph.labels), record=rec)
+
+
+def _task(graph: EvidenceGraph, chain: ChainPath, clues: Sequence[Clue], kept: frozenset[int],
+          rec: ProposalRecord, *, task_id: str | None, store: str | None, labels: Mapping[str, str]) -> Task:
+    nodes = chain.nodes
+    steps = tuple(TaskStep(property=p, direction=d, statement_id=sid, source=a, target=b)
+                  for p, d, sid, a, b in zip(chain.properties, chain.directions,
+                                             chain.statements or (None,) * chain.k, nodes, nodes[1:]))
+    pol = graph.policy
+    policy = TraversalPolicy(hub_limit=pol.hub_limit, class_properties=pol.class_properties,
+                             excluded_properties=pol.excluded_properties, properties=pol.properties,
+                             include_literals=pol.include_literals)
+    return Task(id=task_id or "-".join(nodes), anchors=(Anchor(entity=nodes[0], label=labels.get(nodes[0])),),
+                target=Target(entity=nodes[-1], label=labels.get(nodes[-1])),
+                components=(Component(anchor=nodes[0], steps=steps, target=Target(entity=nodes[-1])),),
+                clues=tuple(clues[i] for i in sorted(kept)), store=store, policy=policy,
+                anchor_necessary=rec.anchor_necessary, anchor_reason=rec.anchor_reason)
+
+
+# -- self-contained tasks -----------------------------------------------------------
+def embed_evidence(graph: EvidenceGraph, task: Task, values: FactLookup | None = None) -> Task:
+    """``task`` with the evidence subgraph its verdicts rest on embedded (self-contained):
+    the statements of a match reaching the target under every clue, and under each
+    single-clue ablation a match reaching the target and one reaching another answer;
+    each matched node's ``P31`` classes with the ``P279`` links up to every type clue's
+    class, and the statements that satisfy its value clues. Answer sets over the embedded
+    evidence are subsets of those over ``graph`` that keep these matches, so the full
+    set stays unique and every ablation that had several answers still has several.
+    ``P279`` links get synthetic statement ids (``P279:<class>:<superclass>``)."""
+    comp = 0
+    every = list(range(len(task.clues)))
+    target = task.components[comp].target.entity
+    assert target is not None
+    edges: dict[str, tuple[str, str, str, str]] = {}
+    nodes: set[str] = set()
+
+    def take(pattern: PathPattern, end: str) -> None:
+        r = evaluate(graph, pattern, target=end, values=values)
+        if r.witness is None:
+            return
+        for (p, d, sid), a, b in zip(r.witness.steps, r.witness.nodes, r.witness.nodes[1:]):
+            s, o = (a, b) if d == "forward" else (b, a)
+            edges[sid] = (sid, s, p, o)
+        nodes.update(r.witness.nodes)
+
+    for drop in [None, *every]:
+        pattern = compile_pattern(task, comp, [j for j in every if j != drop])
+        take(pattern, target)
+        if drop is not None:
+            r = evaluate(graph, pattern, target=target, values=values, first=2)
+            other = next((a for a in r.answers if a != target), None)
+            if other is not None:
+                take(pattern, other)
+    instance_of = graph.class_statements.get("P31", {}) if graph.class_statements else graph.classes
+    supers = graph.class_statements.get("P279", {}) if graph.class_statements else {}
+    wanted = {c.class_ for c in task.clues if c.kind == "type" and c.class_ is not None}
+    classes = {n: instance_of[n] for n in sorted(nodes) if n in instance_of}
+    for cls in sorted({c for cs in classes.values() for c in cs}):
+        for path in _up(cls, wanted, supers):
+            for a, b in pairwise(path):
+                edges[f"P279:{a}:{b}"] = (f"P279:{a}:{b}", a, "P279", b)
+    literals = []
+    found = values.statements_of(sorted(nodes)) if values is not None else {}
+    for clue in task.clues:
+        if clue.kind != "value" or clue.property is None:
+            continue
+        want = clue.entity_value()
+        assert want is not None
+        for n in sorted(nodes):
+            if n not in graph:
+                continue
+            if isinstance(want, EntityValue):
+                for u, e, fwd in graph.neighbours(graph.vertex(n)):
+                    if fwd and graph.edge_property(e) == clue.property and graph.name(u) == want.id:
+                        edges[graph.edge_statement(e)] = (graph.edge_statement(e), n, clue.property, want.id)
+            for sid, p, v in found.get(n, ()):
+                if p == clue.property and not isinstance(v, EntityValue) and value_matches(want, v):
+                    literals.append(LiteralStatement(statement_id=sid, subject=n, property=p, value=v))
+    named = nodes | {o for _sid, _s, _p, o in edges.values()}
+    labels = {n: graph.labels[n] for n in sorted(named) if n in graph.labels}
+    evidence = Evidence(edges=tuple(sorted(edges.values())), literals=tuple(literals), classes=classes,
+                        labels=labels)
+    return task.model_copy(update={"evidence": evidence, "store": None})
+
+
+def _up(cls: str, wanted: set[str], supers: Mapping[str, tuple[str, ...]]) -> list[list[str]]:
+    """``P279`` paths from ``cls`` to each wanted class above it (breadth-first, first found)."""
+    paths: list[list[str]] = []
+    prev: dict[str, str | None] = {cls: None}
+    todo = [cls]
+    while todo:
+        c = todo.pop(0)
+        if c in wanted and c != cls:
+            path = [c]
+            while (p := prev[path[-1]]) is not None:
+                path.append(p)
+            paths.append(path[::-1])
+        for s in supers.get(c, ()):
+            if s not in prev:
+                prev[s] = c
+                todo.append(s)
+    return paths
+
+
+# -- from a store ---------------------------------------------------------------------
+def propose_tasks(chains: Sequence[ChainPath | Sequence[str]], *, store: str | Path,
+                  hub_limit: int | None = None, embed: bool = False, max_values: int = 8,
+                  budget: int = 100) -> tuple[Proposal, ...]:
+    """Propose a task for each chain (a :class:`ChainPath`, or a path ``[Q…, (P…,) Q…]``)
+    with answer sets over every statement of ``store`` (or under ``hub_limit``); the
+    library twin of ``chaingraph task``. ``embed``: each task carries its evidence."""
+    from chaingraph.lookups import StoreValues
+    from chaingraph.store import Store
+
+    path = Path(store)
+    if not path.is_file():
+        raise InvalidInput(f"--store {path}: no such store file; create one with `chaingraph load`")
+    with Store(path, read_only=True) as st:
+        graph = EvidenceGraph.from_store(st, policy=TraversalPolicy(hub_limit=hub_limit))
+        values = StoreValues(st)
+        datatypes = st.datatypes()
+        labels = {**graph.labels, **st.labels(sorted(datatypes))}
+        out = []
+        for chain in chains:
+            resolved = chain if isinstance(chain, ChainPath) else resolve_path(graph, chain)
+            got = propose_clues(graph, resolved, values=values, labels=labels, datatypes=datatypes,
+                                max_values=max_values, budget=budget, store=str(path))
+            if embed and got.task is not None:
+                got = got.model_copy(update={"task": embed_evidence(graph, got.task, values)})
+            out.append(got)
+    return tuple(out)
