@@ -65,6 +65,9 @@ _API: dict[str, str] = {
     "parse_task": "tasks", "check_necessity": "necessity", "check_necessity_files": "necessity",
     "NecessityReport": "necessity", "fuse": "fusion", "fuse_spec": "fusion", "FusionResult": "fusion",
     "FusionRefusal": "fusion", "FusionSpec": "fusion", "audit": "audit", "AuditReport": "audit",
+    # building a corpus
+    "build": "build", "build_seed": "build", "BuildParameters": "build", "BuildResult": "build",
+    "CorpusTask": "build", "SeedResult": "build", "read_seeds": "build",
     # the one error tree
     "ChaingraphError": "errors", "InvalidId": "errors", "UnknownEntity": "errors",
     "InvalidInput": "errors", "BadDumpLine": "errors", "UnsupportedFormat": "errors",
@@ -78,6 +81,8 @@ _API: dict[str, str] = {
 __all__ = [
     "AuditReport",
     "BadDumpLine",
+    "BuildParameters",
+    "BuildResult",
     "Chain",
     "ChainBounds",
     "ChainParameters",
@@ -86,6 +91,7 @@ __all__ = [
     "ChaingraphError",
     "CollectReport",
     "CorpusProblem",
+    "CorpusTask",
     "CrawlLimits",
     "Crosswalk",
     "EndpointError",
@@ -109,6 +115,7 @@ __all__ = [
     "QuantityValue",
     "RelationClassifier",
     "RetryPolicy",
+    "SeedResult",
     "Store",
     "StoreError",
     "Task",
@@ -120,6 +127,8 @@ __all__ = [
     "UnsupportedFormat",
     "__version__",
     "audit",
+    "build",
+    "build_seed",
     "chain_blocks",
     "chain_record",
     "check_necessity",
@@ -139,6 +148,7 @@ __all__ = [
     "merge_adjacent",
     "parse_task",
     "rank_chains",
+    "read_seeds",
     "relation_classifier",
     "score_chain",
     "summarize",
@@ -176,6 +186,15 @@ sys.modules[__name__].__class__ = _Package
 
 if TYPE_CHECKING:  # the same names, for type checkers and editors
     from chaingraph.audit import AuditReport, audit
+    from chaingraph.build import (
+        BuildParameters,
+        BuildResult,
+        CorpusTask,
+        SeedResult,
+        build,
+        build_seed,
+        read_seeds,
+    )
     from chaingraph.chains import Chain, chain_blocks, enumerate_chains
     from chaingraph.collect import CollectReport, collect
     from chaingraph.crosswalk import (

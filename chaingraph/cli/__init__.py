@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "task": "task",
     "fuse": "fuse",
     "audit": "audit",
+    "build": "build",
     "schema": "schema",
 }
 
