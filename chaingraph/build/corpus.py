@@ -239,8 +239,11 @@ def _chains(ctx: SeedContext, seed: str) -> list[ChainRecord]:
         if seed not in graph:
             from chaingraph.errors import UnknownEntity
 
-            raise UnknownEntity(seed, f"the evidence graph of store {p.store}",
-                                "it has no step statement there (absent, or only a class); check the id")
+            raise UnknownEntity(
+                seed,
+                f"the evidence graph of store {p.store}",
+                "it has no step statement there (absent, or only a class); check the id",
+            )
         best = top_chains(graph, seed, p.bounds.top, p.bounds.min_hops, p.bounds.max_hops, table=table)
         scope = "neighbourhood" if p.collect else "source"
         return [

@@ -22,7 +22,7 @@ from typing import Any
 
 from chaingraph.build.corpus import CorpusTask, NecessityCertificate, SeedContext
 from chaingraph.records import difficulty_level
-from chaingraph.tasks import Anchor, Clue, Fusion, Target, Task
+from chaingraph.tasks import Clue, Fusion, Target, Task
 from chaingraph.values import QuantityValue, TimeValue
 
 __all__ = ["MAX_TRIES", "comparable", "fuse_tasks"]
@@ -31,7 +31,9 @@ __all__ = ["MAX_TRIES", "comparable", "fuse_tasks"]
 MAX_TRIES = 5
 
 
-def comparable(a: dict[str, list[tuple[str, Any]]], b: dict[str, list[tuple[str, Any]]]) -> tuple[str, str] | None:
+def comparable(
+    a: dict[str, list[tuple[str, Any]]], b: dict[str, list[tuple[str, Any]]]
+) -> tuple[str, str] | None:
     """The first property (id order) both targets have with dates or quantities on both
     sides, and the operation: ``(property, operation)`` or ``None``."""
     for prop in sorted(set(a) & set(b), key=lambda p: int(p[1:])):
@@ -52,53 +54,92 @@ def _values(ctx: SeedContext, target: str) -> dict[str, list[tuple[str, Any]]]:
 
 
 def _component_clues(task: Task, c: int) -> list[Clue]:
-    return [clue.model_copy(update={"component": c, "id": f"c{c + 1}:{clue.id or i}"})
-            for i, clue in enumerate(task.clues)]
+    return [
+        clue.model_copy(update={"component": c, "id": f"c{c + 1}:{clue.id or i}"})
+        for i, clue in enumerate(task.clues)
+    ]
 
 
-def _fused(ctx: SeedContext, a: CorpusTask, b: CorpusTask, prop: str, operation: str,
-           values: tuple[list[tuple[str, Any]], list[tuple[str, Any]]]) -> tuple[CorpusTask | None, str | None]:
+def _fused(
+    ctx: SeedContext,
+    a: CorpusTask,
+    b: CorpusTask,
+    prop: str,
+    operation: str,
+    values: tuple[list[tuple[str, Any]], list[tuple[str, Any]]],
+) -> tuple[CorpusTask | None, str | None]:
     from chaingraph.fusion import FusionResult, FusionSpec, fuse_spec
     from chaingraph.necessity import check_necessity
 
-    spec = FusionSpec.model_validate({
-        "id": f"fused:{a.id}+{b.id}", "operation": operation,
-        "minuend": "c1" if operation == "subtract" else None,
-        "components": [{"id": f"c{i + 1}", "entity": t.task.target.entity, "property": prop,
-                        "statements": [{"statement": sid} for sid, _v in vals]}
-                       for i, (t, vals) in enumerate(zip((a, b), values))]})
+    spec = FusionSpec.model_validate(
+        {
+            "id": f"fused:{a.id}+{b.id}",
+            "operation": operation,
+            "minuend": "c1" if operation == "subtract" else None,
+            "components": [
+                {
+                    "id": f"c{i + 1}",
+                    "entity": t.task.target.entity,
+                    "property": prop,
+                    "statements": [{"statement": sid} for sid, _v in vals],
+                }
+                for i, (t, vals) in enumerate(zip((a, b), values))
+            ],
+        }
+    )
     outcome = fuse_spec(spec, store=ctx.store)
     if not isinstance(outcome, FusionResult):
         return None, outcome.reason
-    used = {i.component: i for i in outcome.inputs} if hasattr(outcome.inputs[0], "component") else {}
     chosen = {f"c{i + 1}": vals[0][1] for i, vals in enumerate(values)}
     comps = tuple(t.task.components[0].model_copy(update={"id": f"c{i + 1}"}) for i, t in enumerate((a, b)))
     anchors = tuple({x.entity: x for t in (a, b) for x in t.task.anchors}.values())
     result = outcome.value if isinstance(outcome.value, QuantityValue | TimeValue) else None
-    task = Task(id=spec.id or "", anchors=anchors,
-                target=Target(value=result) if result is not None else Target(entity=comps[0].target.entity),
-                components=comps, clues=(*_component_clues(a.task, 0), *_component_clues(b.task, 1)),
-                store=a.task.store, policy=a.task.policy,
-                fusion=Fusion(operation=operation, components=("c1", "c2"), minuend=spec.minuend,
-                              values=chosen, result=result),
-                anchor_necessary=True)
+    task = Task(
+        id=spec.id or "",
+        anchors=anchors,
+        target=Target(value=result) if result is not None else Target(entity=comps[0].target.entity),
+        components=comps,
+        clues=(*_component_clues(a.task, 0), *_component_clues(b.task, 1)),
+        store=a.task.store,
+        policy=a.task.policy,
+        fusion=Fusion(
+            operation=operation, components=("c1", "c2"), minuend=spec.minuend, values=chosen, result=result
+        ),
+        anchor_necessary=True,
+    )
     report = check_necessity(task, ctx.task_graph, values=ctx.values)
     ablation = [c.model_dump(mode="json") for c in report.component_ablations]
     if any(c.verdict != "necessary" for c in report.component_ablations):
         return None, "component_redundant"
     h = (a.evidence_steps or 0) + (b.evidence_steps or 0)
-    record = {"spec": spec.model_dump(mode="json", exclude_none=True),
-              "result": outcome.model_dump(mode="json", exclude_none=True), "component_ablation": ablation}
-    del used
+    record = {
+        "spec": spec.model_dump(mode="json", exclude_none=True),
+        "result": outcome.model_dump(mode="json", exclude_none=True),
+        "component_ablation": ablation,
+    }
     return CorpusTask(
-        id=task.id, seed=f"{a.seed}+{b.seed}", rank=0, task=task, chains=(*a.chains, *b.chains),
-        clue_selection={"components": [a.id, b.id]}, certificates=(*a.certificates, *b.certificates),
-        necessity=NecessityCertificate(policy=report.policy, necessary=report.necessary,
-                                       redundant=report.redundant, review=report.review,
-                                       text_only_shortcut=report.text_only_shortcut,
-                                       evidence_steps=h, difficulty=difficulty_level(h)),
-        fusion=record, evidence_steps=h, level=difficulty_level(h), provenance=a.provenance,
-        parameters=a.parameters), None
+        id=task.id,
+        seed=f"{a.seed}+{b.seed}",
+        rank=0,
+        task=task,
+        chains=(*a.chains, *b.chains),
+        clue_selection={"components": [a.id, b.id]},
+        certificates=(*a.certificates, *b.certificates),
+        necessity=NecessityCertificate(
+            policy=report.policy,
+            necessary=report.necessary,
+            redundant=report.redundant,
+            review=report.review,
+            text_only_shortcut=report.text_only_shortcut,
+            evidence_steps=h,
+            difficulty=difficulty_level(h),
+        ),
+        fusion=record,
+        evidence_steps=h,
+        level=difficulty_level(h),
+        provenance=a.provenance,
+        parameters=a.parameters,
+    ), None
 
 
 def fuse_tasks(ctx: SeedContext, tasks: Sequence[CorpusTask]) -> tuple[list[CorpusTask], dict[str, Any]]:
@@ -113,7 +154,7 @@ def fuse_tasks(ctx: SeedContext, tasks: Sequence[CorpusTask]) -> tuple[list[Corp
         if a.id in paired or not values[a.id]:
             continue
         tries = 0
-        for b in tasks[i + 1:]:
+        for b in tasks[i + 1 :]:
             if tries >= MAX_TRIES:
                 break
             if b.id in paired or b.seed == a.seed or b.task.target.entity == a.task.target.entity:
@@ -124,8 +165,9 @@ def fuse_tasks(ctx: SeedContext, tasks: Sequence[CorpusTask]) -> tuple[list[Corp
             tries += 1
             tried += 1
             prop, operation = how
-            got, reason = _fused(ctx, a, b, prop, operation, ([v for v in values[a.id][prop]],
-                                                               [v for v in values[b.id][prop]]))
+            got, reason = _fused(
+                ctx, a, b, prop, operation, ([v for v in values[a.id][prop]], [v for v in values[b.id][prop]])
+            )
             if got is None:
                 refused[reason or "refused"] += 1
                 continue

@@ -366,13 +366,13 @@ def _assemble(
     rejected += [Rejection(seed=r.seed, rule="seed_failed", detail=r.error) for r in results if r.error]
     rejected += [x for r in results for x in r.rejected]
     fusion: dict[str, Any] | None = None
-    fused: list[dict[str, Any]] = []
+    fused: list[CorpusTask] = []
     if parameters.fuse:
         from chaingraph.build.fusing import fuse_tasks
 
         fused, fusion = fuse_tasks(open_context(parameters), tasks)
     lines = [t.model_dump_json(by_alias=True, exclude_none=True) for t in tasks]
-    lines += [json.dumps(f, ensure_ascii=False, separators=(",", ":")) for f in fused]
+    lines += [f.model_dump_json(by_alias=True, exclude_none=True) for f in fused]
     tasks_file = out / "tasks.jsonl"
     _atomic_write(tasks_file, "".join(line + "\n" for line in lines))
     _atomic_write(out / "rejected.jsonl", "".join(x.model_dump_json() + "\n" for x in rejected))
