@@ -177,3 +177,67 @@ def test_other_parameters_in_the_same_folder_are_refused(sample_store: Path, tmp
     assert CliRunner().invoke(cli, args).exit_code == 0
     again = CliRunner().invoke(cli, [*args, "--top", "3"])
     assert again.exit_code == 2 and "--out" in again.output and "other seeds or parameters" in again.output
+
+
+def _founders_store(path: Path) -> Path:
+    """Three logos, each made by a company founded by a person (a 2-hop world): the
+    founders of Q101's and Q201's makers were born in 1920 and 1950; Q301's maker's
+    founder has two birth dates on record (so the calculator must refuse it)."""
+    from chaingraph.store import Batch, entity_row, property_row, statement_row
+    from chaingraph.values import EntityValue, TimeValue
+
+    def item(sid: str, s: str, p: str, o: str) -> tuple[object, ...]:
+        return statement_row(sid, s, p, EntityValue(id=o))
+
+    def born(sid: str, s: str, year: int) -> tuple[object, ...]:
+        return statement_row(sid, s, "P569", TimeValue.make(year, 5, 1, precision=11))
+
+    with Store(path) as store:
+        store.write(Batch(
+            properties=[property_row("P176", "manufacturer", datatype="wikibase-item"),
+                        property_row("P112", "founded by", datatype="wikibase-item"),
+                        property_row("P569", "date of birth", datatype="time")],
+            entities=[entity_row(q, f"item {q}") for q in ("Q101", "Q102", "Q103", "Q201", "Q202", "Q203",
+                                                           "Q301", "Q302", "Q303")],
+            statements=[item("s1", "Q101", "P176", "Q102"), item("s2", "Q102", "P112", "Q103"),
+                        item("s3", "Q201", "P176", "Q202"), item("s4", "Q202", "P112", "Q203"),
+                        item("s5", "Q301", "P176", "Q302"), item("s6", "Q302", "P112", "Q303"),
+                        born("b1", "Q103", 1920), born("b2", "Q203", 1950),
+                        born("b3", "Q303", 1931), born("b4", "Q303", 1932)]))
+    return path
+
+
+def test_fuse_pairs_targets_with_dates_and_counts_refusals(tmp_path: Path) -> None:
+    from chaingraph.fusion import FusionSpec, fuse_spec
+    from chaingraph.necessity import check_necessity
+
+    store = _founders_store(tmp_path / "founders.duckdb")
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("Q301\nQ101\nQ201\n")
+    out = CliRunner().invoke(cli, ["build", str(seeds), "--store", str(store), "--out", str(tmp_path / "o"),
+                                   "--min-hops", "2", "--max-hops", "2", "--fuse"])
+    assert out.exit_code == 0, out.output
+    lines = (tmp_path / "o" / "tasks.jsonl").read_text().splitlines()
+    tasks = [CorpusTask.model_validate_json(x) for x in lines]
+    assert [t.id for t in tasks] == ["Q301-r1", "Q101-r1", "Q201-r1", "fused:Q101-r1+Q201-r1"]
+    fused = tasks[-1]
+    manifest = json.loads((tmp_path / "o" / "manifest.json").read_text())
+    # Q301 is tried with Q101 and Q201 and refused twice (two birth dates); Q101 + Q201 fuse
+    assert manifest["fusion"] == {"tried": 3, "refused": {"multi_valued": 2}, "kept": 1}
+    assert fused.fusion is not None and fused.fusion["result"]["result"].startswith("+30")
+    assert fused.task.fusion is not None and fused.task.fusion.operation == "year_difference"
+    # recomputed from the files and the store alone
+    with Store(store, read_only=True) as st:
+        again = fuse_spec(FusionSpec.model_validate(fused.fusion["spec"]), store=st)
+    assert again.model_dump(mode="json", exclude_none=True) == fused.fusion["result"]
+    from chaingraph.necessity import GraphCache
+
+    cache = GraphCache(store=store)
+    report = check_necessity(fused.task, cache=cache)
+    cache.close()
+    assert [c.verdict for c in report.component_ablations] == ["necessary", "necessary"]
+    assert not report.redundant and not report.text_only_shortcut
+    assert fused.evidence_steps == tasks[1].evidence_steps + tasks[2].evidence_steps  # type: ignore[operator]
+    funnel = {row["stage"]: row["count"] for row in manifest["funnel"]}
+    assert funnel["fused pairs tried"] == 3 and funnel["fused refused: multi_valued"] == 2
+    assert funnel["fused kept"] == 1
