@@ -139,8 +139,8 @@ def resolve_path(graph: EvidenceGraph, path: Sequence[str]) -> ChainPath:
         raise ChainRuleError(f"path {','.join(path)}: a chain needs at least two nodes")
     for want in props:
         if want is not None and want in graph.policy.class_properties:
-            raise InvalidInput(f"path {','.join(path)}: {want} is a class property: it types nodes, it is not "
-                               "a step (give a type clue instead)")
+            raise InvalidInput(f"path {','.join(path)}: {want} is a class property: it types nodes, "
+                               "it is not a step (give a type clue instead)")
     for n in nodes:
         if not is_item_id(n):
             raise InvalidInput(f"path node {n!r} is not an item id (Q…); value targets are not proposed")
