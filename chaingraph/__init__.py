@@ -16,8 +16,9 @@ Imports flow one way (a module imports only modules above it in this list)::
     chains, explain,     enumeration and shortcut proof; "why not?"; s_div and top-N;
       ranking, merge     alias merge
     expand               collect, then enumerate, rank and record
-    tasks, patterns,     task model; clue patterns (SPARQL semantics); clue ablation
-      necessity
+    tasks, patterns,     task model; clue patterns (SPARQL semantics); minimal and
+      minimal, necessity minimum clue sets; clue ablation
+    propose              clue proposal: from a chain to a task with a minimal clue set
     units, fusion/       unit table; the exact fusion calculator
     audit/               corpus relation-class audits
     sample_corpus        chain and task corpora from world dumps (notebook, benchmarks)

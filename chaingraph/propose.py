@@ -85,8 +85,8 @@ from chaingraph.values import (
     Value,
 )
 
-__all__ = ["ChainPath", "FactLookup", "Proposal", "ProposalRecord", "candidate_clues", "embed_evidence",
-           "propose_clues", "propose_tasks", "resolve_path"]
+__all__ = ["ChainPath", "FactLookup", "Proposal", "ProposalRecord", "candidate_clues", "chain_pattern",
+           "embed_evidence", "propose_clues", "propose_tasks", "resolve_path"]
 
 Direction = Literal["forward", "backward"]
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
@@ -275,7 +275,7 @@ def _constraint(c: Clue) -> TypeConstraint | ValueConstraint:
     return ValueConstraint(c.variable, c.property, value)
 
 
-def _pattern(clues: Sequence[Clue], kept: frozenset[int], chain: ChainPath,
+def chain_pattern(clues: Sequence[Clue], kept: frozenset[int], chain: ChainPath,
              constraints: Mapping[int, TypeConstraint | ValueConstraint] | None = None) -> PathPattern:
     """The pattern of the clues ``kept`` (the mapping of :func:`chaingraph.patterns.compile_pattern`);
     ``constraints``: the type and value constraint of each such clue, when already known."""
@@ -395,7 +395,7 @@ def propose_clues(graph: EvidenceGraph, chain: ChainPath, *, values: FactLookup 
         nonlocal spent
         if kept not in answers:
             spent += 1
-            r = evaluate(graph, _pattern(clues, kept, chain, constraints), target=target, values=values,
+            r = evaluate(graph, chain_pattern(clues, kept, chain, constraints), target=target, values=values,
                          detail=False)
             answers[kept] = 1 if r.unique else 0 if not r.target_in else max(2, r.answer_count)
         return answers[kept]
@@ -418,7 +418,7 @@ def propose_clues(graph: EvidenceGraph, chain: ChainPath, *, values: FactLookup 
             search_proven=proven)
 
     if not unique(every):
-        full = evaluate(graph, _pattern(clues, every, chain), target=target, values=values, detail=False)
+        full = evaluate(graph, chain_pattern(clues, every, chain), target=target, values=values, detail=False)
         blocked = [f"x{i} {why}" for i, n in enumerate(chain.nodes[1:-1], start=1)
                    if (why := graph.blocked(graph.vertex(n))) is not None]
         if blocked:
@@ -444,7 +444,7 @@ def propose_clues(graph: EvidenceGraph, chain: ChainPath, *, values: FactLookup 
         def run(kept: frozenset[int], end: str) -> PatternResult:
             nonlocal spent
             spent += 1
-            return evaluate(graph, _pattern(clues, kept, chain, constraints), target=end, values=values,
+            return evaluate(graph, chain_pattern(clues, kept, chain, constraints), target=end, values=values,
                             first=_RIVAL_POOL)
 
         start = _rival_start(graph, chain, clues, constraints, values, count, run, rivals=rivals)
@@ -465,7 +465,7 @@ def propose_clues(graph: EvidenceGraph, chain: ChainPath, *, values: FactLookup 
             shortcut = ("the text alone singles out the target: every clue set that makes it unique does "
                         "so without the anchor too" if proven else
                         f"no clue set keeping the anchor necessary was found within {budget} evaluations")
-    final = evaluate(graph, _pattern(clues, kept, chain), target=target, values=values)
+    final = evaluate(graph, chain_pattern(clues, kept, chain), target=target, values=values)
     spent += 1
     h = final.witness.hops if final.witness is not None else None
     rec = record(kept, removed, necessary=necessary, reason=shortcut, without=without, h=h,
