@@ -303,10 +303,11 @@ def _store(name: str) -> Path:
 def _proposal_setup(name: str, count: int) -> tuple[Any, Any, dict[str, Any], list[Any]]:
     """Store, graph over every statement (no hub limit), lookups, and ``count`` chains: the best
     five-hop chain of seeds drawn deterministically, as the chain engine (default policy) finds them."""
-    from chaingraph.graph import EvidenceGraph, TraversalPolicy
+    from chaingraph.graph import EvidenceGraph
     from chaingraph.lookups import StoreValues
     from chaingraph.propose import ChainPath
     from chaingraph.ranking import top_chains
+    from chaingraph.settings import TraversalPolicy
     from chaingraph.store import Store
 
     store = Store(_store(name), read_only=True)

@@ -67,14 +67,14 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
 from chaingraph.errors import ChaingraphError, InvalidInput, InvalidTask, UnknownEntity
-from chaingraph.graph import EvidenceGraph, TraversalPolicy
+from chaingraph.graph import EvidenceGraph
 from chaingraph.minimal import largest_removal, prune_sequential, removal_order
 from chaingraph.patterns import (
     EmbeddedValues,
@@ -87,6 +87,7 @@ from chaingraph.patterns import (
     value_key,
 )
 from chaingraph.records import Level, difficulty_level
+from chaingraph.settings import TraversalPolicy
 from chaingraph.store import Store
 from chaingraph.tasks import SolverResult, Task, load_task
 from chaingraph.values import EntityValue, Value
@@ -330,18 +331,23 @@ HubLimit = int | None | Literal["task"]
 
 
 def policy_for(task: Task, hub_limit: HubLimit = TASK_POLICY) -> TraversalPolicy:
-    """The traversal policy a task names (literal nodes on when a target is a value);
-    ``hub_limit`` other than ``"task"`` overrides the task's (``None``: no hub rule)."""
-    spec = task.policy
-    literals = spec.include_literals
-    if literals is None:
-        literals = any(c.target.value is not None for c in task.components)
-    limit = spec.hub_limit if hub_limit == TASK_POLICY else hub_limit
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
-        raise InvalidInput(f"hub_limit must be a non-negative integer or None, got {limit!r}")
-    return TraversalPolicy(class_properties=frozenset(spec.class_properties), hub_limit=limit,
-                           include_literals=literals, excluded_properties=frozenset(spec.excluded_properties),
-                           properties=None if spec.properties is None else frozenset(spec.properties))
+    """The traversal policy answer sets are computed under: the task's ``policy``, where the
+    hub rule applies only when the task names a ``hub_limit`` (by default every statement
+    counts, DESIGN §6) or ``hub_limit`` here overrides it (``None``: no hub rule); unless
+    the task says otherwise, literal nodes are on exactly when some component's target is
+    a value."""
+    policy = task.policy
+    update: dict[str, Any] = {}
+    if "include_literals" not in policy.model_fields_set:
+        update["include_literals"] = any(c.target.value is not None for c in task.components)
+    if hub_limit != TASK_POLICY:
+        if hub_limit is not None and (isinstance(hub_limit, bool) or not isinstance(hub_limit, int)
+                                      or hub_limit < 0):
+            raise InvalidInput(f"hub_limit: must be a non-negative integer or None, got {hub_limit!r}")
+        update["hub_limit"] = hub_limit
+    elif "hub_limit" not in policy.model_fields_set:
+        update["hub_limit"] = None
+    return policy.model_copy(update=update) if update else policy
 
 
 @dataclass
@@ -361,7 +367,7 @@ class GraphCache:
         where = self.store if self.store is not None else task.store
         if where is None and task.evidence is None:
             raise InvalidTask("the task has neither 'evidence' nor 'store'; embed its evidence subgraph "
-                              "or pass --store", path="evidence", file=file)
+                              "or pass `store`", path="evidence", file=file)
         if where is not None and (self.store is not None or task.evidence is None):
             path = Path(where)
             if not path.is_absolute() and base is not None and self.store is None:
@@ -471,7 +477,8 @@ def _blocked(task: Task, c: int, graph: EvidenceGraph, values: ValueLookup | Non
     comp = task.components[c]
     nodes: Sequence[str | None] = [s.target for s in comp.steps[:-1]]
     if any(n is None or n not in graph for n in nodes):
-        free = EvidenceGraph(graph.graph, graph.classes, replace(graph.policy, hub_limit=None), graph.labels,
+        free = EvidenceGraph(graph.graph, graph.classes, graph.policy.model_copy(update={"hub_limit": None}),
+                             graph.labels,
                              graph.sitelinks, graph.class_statements)
         r = evaluate(free, compile_pattern(task, c), target=_target(task, c), values=values)
         if r.witness is None:

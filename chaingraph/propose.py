@@ -29,7 +29,8 @@ makes the text alone ambiguous while the anchor keeps the target unique, and pru
 runs again from there. When no such set exists (or none is found within ``budget``) the
 task keeps its anchor clue and says ``"anchor_necessary": false`` with the reason.
 
->>> from chaingraph.graph import EvidenceGraph, TraversalPolicy
+>>> from chaingraph.graph import EvidenceGraph
+>>> from chaingraph.settings import TraversalPolicy
 >>> g = EvidenceGraph.from_edges([("s1", "Q1", "P50", "Q2"), ("s2", "Q2", "P19", "Q3"),
 ...     ("s3", "Q4", "P19", "Q5"), ("s4", "Q7", "P50", "Q4"), ("s5", "Q2", "P27", "Q6"),
 ...     ("s6", "Q3", "P31", "Q515"), ("s7", "Q5", "P31", "Q515")], policy=TraversalPolicy(hub_limit=None))
@@ -71,7 +72,6 @@ from chaingraph.tasks import (
     Component,
     Evidence,
     LiteralStatement,
-    PolicySpec,
     Target,
     Task,
     TaskStep,
@@ -480,11 +480,7 @@ def _task(graph: EvidenceGraph, chain: ChainPath, clues: Sequence[Clue], kept: f
     steps = tuple(TaskStep(property=p, direction=d, statement_id=sid, source=a, target=b)
                   for p, d, sid, a, b in zip(chain.properties, chain.directions,
                                              chain.statements or (None,) * chain.k, nodes, nodes[1:]))
-    pol = graph.policy
-    policy = PolicySpec(hub_limit=pol.hub_limit, class_properties=tuple(sorted(pol.class_properties)),
-                        excluded_properties=tuple(sorted(pol.excluded_properties)),
-                        properties=None if pol.properties is None else tuple(sorted(pol.properties)),
-                        include_literals=pol.include_literals)
+    policy = graph.policy.model_copy(update={"hub_limit": graph.policy.hub_limit})  # stated, not defaulted
     return Task(id=task_id or "-".join(nodes), anchors=(Anchor(entity=nodes[0], label=labels.get(nodes[0])),),
                 target=Target(entity=nodes[-1], label=labels.get(nodes[-1])),
                 components=(Component(anchor=nodes[0], steps=steps, target=Target(entity=nodes[-1])),),
@@ -584,8 +580,8 @@ def propose_tasks(chains: Sequence[ChainPath | Sequence[str]], *, store: str | P
     """Propose a task for each chain (a :class:`ChainPath`, or a path ``[Q…, (P…,) Q…]``)
     with answer sets over every statement of ``store`` (or under ``hub_limit``); the
     library twin of ``chaingraph task``. ``embed``: each task carries its evidence."""
-    from chaingraph.graph import TraversalPolicy
     from chaingraph.lookups import StoreValues
+    from chaingraph.settings import TraversalPolicy
     from chaingraph.store import Store
 
     path = Path(store)

@@ -57,6 +57,7 @@ from pydantic import (
 
 from chaingraph.errors import InvalidId, InvalidTask
 from chaingraph.ids import pid, qid
+from chaingraph.settings import TraversalPolicy
 from chaingraph.values import EntityValue, Value
 
 __all__ = [
@@ -68,7 +69,6 @@ __all__ = [
     "Evidence",
     "Fusion",
     "LiteralStatement",
-    "PolicySpec",
     "SolverEvidence",
     "SolverResult",
     "Target",
@@ -236,20 +236,6 @@ class Evidence(BaseModel):
     labels: dict[str, str] = Field(default_factory=dict)
 
 
-class PolicySpec(BaseModel):
-    """The traversal policy answer sets are computed under (DESIGN §2, §6). By default
-    every statement counts (``hub_limit`` null: an agent may walk through a hub); a task
-    may ask for the chain engine's hub rule with ``hub_limit``. ``include_literals``
-    defaults to true exactly when some component target is a value."""
-
-    model_config = _FROZEN
-    hub_limit: int | None = Field(default=None, ge=0, description="null: no hub rule (SPARQL semantics)")
-    class_properties: tuple[str, ...] = ("P31", "P279")
-    excluded_properties: tuple[str, ...] = ()
-    properties: tuple[str, ...] | None = None
-    include_literals: bool | None = None
-
-
 class SolverResult(BaseModel):
     model_config = _FROZEN
     answer: str | None = None
@@ -292,7 +278,10 @@ class Task(BaseModel):
     clues: tuple[Clue, ...] = ()
     evidence: Evidence | None = None
     store: str | None = None
-    policy: PolicySpec = Field(default_factory=PolicySpec)
+    policy: TraversalPolicy = Field(
+        default_factory=TraversalPolicy,
+        description="the policy answer sets are computed under; the hub rule applies only when hub_limit "
+        "is given (by default every statement counts, DESIGN §6)")
     solver: SolverEvidence | None = None
     fusion: Fusion | None = None
     anchor_necessary: bool | None = Field(

@@ -21,9 +21,10 @@ from typing import Any
 import pyoxigraph  # a test dependency: its absence must fail, not skip, these oracles
 import pytest
 
-from chaingraph.graph import EvidenceGraph, TraversalPolicy
+from chaingraph.graph import EvidenceGraph
 from chaingraph.propose import ChainPath, Proposal, propose_tasks
 from chaingraph.ranking import top_chains
+from chaingraph.settings import TraversalPolicy
 from chaingraph.tasks import Clue, Task
 from chaingraph.values import TimeValue
 
