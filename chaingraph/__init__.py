@@ -64,7 +64,9 @@ _API: dict[str, str] = {
     "TimeValue": "values", "QuantityValue": "values", "EntityValue": "values",
     "ChainRecord": "records", "ChainParameters": "records", "Task": "tasks", "load_task": "tasks",
     "parse_task": "tasks", "check_necessity": "necessity", "check_necessity_files": "necessity",
-    "NecessityReport": "necessity", "fuse": "fusion", "fuse_spec": "fusion", "FusionResult": "fusion",
+    "NecessityReport": "necessity", "propose_clues": "propose", "propose_tasks": "propose",
+    "ChainPath": "propose", "Proposal": "propose",
+    "fuse": "fusion", "fuse_spec": "fusion", "FusionResult": "fusion",
     "FusionRefusal": "fusion", "FusionSpec": "fusion", "audit": "audit", "AuditReport": "audit",
     # the one error tree
     "ChaingraphError": "errors", "InvalidId": "errors", "UnknownEntity": "errors",
@@ -82,6 +84,7 @@ __all__ = [
     "Chain",
     "ChainBounds",
     "ChainParameters",
+    "ChainPath",
     "ChainRecord",
     "ChainRuleError",
     "ChaingraphError",
@@ -107,6 +110,7 @@ __all__ = [
     "InvalidTask",
     "NecessityReport",
     "OfflineCacheMiss",
+    "Proposal",
     "QuantityValue",
     "RelationClassifier",
     "RetryPolicy",
@@ -139,6 +143,8 @@ __all__ = [
     "load_task",
     "merge_adjacent",
     "parse_task",
+    "propose_clues",
+    "propose_tasks",
     "rank_chains",
     "relation_classifier",
     "score_chain",
@@ -211,6 +217,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     from chaingraph.graph import EvidenceGraph
     from chaingraph.merge import merge_adjacent
     from chaingraph.necessity import NecessityReport, check_necessity, check_necessity_files
+    from chaingraph.propose import ChainPath, Proposal, propose_clues, propose_tasks
     from chaingraph.ranking import TypeTable, rank_chains, score_chain, top_chains
     from chaingraph.records import ChainParameters, ChainRecord
     from chaingraph.settings import ChainBounds, CrawlLimits, EndpointSettings, RetryPolicy, TraversalPolicy
