@@ -524,7 +524,8 @@ def propose_clues(graph: EvidenceGraph, chain: ChainPath, *, values: FactLookup 
             start = None if best.removed is None else every - frozenset(best.removed)
         if start is not None:
             again = prune_sequential(start, order, unique)
-            kept, removed = frozenset(again.kept), tuple(i for i in order if i not in again.kept)
+            kept = frozenset(again.kept)
+            removed = (*(i for i in order if i not in start), *again.removed)
             without, necessary = count(kept - {anchor}), True
             found = how
         else:

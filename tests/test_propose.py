@@ -262,3 +262,21 @@ def test_task_command_reads_chain_records(store_file: Path, tmp_path: Path) -> N
     bad.write_text("{}\n")
     out = CliRunner().invoke(cli, ["task", "--chain", str(bad), "--store", str(store_file)])
     assert out.exit_code == 2 and "line 1 is not a chain record" in out.output
+
+
+def test_cached_layers_give_the_answer_sets_of_evaluate() -> None:
+    from chaingraph.propose import _constraint, _Layers, candidate_clues, chain_pattern
+
+    graph, values = world()
+    chain = resolve_path(graph, ["Q1", "Q2", "Q3"])
+    clues = candidate_clues(graph, chain, values)
+    constraints = {i: _constraint(c) for i, c in enumerate(clues) if c.kind in ("type", "value")}
+    layers = _Layers(graph, chain, clues, constraints, values)
+    outcomes = set()
+    for n in range(len(clues) + 1):
+        for kept in map(frozenset, itertools.combinations(range(len(clues)), n)):
+            r = evaluate(graph, chain_pattern(clues, kept, chain), target="Q3", values=values)
+            want = 1 if r.unique else 0 if not r.target_in else r.answer_count
+            assert layers.count(kept) == want, kept
+            outcomes.add(want)
+    assert {1, 2} <= outcomes  # both unique and ambiguous subsets were compared
