@@ -67,7 +67,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -331,17 +331,19 @@ HubLimit = int | None | Literal["task"]
 
 
 def policy_for(task: Task, hub_limit: HubLimit = TASK_POLICY) -> TraversalPolicy:
-    """The traversal policy a task names: no hub rule unless the task sets ``hub_limit``,
-    literal nodes on exactly when some component's target is a value unless the task says
-    otherwise; ``hub_limit`` other than ``"task"`` overrides the task's (``None``: no hub rule)."""
+    """The traversal policy answer sets are computed under: the task's ``policy``, where the
+    hub rule applies only when the task names a ``hub_limit`` (by default every statement
+    counts, DESIGN §6) or ``hub_limit`` here overrides it (``None``: no hub rule); unless
+    the task says otherwise, literal nodes are on exactly when some component's target is
+    a value."""
     policy = task.policy
-    update: dict[str, object] = {}
+    update: dict[str, Any] = {}
     if "include_literals" not in policy.model_fields_set:
         update["include_literals"] = any(c.target.value is not None for c in task.components)
     if hub_limit != TASK_POLICY:
         if hub_limit is not None and (isinstance(hub_limit, bool) or not isinstance(hub_limit, int)
                                       or hub_limit < 0):
-            raise InvalidInput(f"hub_limit must be a non-negative integer or None, got {hub_limit!r}")
+            raise InvalidInput(f"hub_limit: must be a non-negative integer or None, got {hub_limit!r}")
         update["hub_limit"] = hub_limit
     elif "hub_limit" not in policy.model_fields_set:
         update["hub_limit"] = None
@@ -475,7 +477,8 @@ def _blocked(task: Task, c: int, graph: EvidenceGraph, values: ValueLookup | Non
     comp = task.components[c]
     nodes: Sequence[str | None] = [s.target for s in comp.steps[:-1]]
     if any(n is None or n not in graph for n in nodes):
-        free = EvidenceGraph(graph.graph, graph.classes, replace(graph.policy, hub_limit=None), graph.labels,
+        free = EvidenceGraph(graph.graph, graph.classes, graph.policy.model_copy(update={"hub_limit": None}),
+                             graph.labels,
                              graph.sitelinks, graph.class_statements)
         r = evaluate(free, compile_pattern(task, c), target=_target(task, c), values=values)
         if r.witness is None:

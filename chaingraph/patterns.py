@@ -78,6 +78,8 @@ __all__ = [
     "constraint_mask",
     "evaluate",
     "known_class",
+    "start_layer",
+    "step_layer",
     "to_sparql",
     "value_key",
     "value_matches",
@@ -454,6 +456,24 @@ def _value_mask(graph: EvidenceGraph, idx: _Index, c: ValueConstraint,
                 mask[graph.vertex(s)] = True
         idx.masks[key] = mask
     return idx.masks[key]
+
+
+def start_layer(graph: EvidenceGraph, anchor: str | None) -> np.ndarray:
+    """The ``x0`` candidates of :func:`evaluate`: the anchor's vertex, or every entity."""
+    idx = _index(graph)
+    return idx.entities if anchor is None else np.array([graph.vertex(anchor)], dtype=np.int64)
+
+
+def step_layer(graph: EvidenceGraph, nodes: np.ndarray, step: Step, masks: Sequence[np.ndarray] = (), *,
+               inner: bool) -> np.ndarray:
+    """One layer of :func:`evaluate`: the sorted vertices one ``step`` from ``nodes`` that
+    satisfy every mask (and are passable when ``inner``, i.e. not ``xk``)."""
+    idx = _index(graph)
+    out = idx.advance(nodes, step)[0]
+    keep = idx.passable[out] if inner else None
+    for mask in masks:
+        keep = mask[out] if keep is None else keep & mask[out]
+    return out if keep is None else out[keep]
 
 
 def constraint_mask(graph: EvidenceGraph, constraint: TypeConstraint | ValueConstraint,

@@ -20,16 +20,24 @@ saying how its clues were chosen.
 **Selection.** The full candidate set must make the target the unique answer (SPARQL
 semantics under the graph's policy; with no hub limit an agent may walk anywhere), or
 there is no task: :attr:`Proposal.cannot` says why. Then the clues other than the
-anchor are removed **one at a time** in the documented order of
-:func:`chaingraph.minimal.removal_order` (item values, literal values, types, relations),
-each only if the target stays unique — a minimal set. The anchor must be **necessary**
-(no text-only shortcut): if the pruned set still singles out the target without it, a
-bounded search (:func:`chaingraph.minimal.largest_removal`) looks for clues whose removal
-makes the text alone ambiguous while the anchor keeps the target unique, and pruning
-runs again from there. When no such set exists (or none is found within ``budget``) the
-task keeps its anchor clue and says ``"anchor_necessary": false`` with the reason.
+anchor are removed **one at a time**, each only if the target stays unique: value and
+type clues from the most specific (fewest entities satisfy it) to the broadest, then
+relations by step — a minimal set. The anchor must be **necessary** (no text-only
+shortcut). If the pruned set still singles out the target without it, three searches
+look, in turn, for a set where it is: around a *rival* answer of the relation pattern
+with ``x0`` free (keep only clues a match ending at the rival satisfies, so the text
+alone stays ambiguous), by growing from the anchor and the relations with the broadest
+clues, and by a bounded search (:func:`chaingraph.minimal.largest_removal`, ``budget``
+evaluations); pruning then runs again from the set found. When none is found the task
+keeps its anchor clue and says ``"anchor_necessary": false`` with the reason; the record
+says which step found it (``anchor_found_by``).
 
->>> from chaingraph.graph import EvidenceGraph, TraversalPolicy
+Uniqueness is decided on the forward layers of :func:`chaingraph.patterns.evaluate`
+(the same answer sets), each layer remembered by the clues up to its variable, so clue
+sets that differ in a clue near the target share the work before it.
+
+>>> from chaingraph.graph import EvidenceGraph
+>>> from chaingraph.settings import TraversalPolicy
 >>> g = EvidenceGraph.from_edges([("s1", "Q1", "P50", "Q2"), ("s2", "Q2", "P19", "Q3"),
 ...     ("s3", "Q4", "P19", "Q5"), ("s4", "Q7", "P50", "Q4"), ("s5", "Q2", "P27", "Q6"),
 ...     ("s6", "Q3", "P31", "Q515"), ("s7", "Q5", "P31", "Q515")], policy=TraversalPolicy(hub_limit=None))
@@ -47,6 +55,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Literal, Protocol
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from chaingraph.errors import ChainRuleError, InvalidInput
@@ -63,9 +72,10 @@ from chaingraph.patterns import (
     compile_pattern,
     constraint_mask,
     evaluate,
+    start_layer,
+    step_layer,
 )
 from chaingraph.records import ChainRecord, Level, difficulty_level
-from chaingraph.settings import TraversalPolicy
 from chaingraph.tasks import (
     Anchor,
     Clue,
@@ -85,10 +95,13 @@ from chaingraph.values import (
     Value,
 )
 
-__all__ = ["ChainPath", "FactLookup", "Proposal", "ProposalRecord", "candidate_clues", "embed_evidence",
-           "propose_clues", "propose_tasks", "resolve_path"]
+__all__ = ["ChainPath", "FactLookup", "Proposal", "ProposalRecord", "candidate_clues", "chain_pattern",
+           "embed_evidence", "propose_clues", "propose_tasks", "resolve_path"]
 
 Direction = Literal["forward", "backward"]
+#: which step found the clue set with a necessary anchor: the first pruning pass, a rival
+#: answer, growing from the relations, the bounded search, or none
+AnchorSearch = Literal["pruning", "rival", "grow", "search", "none"]
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 #: datatypes whose statements may become literal value clues (others: ids, URLs, media)
 VALUE_DATATYPES = frozenset({"time", "quantity", "string", "monolingualtext", "wikibase-item"})
@@ -139,8 +152,8 @@ def resolve_path(graph: EvidenceGraph, path: Sequence[str]) -> ChainPath:
         raise ChainRuleError(f"path {','.join(path)}: a chain needs at least two nodes")
     for want in props:
         if want is not None and want in graph.policy.class_properties:
-            raise InvalidInput(f"path {','.join(path)}: {want} is a class property: it types nodes, it is not "
-                               "a step (give a type clue instead)")
+            raise InvalidInput(f"path {','.join(path)}: {want} is a class property: it types nodes, "
+                               "it is not a step (give a type clue instead)")
     for n in nodes:
         if not is_item_id(n):
             raise InvalidInput(f"path node {n!r} is not an item id (Q…); value targets are not proposed")
@@ -184,6 +197,7 @@ class ProposalRecord(BaseModel):
     difficulty: Level | None
     evaluations: int
     search_proven: bool | None = None
+    anchor_found_by: AnchorSearch = "none"
 
 
 class Proposal(BaseModel):
@@ -275,7 +289,7 @@ def _constraint(c: Clue) -> TypeConstraint | ValueConstraint:
     return ValueConstraint(c.variable, c.property, value)
 
 
-def _pattern(clues: Sequence[Clue], kept: frozenset[int], chain: ChainPath,
+def chain_pattern(clues: Sequence[Clue], kept: frozenset[int], chain: ChainPath,
              constraints: Mapping[int, TypeConstraint | ValueConstraint] | None = None) -> PathPattern:
     """The pattern of the clues ``kept`` (the mapping of :func:`chaingraph.patterns.compile_pattern`);
     ``constraints``: the type and value constraint of each such clue, when already known."""
@@ -297,6 +311,53 @@ def _pattern(clues: Sequence[Clue], kept: frozenset[int], chain: ChainPath,
 
 
 # -- the proposal -------------------------------------------------------------------
+class _Layers:
+    """Answer counts of clue subsets by the forward layers of :func:`~chaingraph.patterns.evaluate`
+    (the same answer set), each layer remembered by the clues that shape it up to its
+    variable: subsets that differ only in a clue on ``x_i`` share the layers before ``i``."""
+
+    def __init__(self, graph: EvidenceGraph, chain: ChainPath, clues: Sequence[Clue],
+                 constraints: Mapping[int, TypeConstraint | ValueConstraint],
+                 values: ValueLookup | None) -> None:
+        self.graph, self.chain = graph, chain
+        self.masks = {i: constraint_mask(graph, con, values) for i, con in constraints.items()}
+        self.on: dict[int, tuple[int, ...]] = {}
+        for i, con in sorted(constraints.items()):
+            self.on[con.variable] = (*self.on.get(con.variable, ()), i)
+        self.relation = {c.step: i for i, c in enumerate(clues) if c.kind == "relation"}
+        self.anchor = next(i for i, c in enumerate(clues) if c.kind == "anchor")
+        self.target = graph.vertex(chain.nodes[-1])
+        self.cache: dict[tuple[object, ...], np.ndarray] = {}
+
+    def count(self, kept: frozenset[int]) -> int:
+        """1 when the target is the unique answer, 0 when it is not an answer, else the
+        number of answers (at least 2)."""
+        cons = tuple(j for j in self.on.get(0, ()) if j in kept)
+        key: tuple[object, ...] = (self.anchor in kept, cons)
+        layer = self.cache.get(key)
+        if layer is None:
+            layer = start_layer(self.graph, self.chain.nodes[0] if self.anchor in kept else None)
+            for j in cons:
+                layer = layer[self.masks[j][layer]]
+            self.cache[key] = layer
+        k = self.chain.k
+        for i in range(1, k + 1):
+            rel = self.relation.get(i)
+            step = (Step(self.chain.properties[i - 1], self.chain.directions[i - 1])
+                    if rel is not None and rel in kept else Step())
+            cons = tuple(j for j in self.on.get(i, ()) if j in kept)
+            key = (key, step, cons)
+            got = self.cache.get(key)
+            if got is None:
+                got = self.cache[key] = (step_layer(self.graph, layer, step, [self.masks[j] for j in cons],
+                                                    inner=i < k) if len(layer) else layer)
+            layer = got
+        at = int(np.searchsorted(layer, self.target))
+        if at >= len(layer) or layer[at] != self.target:
+            return 0
+        return 1 if len(layer) == 1 else max(2, len(layer))
+
+
 def _order(graph: EvidenceGraph, clues: Sequence[Clue], values: ValueLookup | None) -> tuple[int, ...]:
     """The order in which proposal tries to remove clues: value and type clues from the
     most specific (fewest entities satisfy it) to the broadest, then relations by step;
@@ -367,7 +428,7 @@ def _grow(clues: Sequence[Clue], order: Sequence[int], count: Callable[[frozense
 
 def propose_clues(graph: EvidenceGraph, chain: ChainPath, *, values: FactLookup | None = None,
                   labels: Mapping[str, str] | None = None, datatypes: Mapping[str, str] | None = None,
-                  max_values: int = 8, budget: int = 100, rivals: int = 3, task_id: str | None = None,
+                  max_values: int = 8, budget: int = 30, rivals: int = 3, task_id: str | None = None,
                   store: str | None = None) -> Proposal:
     """Propose a minimal clue set for ``chain`` that keeps its target the unique answer
     and its anchor necessary (see the module docstring). Deterministic.
@@ -389,15 +450,14 @@ def propose_clues(graph: EvidenceGraph, chain: ChainPath, *, values: FactLookup 
 
     answers: dict[frozenset[int], int] = {}
     constraints = {i: _constraint(c) for i, c in enumerate(clues) if c.kind in ("type", "value")}
+    layers = _Layers(graph, chain, clues, constraints, values)
 
     def count(kept: frozenset[int]) -> int:
         """Answers of the clues ``kept``; 1 means the target alone (0 if it is not reached)."""
         nonlocal spent
         if kept not in answers:
             spent += 1
-            r = evaluate(graph, _pattern(clues, kept, chain, constraints), target=target, values=values,
-                         detail=False)
-            answers[kept] = 1 if r.unique else 0 if not r.target_in else max(2, r.answer_count)
+            answers[kept] = layers.count(kept)
         return answers[kept]
 
     def unique(kept: frozenset[int]) -> bool:
@@ -409,16 +469,17 @@ def propose_clues(graph: EvidenceGraph, chain: ChainPath, *, values: FactLookup 
     ids = [c.id or "" for c in clues]
 
     def record(kept: frozenset[int], removed: Sequence[int], *, necessary: bool, reason: str | None,
-               without: int, h: int | None, proven: bool | None) -> ProposalRecord:
+               without: int, h: int | None, proven: bool | None,
+               found: AnchorSearch = "none") -> ProposalRecord:
         return ProposalRecord(
             chain=chain, policy=graph.policy.describe(), candidates=clues, order=tuple(ids[i] for i in order),
             removed=tuple(ids[i] for i in removed), kept=tuple(ids[i] for i in sorted(kept)),
             anchor_necessary=necessary, anchor_reason=reason, answers_without_anchor=without,
             evidence_steps=h, difficulty=None if h is None else difficulty_level(h), evaluations=spent,
-            search_proven=proven)
+            search_proven=proven, anchor_found_by=found)
 
     if not unique(every):
-        full = evaluate(graph, _pattern(clues, every, chain), target=target, values=values, detail=False)
+        full = evaluate(graph, chain_pattern(clues, every, chain), target=target, values=values, detail=False)
         blocked = [f"x{i} {why}" for i, n in enumerate(chain.nodes[1:-1], start=1)
                    if (why := graph.blocked(graph.vertex(n))) is not None]
         if blocked:
@@ -440,17 +501,21 @@ def propose_clues(graph: EvidenceGraph, chain: ChainPath, *, values: FactLookup 
     necessary = without != 1
     shortcut: str | None = None
     proven: bool | None = None
+    found: AnchorSearch = "pruning" if necessary else "none"
     if not necessary:
         def run(kept: frozenset[int], end: str) -> PatternResult:
             nonlocal spent
             spent += 1
-            return evaluate(graph, _pattern(clues, kept, chain, constraints), target=end, values=values,
+            return evaluate(graph, chain_pattern(clues, kept, chain, constraints), target=end, values=values,
                             first=_RIVAL_POOL)
 
         start = _rival_start(graph, chain, clues, constraints, values, count, run, rivals=rivals)
+        how: AnchorSearch = "rival"
         if start is None:
-            start = _grow(clues, order, count, anchor)
+            start, how = _grow(clues, order, count, anchor), "grow"
         if start is None:
+            how = "search"
+
             def ambiguous_without_anchor(k: frozenset[int]) -> bool:
                 return count(k - {anchor}) != 1
 
@@ -459,17 +524,20 @@ def propose_clues(graph: EvidenceGraph, chain: ChainPath, *, values: FactLookup 
             start = None if best.removed is None else every - frozenset(best.removed)
         if start is not None:
             again = prune_sequential(start, order, unique)
-            kept, removed = frozenset(again.kept), tuple(i for i in order if i not in again.kept)
+            kept = frozenset(again.kept)
+            removed = (*(i for i in order if i not in start), *again.removed)
             without, necessary = count(kept - {anchor}), True
+            found = how
         else:
             shortcut = ("the text alone singles out the target: every clue set that makes it unique does "
                         "so without the anchor too" if proven else
-                        f"no clue set keeping the anchor necessary was found within {budget} evaluations")
-    final = evaluate(graph, _pattern(clues, kept, chain), target=target, values=values)
+                        "no clue set keeping the anchor necessary was found (rival answers, growth from the "
+                        f"relations, and a search of {budget} evaluations)")
+    final = evaluate(graph, chain_pattern(clues, kept, chain), target=target, values=values)
     spent += 1
     h = final.witness.hops if final.witness is not None else None
     rec = record(kept, removed, necessary=necessary, reason=shortcut, without=without, h=h,
-                 proven=proven)
+                 proven=proven, found=found)
     return Proposal(task=_task(graph, chain, clues, kept, rec, task_id=task_id, store=store,
                                labels=labels if labels is not None else graph.labels), record=rec)
 
@@ -480,10 +548,7 @@ def _task(graph: EvidenceGraph, chain: ChainPath, clues: Sequence[Clue], kept: f
     steps = tuple(TaskStep(property=p, direction=d, statement_id=sid, source=a, target=b)
                   for p, d, sid, a, b in zip(chain.properties, chain.directions,
                                              chain.statements or (None,) * chain.k, nodes, nodes[1:]))
-    pol = graph.policy
-    policy = TraversalPolicy(hub_limit=pol.hub_limit, class_properties=pol.class_properties,
-                             excluded_properties=pol.excluded_properties, properties=pol.properties,
-                             include_literals=pol.include_literals)
+    policy = graph.policy.model_copy(update={"hub_limit": graph.policy.hub_limit})  # stated, not defaulted
     return Task(id=task_id or "-".join(nodes), anchors=(Anchor(entity=nodes[0], label=labels.get(nodes[0])),),
                 target=Target(entity=nodes[-1], label=labels.get(nodes[-1])),
                 components=(Component(anchor=nodes[0], steps=steps, target=Target(entity=nodes[-1])),),
@@ -579,11 +644,12 @@ def _up(cls: str, wanted: set[str], supers: Mapping[str, tuple[str, ...]]) -> li
 # -- from a store ---------------------------------------------------------------------
 def propose_tasks(chains: Sequence[ChainPath | Sequence[str]], *, store: str | Path,
                   hub_limit: int | None = None, embed: bool = False, max_values: int = 8,
-                  budget: int = 100) -> tuple[Proposal, ...]:
+                  budget: int = 30) -> tuple[Proposal, ...]:
     """Propose a task for each chain (a :class:`ChainPath`, or a path ``[Q…, (P…,) Q…]``)
     with answer sets over every statement of ``store`` (or under ``hub_limit``); the
     library twin of ``chaingraph task``. ``embed``: each task carries its evidence."""
     from chaingraph.lookups import StoreValues
+    from chaingraph.settings import TraversalPolicy
     from chaingraph.store import Store
 
     path = Path(store)

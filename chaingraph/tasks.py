@@ -278,7 +278,10 @@ class Task(BaseModel):
     clues: tuple[Clue, ...] = ()
     evidence: Evidence | None = None
     store: str | None = None
-    policy: TraversalPolicy = TraversalPolicy()
+    policy: TraversalPolicy = Field(
+        default_factory=TraversalPolicy,
+        description="the policy answer sets are computed under; the hub rule applies only when hub_limit "
+        "is given (by default every statement counts, DESIGN §6)")
     solver: SolverEvidence | None = None
     fusion: Fusion | None = None
     anchor_necessary: bool | None = Field(

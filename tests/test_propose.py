@@ -17,12 +17,13 @@ import pytest
 from click.testing import CliRunner
 
 from chaingraph.cli import cli
-from chaingraph.graph import EvidenceGraph, TraversalPolicy
+from chaingraph.graph import EvidenceGraph
 from chaingraph.lookups import EmbeddedValues
 from chaingraph.minimal import largest_removal, prune_sequential, removal_order
 from chaingraph.necessity import check_necessity
 from chaingraph.patterns import compile_pattern, evaluate
 from chaingraph.propose import ChainPath, embed_evidence, propose_clues, resolve_path
+from chaingraph.settings import TraversalPolicy
 from chaingraph.store import Batch, Store, entity_row, statement_row
 from chaingraph.tasks import Task
 from chaingraph.values import EntityValue, TimeValue
@@ -37,7 +38,8 @@ def pruning_task(**extra: Any) -> Task:
     return Task.model_validate({
         "id": "jointly-necessary", "anchors": [{"entity": "Q1"}], "target": {"entity": "Q3"},
         "components": [{"anchor": "Q1", "target": {"entity": "Q3"},
-                        "steps": [{"property": "P50", "target": "Q2"}, {"property": "P840", "target": "Q3"}]}],
+                        "steps": [{"property": "P50", "target": "Q2"},
+                                  {"property": "P840", "target": "Q3"}]}],
         "clues": [{"kind": "anchor"}, {"kind": "relation", "step": 1}, {"kind": "relation", "step": 2},
                   {"kind": "type", "variable": 2, "class": "Q515"},
                   {"kind": "value", "variable": 2, "property": "P17", "value": "Q142"}],
@@ -71,7 +73,8 @@ def test_minimum_search_proves_the_smallest_set() -> None:
     comp = report.components[0]
     assert comp.minimum_proven and comp.minimum is not None and len(comp.minimum) == 2
     task = pruning_task()
-    sizes = [len(s) for n in range(1, 6) for s in itertools.combinations(range(5), n) if unique(task, list(s))]
+    sizes = [len(s) for n in range(1, 6) for s in itertools.combinations(range(5), n)
+             if unique(task, list(s))]
     assert min(sizes) == 2  # brute force agrees
 
 
@@ -164,7 +167,8 @@ def test_no_clue_set_makes_the_target_unique() -> None:
                                      policy=TraversalPolicy(hub_limit=None))
     got = propose_clues(graph, resolve_path(graph, ["Q1", "Q2"]))
     assert got.task is None
-    assert got.cannot is not None and "no clue set makes Q2 the unique answer" in got.cannot and "Q3" in got.cannot
+    assert got.cannot is not None and "no clue set makes Q2 the unique answer" in got.cannot
+    assert "Q3" in got.cannot
 
 
 def test_anchor_that_cannot_be_necessary_is_flagged_and_kept() -> None:
@@ -176,7 +180,7 @@ def test_anchor_that_cannot_be_necessary_is_flagged_and_kept() -> None:
     assert got.record.search_proven
     assert got.task is not None and got.task.anchor_necessary is False
     assert got.task.anchor_reason and "text alone" in got.task.anchor_reason
-    assert [c.kind for c in got.task.clues][0] == "anchor"
+    assert got.task.clues[0].kind == "anchor"
     report = check_necessity(got.task, graph)
     assert report.text_only_shortcut and report.redundant == ("anchor",)
 
@@ -222,7 +226,8 @@ def test_task_command_prints_a_task_that_necessity_accepts(store_file: Path, tmp
     out = CliRunner().invoke(cli, ["task", "--path", "Q1,P50,Q2,Q3", "--store", str(store_file)])
     assert out.exit_code == 0, out.output
     task = json.loads(out.output)
-    assert task["schema_version"] == "chaingraph.task/1" and task["target"] == {"entity": "Q3", "label": "Lyon"}
+    assert task["schema_version"] == "chaingraph.task/1"
+    assert task["target"] == {"entity": "Q3", "label": "Lyon"}
     (tmp_path / "t.json").write_text(out.output)
     rep = CliRunner().invoke(cli, ["necessity", str(tmp_path / "t.json"), "--format", "json", "--strict"])
     assert rep.exit_code == 0, rep.output
@@ -239,10 +244,10 @@ def test_task_command_reads_chain_records(store_file: Path, tmp_path: Path) -> N
     from chaingraph.records import ChainNode, ChainRecord, ChainStep
 
     def record(nodes: list[str], props: list[str], sids: list[str]) -> str:
-        return ChainRecord(seed=nodes[0], nodes=tuple(ChainNode(id=n) for n in nodes), k=len(props), s_div=0.0,
-                           crosswalk_version="test", steps=tuple(
-                               ChainStep(property=p, direction="forward", statement_id=sid, source=a, target=b)
-                               for p, sid, a, b in zip(props, sids, nodes, nodes[1:]))).model_dump_json()
+        steps = tuple(ChainStep(property=p, direction="forward", statement_id=sid, source=a, target=b)
+                      for p, sid, a, b in zip(props, sids, nodes, nodes[1:]))
+        return ChainRecord(seed=nodes[0], nodes=tuple(ChainNode(id=n) for n in nodes), k=len(props),
+                           s_div=0.0, crosswalk_version="test", steps=steps).model_dump_json()
 
     chains = tmp_path / "chains.jsonl"
     chains.write_text(record(["Q1", "Q2", "Q3"], ["P50", "P840"], ["s1", "s2"]) + "\n"
@@ -257,3 +262,21 @@ def test_task_command_reads_chain_records(store_file: Path, tmp_path: Path) -> N
     bad.write_text("{}\n")
     out = CliRunner().invoke(cli, ["task", "--chain", str(bad), "--store", str(store_file)])
     assert out.exit_code == 2 and "line 1 is not a chain record" in out.output
+
+
+def test_cached_layers_give_the_answer_sets_of_evaluate() -> None:
+    from chaingraph.propose import _constraint, _Layers, candidate_clues, chain_pattern
+
+    graph, values = world()
+    chain = resolve_path(graph, ["Q1", "Q2", "Q3"])
+    clues = candidate_clues(graph, chain, values)
+    constraints = {i: _constraint(c) for i, c in enumerate(clues) if c.kind in ("type", "value")}
+    layers = _Layers(graph, chain, clues, constraints, values)
+    outcomes = set()
+    for n in range(len(clues) + 1):
+        for kept in map(frozenset, itertools.combinations(range(len(clues)), n)):
+            r = evaluate(graph, chain_pattern(clues, kept, chain), target="Q3", values=values)
+            want = 1 if r.unique else 0 if not r.target_in else r.answer_count
+            assert layers.count(kept) == want, kept
+            outcomes.add(want)
+    assert {1, 2} <= outcomes  # both unique and ambiguous subsets were compared

@@ -26,8 +26,9 @@ from chaingraph.errors import InvalidInput
               help="Embed the evidence subgraph the verdicts rest on, so the task is self-contained.")
 @click.option("--max-values", type=click.IntRange(min=0), default=8, show_default=True,
               help="Candidate value clues per node (one per property first, in property order).")
-@click.option("--budget", type=click.IntRange(min=1), default=100, show_default=True,
-              help="Pattern evaluations the search for a clue set with a necessary anchor may spend.")
+@click.option("--budget", type=click.IntRange(min=1), default=30, show_default=True,
+              help="Pattern evaluations the last-resort search for a clue set with a necessary anchor "
+                   "may spend.")
 @click.option("--record", is_flag=True,
               help="Print the proposal record (candidates, removal order, anchor screen, H) with the task.")
 def task(path: str | None, chain_file: str | None, store: str, hub_limit: int | None, embed: bool,
