@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.table import Table
 
-from chaingraph.collect import CollectReport
-from chaingraph.collect import collect as collect_neighbourhoods
 from chaingraph.ids import qid
-from chaingraph.sources.sparql import DEFAULT_ENDPOINT, DEFAULT_USER_AGENT, RetryPolicy
-from chaingraph.store import Store
+from chaingraph.sources.sparql import DEFAULT_ENDPOINT, DEFAULT_USER_AGENT
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from chaingraph.collect import CollectReport
 
 
 def _seeds(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[str]:
@@ -20,6 +21,8 @@ def _seeds(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
 
 
 def _table(report: CollectReport) -> Table:
+    from rich.table import Table
+
     table = Table(title=f"collected {', '.join(report.seeds)} to radius {report.radius} from {report.source}")
     for col in ("depth", "reached", "expanded", "over budget", "described", "resumed", "requests",
                 "retries", "cached"):
@@ -70,6 +73,12 @@ def collect(seeds: list[str], radius: int, endpoint: str, store_path: str, max_n
             offline: bool, progress: bool | None, output_format: str) -> None:
     """Collect the Wikidata neighbourhoods of seeds over SPARQL into a store (batched,
     capped, cached; an interrupted run resumes when repeated)."""
+    from rich.console import Console
+
+    from chaingraph.collect import collect as collect_neighbourhoods
+    from chaingraph.sources.sparql import RetryPolicy
+    from chaingraph.store import Store
+
     show = sys.stderr.isatty() if progress is None else progress
     with Store(store_path) as store:
         report = collect_neighbourhoods(

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import click
 
-from chaingraph.graph import TraversalPolicy
 from chaingraph.ids import pid
-from chaingraph.records import ChainRecord
+
+if TYPE_CHECKING:
+    from chaingraph.records import ChainRecord
 
 __all__ = ["chain_text", "expand"]
 
@@ -119,6 +121,7 @@ def expand(seeds: tuple[str, ...], endpoint: str | None, store: str | None, min_
     from chaingraph.errors import InvalidInput
     from chaingraph.expand import expand as run_expand
     from chaingraph.expand import explain_path
+    from chaingraph.graph import TraversalPolicy  # igraph: imported when a command runs
 
     policy = TraversalPolicy(
         hub_limit=hub_limit or None, include_literals=include_literals,

@@ -26,10 +26,13 @@ import json
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from chaingraph.errors import BadDumpLine, InvalidId, InvalidInput
 from chaingraph.ids import is_entity_id, pid
-from chaingraph.store import Store
+
+if TYPE_CHECKING:  # DuckDB is imported by whoever opens a store, not by the crosswalk
+    from chaingraph.store import Store
 
 __all__ = ["PropertyFacts", "facts_from_store", "read_property_facts"]
 
@@ -161,7 +164,7 @@ def facts_from_store(store: Store, ids: Collection[str] | None = None) -> dict[s
     """Facts (label, aliases, description, datatype) of the properties an evidence store knows,
     so that properties outside the explicit table are classified by datatype and keywords.
 
-    >>> from chaingraph.store import Batch, property_row
+    >>> from chaingraph.store import Batch, Store, property_row
     >>> with Store() as s:
     ...     s.write(Batch(properties=[property_row("P2046", "area", datatype="quantity")]))
     ...     facts = facts_from_store(s)

@@ -41,7 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from SPARQLWrapper import JSON, POST, SELECT, SPARQLWrapper
@@ -64,8 +64,6 @@ from chaingraph.errors import (
     OfflineCacheMiss,
 )
 from chaingraph.ids import ENTITY, from_iri
-from chaingraph.sources.loaders.rdf import datatype_from_rdf
-from chaingraph.store import Store
 from chaingraph.values import (
     CoordinateValue,
     EntityValue,
@@ -75,6 +73,9 @@ from chaingraph.values import (
     TimeValue,
     Value,
 )
+
+if TYPE_CHECKING:  # the store (DuckDB) is imported by whoever passes one as the cache
+    from chaingraph.store import Store
 
 __all__ = [
     "DEFAULT_ENDPOINT",
@@ -355,6 +356,8 @@ def datatype_name(iri: str) -> str:
     >>> datatype_name("http://wikiba.se/ontology#WikibaseItem"), datatype_name(WIKIBASE + "NewThing")
     ('wikibase-item', 'new-thing')
     """
+    from chaingraph.sources.loaders.rdf import datatype_from_rdf  # DuckDB: load it when used
+
     return datatype_from_rdf(iri)
 
 
