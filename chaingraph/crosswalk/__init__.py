@@ -3,7 +3,7 @@
 Layering inside the package (imports flow down only)::
 
     tables      the documented TSV files of data/crosswalk/, loaded and validated
-    facts       PropertyFacts and the property-list reader
+    facts       PropertyFacts, the property-list reader and the shipped property facts
     classifier  Crosswalk: the ordered rules; Classification records
     summary     distributions over classes and rules; agreement with a second opinion
     report      crosswalk(): the library twin of `chaingraph crosswalk`
@@ -22,7 +22,14 @@ from chaingraph.crosswalk.classifier import (
     Crosswalk,
     default_crosswalk,
 )
-from chaingraph.crosswalk.facts import PropertyFacts, facts_from_store, read_property_facts
+from chaingraph.crosswalk.facts import (
+    PACKAGED_FACTS,
+    PackagedFacts,
+    PropertyFacts,
+    facts_from_store,
+    packaged_property_facts,
+    read_property_facts,
+)
 from chaingraph.crosswalk.report import CrosswalkReport, crosswalk
 from chaingraph.crosswalk.summary import (
     CrosswalkSummary,
@@ -36,12 +43,14 @@ from chaingraph.crosswalk.tables import NOT_A_RELATION, RELATION_CLASSES, normal
 __all__ = [
     "CROSSWALK_VERSION",
     "NOT_A_RELATION",
+    "PACKAGED_FACTS",
     "RELATION_CLASSES",
     "RULES",
     "Classification",
     "Crosswalk",
     "CrosswalkReport",
     "CrosswalkSummary",
+    "PackagedFacts",
     "PropertyFacts",
     "ReferenceComparison",
     "ReferenceDifference",
@@ -50,6 +59,7 @@ __all__ = [
     "default_crosswalk",
     "facts_from_store",
     "normalise_label",
+    "packaged_property_facts",
     "read_property_facts",
     "summarise",
 ]

@@ -7,6 +7,12 @@ format of ``properties/wikidata_properties_merged.tsv.gz`` (gzip'd or plain), wh
 columns are ``pid, label_en, description_en, aliases_en_json, datatype, ...,
 usage_count_2022, sqid_p31_classes, ...``. Two optional columns, ``superproperties`` and
 ``inverse`` (``;``-separated P-ids), carry ``P1647``/``P1696`` when a list has them.
+Leading ``#`` lines document a list and are skipped.
+
+:func:`packaged_property_facts` are the facts shipped with chaingraph
+(``data/crosswalk/properties.tsv.gz``: datatype, label and P31 classes of all 13,271
+properties of the shared property list), read on first use; :data:`PACKAGED_FACTS` is a
+mapping over them that reads nothing until it is first looked into.
 
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "props.tsv"
@@ -20,21 +26,30 @@ usage_count_2022, sqid_p31_classes, ...``. Two optional columns, ``superproperti
 from __future__ import annotations
 
 import csv
+import functools
 import gzip
 import io
 import json
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chaingraph.errors import BadDumpLine, InvalidId, InvalidInput
 from chaingraph.ids import is_entity_id, pid
+from chaingraph.resources import data_file
 
 if TYPE_CHECKING:  # DuckDB is imported by whoever opens a store, not by the crosswalk
     from chaingraph.store import Store
 
-__all__ = ["PropertyFacts", "facts_from_store", "read_property_facts"]
+__all__ = [
+    "PACKAGED_FACTS",
+    "PackagedFacts",
+    "PropertyFacts",
+    "facts_from_store",
+    "packaged_property_facts",
+    "read_property_facts",
+]
 
 _FIX = "fix the line or regenerate the property list"
 
@@ -82,21 +97,36 @@ def _ids(text: str, path: str, line: int, column: str, prefix: str) -> tuple[str
     return tuple(out)
 
 
+def _uncommented(handle: io.TextIOBase, skipped: list[int]) -> Iterator[str]:
+    """The lines of ``handle`` after its leading ``#`` documentation lines (counted in ``skipped``)."""
+    lines = iter(handle)
+    for line in lines:
+        if not line.startswith("#"):
+            yield line
+            break
+        skipped[0] += 1
+    yield from lines
+
+
 def _rows(handle: io.TextIOBase, path: str) -> Iterator[tuple[int, dict[str, str]]]:
-    reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+    skipped = [0]
+    reader = csv.reader(_uncommented(handle, skipped), delimiter="\t", quoting=csv.QUOTE_NONE)
     try:
         header = next(reader)
     except StopIteration:
-        raise InvalidInput(f"{path}:1: empty property list; expected a header with a 'pid' column") from None
+        raise InvalidInput(
+            f"{path}:{1 + skipped[0]}: empty property list; expected a header with a 'pid' column"
+        ) from None
     except (csv.Error, UnicodeDecodeError) as exc:
-        raise BadDumpLine(path, 1, f"unreadable header ({exc})", _FIX) from exc
+        raise BadDumpLine(path, 1 + skipped[0], f"unreadable header ({exc})", _FIX) from exc
     if "pid" not in header:
         raise InvalidInput(
-            f"{path}:1: header has no 'pid' column (got {header[:4]}); is this a property list?"
+            f"{path}:{1 + skipped[0]}: header has no 'pid' column (got {header[:4]}); "
+            "is this a property list?"
         )
     width = len(header)
     try:
-        for number, cells in enumerate(reader, start=2):
+        for number, cells in enumerate(reader, start=2 + skipped[0]):
             if not cells:
                 continue
             if len(cells) != width:
@@ -105,7 +135,7 @@ def _rows(handle: io.TextIOBase, path: str) -> Iterator[tuple[int, dict[str, str
                 )
             yield number, dict(zip(header, cells))
     except (csv.Error, UnicodeDecodeError, EOFError, OSError) as exc:
-        raise BadDumpLine(path, reader.line_num + 1, f"unreadable line ({exc})", _FIX) from exc
+        raise BadDumpLine(path, reader.line_num + skipped[0] + 1, f"unreadable line ({exc})", _FIX) from exc
 
 
 def _facts(row: dict[str, str], path: str, line: int) -> PropertyFacts:
@@ -158,6 +188,41 @@ def read_property_facts(path: str | Path) -> dict[str, PropertyFacts]:
                 raise BadDumpLine(name, line, f"{item.id} appears twice", _FIX)
             facts[item.id] = item
     return facts
+
+
+@functools.lru_cache(maxsize=1)
+def packaged_property_facts() -> dict[str, PropertyFacts]:
+    """The property facts shipped in ``data/crosswalk/properties.tsv.gz``, read once per process.
+
+    >>> facts = packaged_property_facts()
+    >>> len(facts), facts["P571"].datatype, facts["P571"].label
+    (13271, 'time', 'inception')
+    """
+    return read_property_facts(data_file("crosswalk/properties.tsv.gz"))
+
+
+class PackagedFacts(Mapping[str, PropertyFacts]):
+    """:func:`packaged_property_facts` as a mapping that reads the file only when first used,
+    so that a crosswalk holding it costs nothing until a property outside its table is asked."""
+
+    def __getitem__(self, ident: str) -> PropertyFacts:
+        return packaged_property_facts()[ident]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(packaged_property_facts())
+
+    def __len__(self) -> int:
+        return len(packaged_property_facts())
+
+    def __contains__(self, ident: object) -> bool:
+        return ident in packaged_property_facts()
+
+    def __repr__(self) -> str:
+        return "PackagedFacts(data/crosswalk/properties.tsv.gz)"
+
+
+#: the shipped property facts, read on first use (the default crosswalk's fallback facts)
+PACKAGED_FACTS = PackagedFacts()
 
 
 def facts_from_store(store: Store, ids: Collection[str] | None = None) -> dict[str, PropertyFacts]:
