@@ -19,10 +19,10 @@ from chaingraph.crosswalk import (
     default_crosswalk,
     packaged_property_facts,
     read_property_facts,
+    relation_classifier,
 )
 from chaingraph.crosswalk import crosswalk as run_crosswalk
 from chaingraph.errors import BadDumpLine
-from chaingraph.expand import relation_classifier
 from chaingraph.resources import data_file
 
 SHIPPED = data_file("crosswalk/properties.tsv.gz")
