@@ -27,9 +27,7 @@ from __future__ import annotations
 
 import csv
 import functools
-import gzip
 import io
-import json
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,6 +77,8 @@ class PropertyFacts:
 def _open_text(path: Path) -> io.TextIOBase:
     try:
         if path.suffix == ".gz":
+            import gzip  # not imported with the crosswalk: only a gzip'd list needs it
+
             return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
         return open(path, encoding="utf-8", newline="")
     except OSError as exc:
@@ -147,6 +147,8 @@ def _facts(row: dict[str, str], path: str, line: int) -> PropertyFacts:
     aliases: tuple[str, ...] = ()
     raw_aliases = row.get("aliases_en_json", "").strip()
     if raw_aliases:
+        import json  # only rows with aliases need it (it is not imported with the crosswalk)
+
         try:
             parsed = json.loads(raw_aliases)
         except json.JSONDecodeError as exc:
