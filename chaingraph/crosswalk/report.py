@@ -56,7 +56,7 @@ def crosswalk(
     valid = [pid(i, field="property id") for i in ids]
     if not (valid or labels or all or compare_reference_table):
         raise InvalidInput(
-            "nothing to classify: give property ids, --label TEXT, --all or --compare-reference"
+            "nothing to classify: give property `ids`, `labels`, `all` or `compare_reference_table`"
         )
     walk: Crosswalk = Crosswalk.from_files(table) if table is not None else default_crosswalk()
     facts: Mapping[str, PropertyFacts] = (
@@ -66,7 +66,7 @@ def crosswalk(
     for ident in valid:
         if ident not in walk.tables.table and ident not in facts:
             raise UnknownEntity(
-                ident, where, "check the id, or pass a property list that has it with --properties"
+                ident, where, "check the id, or pass a property list that has it with `properties`"
             )
     results = [walk.classify(ident, facts) for ident in valid]
     results += [walk.classify_label(label) for label in labels]
