@@ -5,6 +5,7 @@ replaces them, and that they are read only when a property outside the table is 
 from __future__ import annotations
 
 import gzip
+import importlib
 import importlib.util
 from pathlib import Path
 from types import ModuleType
@@ -16,8 +17,8 @@ from chaingraph.cli import cli
 from chaingraph.crosswalk import (
     PACKAGED_FACTS,
     Crosswalk,
+    PackagedFacts,
     default_crosswalk,
-    packaged_property_facts,
     read_property_facts,
     relation_classifier,
 )
@@ -61,7 +62,7 @@ def test_the_shipped_facts_hold_every_property_of_the_list_and_classify_each_as_
     shared_data: Path,
 ) -> None:
     full = read_property_facts(shared_data / MERGED)
-    shipped = packaged_property_facts()
+    shipped = dict(PackagedFacts())
     assert set(shipped) == set(full) and len(full) == 13271
     for ident, f in full.items():
         s = shipped[ident]
@@ -109,14 +110,31 @@ def test_the_crosswalk_behind_expand_and_audit_falls_back_on_the_shipped_facts()
     assert Crosswalk(default_crosswalk().tables).classify("P571").status == "unclassified"
 
 
-def test_the_shipped_facts_are_read_only_for_a_property_outside_the_table() -> None:
-    packaged_property_facts.cache_clear()
-    fresh = Crosswalk.default()
-    assert fresh.classify("P131").rule == "table"
+def test_the_shipped_facts_are_read_only_for_a_property_outside_the_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    facts = PackagedFacts()
+    walk = Crosswalk(default_crosswalk().tables, facts)
+    assert walk.classify("P131").rule == "table" and not facts.loaded
+    assert walk.classify("P571").rule == "datatype" and facts.loaded
+    report_facts = PackagedFacts()
+    report_module = importlib.import_module("chaingraph.crosswalk.report")
+    monkeypatch.setattr(report_module, "PACKAGED_FACTS", report_facts)
     assert run_crosswalk(["P361"], labels=["part_of"]).classifications[0].rule == "table"
-    assert packaged_property_facts.cache_info().currsize == 0
-    assert fresh.classify("P571").rule == "datatype"
-    assert packaged_property_facts.cache_info().currsize == 1
+    assert not report_facts.loaded
+    assert run_crosswalk(["P2046"]).classifications[0].rule == "datatype" and report_facts.loaded
+
+
+def test_a_malformed_row_of_a_packaged_file_is_an_error_naming_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "props.tsv"
+    path.write_text("# doc\npid\tdatatype\nP1\tquantity\nP2\tx\ty\n")
+    facts = PackagedFacts(path)
+    assert facts["P1"].datatype == "quantity" and len(facts) == 2
+    with pytest.raises(BadDumpLine, match=r"props\.tsv:4: 3 tab-separated fields"):
+        facts["P2"]
+    path.write_text("pid\tdatatype\nP1\tquantity\nP1\tstring\n")
+    with pytest.raises(BadDumpLine, match=r"props\.tsv:3: P1 appears twice"):
+        len(PackagedFacts(path))
 
 
 def test_documentation_lines_of_a_property_list_are_skipped_and_counted_in_line_numbers(

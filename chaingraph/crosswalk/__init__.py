@@ -28,7 +28,6 @@ from chaingraph.crosswalk.facts import (
     PackagedFacts,
     PropertyFacts,
     facts_from_store,
-    packaged_property_facts,
     read_property_facts,
 )
 from chaingraph.crosswalk.relations import RelationClassifier, relation_classifier
@@ -62,7 +61,6 @@ __all__ = [
     "default_crosswalk",
     "facts_from_store",
     "normalise_label",
-    "packaged_property_facts",
     "read_property_facts",
     "relation_classifier",
     "summarise",

@@ -9,10 +9,10 @@ usage_count_2022, sqid_p31_classes, ...``. Two optional columns, ``superproperti
 ``inverse`` (``;``-separated P-ids), carry ``P1647``/``P1696`` when a list has them.
 Leading ``#`` lines document a list and are skipped.
 
-:func:`packaged_property_facts` are the facts shipped with chaingraph
+:data:`PACKAGED_FACTS` are the facts shipped with chaingraph
 (``data/crosswalk/properties.tsv.gz``: datatype, label and P31 classes of all 13,271
-properties of the shared property list), read on first use; :data:`PACKAGED_FACTS` is a
-mapping over them that reads nothing until it is first looked into.
+properties of the shared property list): a :class:`PackagedFacts` mapping that reads the
+file when first looked into and parses a row when it is looked up.
 
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "props.tsv"
@@ -26,7 +26,6 @@ mapping over them that reads nothing until it is first looked into.
 from __future__ import annotations
 
 import csv
-import functools
 import io
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
@@ -45,7 +44,6 @@ __all__ = [
     "PackagedFacts",
     "PropertyFacts",
     "facts_from_store",
-    "packaged_property_facts",
     "read_property_facts",
 ]
 
@@ -192,35 +190,72 @@ def read_property_facts(path: str | Path) -> dict[str, PropertyFacts]:
     return facts
 
 
-@functools.lru_cache(maxsize=1)
-def packaged_property_facts() -> dict[str, PropertyFacts]:
-    """The property facts shipped in ``data/crosswalk/properties.tsv.gz``, read once per process.
-
-    >>> facts = packaged_property_facts()
-    >>> len(facts), facts["P571"].datatype, facts["P571"].label
-    (13271, 'time', 'inception')
-    """
-    return read_property_facts(data_file("crosswalk/properties.tsv.gz"))
-
-
 class PackagedFacts(Mapping[str, PropertyFacts]):
-    """:func:`packaged_property_facts` as a mapping that reads the file only when first used,
-    so that a crosswalk holding it costs nothing until a property outside its table is asked."""
+    """The property facts shipped in ``data/crosswalk/properties.tsv.gz`` (or another file of
+    that layout), as a mapping that reads the file on first use and parses a row only when
+    it is looked up: a crosswalk holding it costs nothing until a property outside its table
+    is asked, and a few lookups cost a few rows. A malformed row is
+    :class:`~chaingraph.errors.BadDumpLine` when it is looked up (the tests read every row
+    of the shipped file).
+
+    >>> facts = PackagedFacts()
+    >>> facts.loaded, len(facts), facts["P571"].datatype, facts["P571"].label, facts.loaded
+    (False, 13271, 'time', 'inception', True)
+    """
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else data_file("crosswalk/properties.tsv.gz")
+        self._header: list[str] = []
+        self._lines: dict[str, tuple[int, str]] | None = None  # pid -> (line number, line)
+        self._parsed: dict[str, PropertyFacts] = {}
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the file has been read."""
+        return self._lines is not None
+
+    def _index(self) -> dict[str, tuple[int, str]]:
+        if self._lines is None:
+            name, skipped = str(self.path), [0]
+            lines: dict[str, tuple[int, str]] = {}
+            with _open_text(self.path) as handle:
+                rest = _uncommented(handle, skipped)
+                self._header = next(rest, "").rstrip("\r\n").split("\t")
+                if self._header[0] != "pid":
+                    raise InvalidInput(f"{name}:{1 + skipped[0]}: the first column must be 'pid'; "
+                                       "regenerate the file")
+                for number, line in enumerate(rest, start=2 + skipped[0]):
+                    ident = line.partition("\t")[0]
+                    if ident in lines:
+                        raise BadDumpLine(name, number, f"{ident} appears twice", _FIX)
+                    if line.strip():
+                        lines[ident] = (number, line.rstrip("\r\n"))
+            self._lines = lines
+        return self._lines
 
     def __getitem__(self, ident: str) -> PropertyFacts:
-        return packaged_property_facts()[ident]
+        found = self._parsed.get(ident)
+        if found is None:
+            number, line = self._index()[ident]
+            cells, width = line.split("\t"), len(self._header)
+            if len(cells) != width:
+                raise BadDumpLine(
+                    str(self.path), number, f"{len(cells)} tab-separated fields, the header has {width}", _FIX
+                )
+            found = self._parsed[ident] = _facts(dict(zip(self._header, cells)), str(self.path), number)
+        return found
 
     def __iter__(self) -> Iterator[str]:
-        return iter(packaged_property_facts())
+        return iter(self._index())
 
     def __len__(self) -> int:
-        return len(packaged_property_facts())
+        return len(self._index())
 
     def __contains__(self, ident: object) -> bool:
-        return ident in packaged_property_facts()
+        return ident in self._index()
 
     def __repr__(self) -> str:
-        return "PackagedFacts(data/crosswalk/properties.tsv.gz)"
+        return f"PackagedFacts({self.path})"
 
 
 #: the shipped property facts, read on first use (the default crosswalk's fallback facts)

@@ -30,7 +30,7 @@ HEADER = """\
 # Wikidata property of the shared property list, so that the crosswalk decides properties
 # outside table.tsv without being given a list (`chaingraph crosswalk P571`, and the crosswalk
 # behind expand and audit). A list given explicitly (`--properties FILE`, `properties=`)
-# replaces these facts. Read by chaingraph.crosswalk.facts.packaged_property_facts.
+# replaces these facts. Read by chaingraph.crosswalk.facts.PackagedFacts.
 # source: {source} (sha256 {digest})
 # properties: {count}
 #
