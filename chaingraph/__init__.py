@@ -5,7 +5,7 @@ Imports flow one way (a module imports only modules above it in this list)::
     errors, ids          error tree; id validation and IRIs
     values               Wikidata values in one canonical (JSON) form
     resources            packaged queries/ and data/
-    store                DuckDB evidence store; the only module that names its tables
+    store_schema, store_reads, store_state, store   DuckDB evidence store; only they name its tables
     sources/             where neighbours come from: neighbour records and protocols,
                          the SPARQL client, the SPARQL and store neighbour sources, the
                          JSON-dump and RDF loaders                    (write the store)

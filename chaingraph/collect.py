@@ -55,7 +55,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from datetime import datetime, timezone
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -74,7 +73,7 @@ from chaingraph.sources.neighbours import (
 )
 from chaingraph.sources.sparql import DEFAULT_ENDPOINT, DEFAULT_USER_AGENT, RetryPolicy
 from chaingraph.sources.sparql_source import SparqlSource
-from chaingraph.store import Store
+from chaingraph.store import CrawlNeighbour, Store
 
 __all__ = ["CollectReport", "LayerReport", "collect"]
 
@@ -138,30 +137,18 @@ class _Crawl:
         self.store, self.run_id = store, run_id
 
     def start(self, source: str, seeds: list[str], params: dict[str, Any]) -> None:
-        with self.store.transaction() as con:
-            con.execute(
-                "INSERT OR IGNORE INTO crawl_runs VALUES (?, ?, ?, ?, ?, NULL)",
-                [self.run_id, source, seeds, json.dumps(params, sort_keys=True), datetime.now(timezone.utc)],
-            )
+        self.store.start_crawl(self.run_id, source, seeds, params)
 
     def done(self, stage: str) -> set[str]:
-        rows = self.store.con.execute(
-            "SELECT entity FROM crawl_entities WHERE run_id = ? AND stage = ?", [self.run_id, stage]
-        ).fetchall()
-        return {r[0] for r in rows}
+        return self.store.crawled(self.run_id, stage)
 
     def kept(self, entities: Sequence[str]) -> dict[str, tuple[list[Neighbour], list[Neighbour]]]:
-        rows = self.store.con.execute(
-            "SELECT entity, neighbour, property, statement_id, forward, selected FROM crawl_neighbours "
-            "WHERE run_id = ? AND entity IN (SELECT UNNEST(?)) ORDER BY entity, position",
-            [self.run_id, list(entities)],
-        ).fetchall()
         out: dict[str, tuple[list[Neighbour], list[Neighbour]]] = {e: ([], []) for e in entities}
-        for ent, nb, prop, sid, fwd, sel in rows:
-            n = Neighbour(nb, prop, sid, bool(fwd))
-            out[ent][0].append(n)
-            if sel:
-                out[ent][1].append(n)
+        for row in self.store.crawl_neighbours(self.run_id, entities):
+            n = Neighbour(row.neighbour, row.property, row.statement_id, row.forward)
+            out[row.entity][0].append(n)
+            if row.selected:
+                out[row.entity][1].append(n)
         return out
 
     def commit(
@@ -173,8 +160,7 @@ class _Crawl:
         kept: dict[str, tuple[list[Neighbour], list[Neighbour]]],
     ) -> None:
         """Write a batch, its provenance and the crawl state in one transaction."""
-        now = datetime.now(timezone.utc)
-        with self.store.transaction() as con:
+        with self.store.transaction():
             ids: dict[SourceRef, str] = {}
             refs = {r for _, r in part.provenance} | set(part.sources)
             for ref in sorted(refs, key=lambda r: tuple(map(str, r))):
@@ -183,30 +169,16 @@ class _Crawl:
                     dump_date=ref.dump_date, revision=ref.revision, retrieved_at=ref.retrieved_at)
             part.batch.statement_sources = [(sid, ids[ref]) for sid, ref in part.provenance]
             self.store.write(part.batch)
-            con.execute(
-                "INSERT OR IGNORE INTO crawl_entities SELECT ?, UNNEST(?), ?, ?, ?",
-                [self.run_id, list(entities), stage, depth, now],
-            )
-            cols: dict[str, list[Any]] = {k: [] for k in ("ent", "pos", "nb", "prop", "sid", "fwd", "sel")}
+            self.store.mark_crawled(self.run_id, entities, stage, depth=depth)
+            rows: list[CrawlNeighbour] = []
             for ent, (keep, sel) in kept.items():
                 picked = set(sel)
-                for i, n in enumerate(keep):
-                    for key, val in zip(cols, (ent, i, n.entity, n.property, n.statement_id, n.forward,
-                                               n in picked)):
-                        cols[key].append(val)
-            if cols["ent"]:
-                con.execute(
-                    "INSERT OR IGNORE INTO crawl_neighbours SELECT ?, UNNEST(?), UNNEST(?), UNNEST(?), "
-                    "UNNEST(?), UNNEST(?), UNNEST(?), UNNEST(?)",
-                    [self.run_id, *cols.values()],
-                )
+                rows += [CrawlNeighbour(ent, i, n.entity, n.property, n.statement_id, n.forward, n in picked)
+                         for i, n in enumerate(keep)]
+            self.store.add_crawl_neighbours(self.run_id, rows)
 
     def finish(self) -> None:
-        with self.store.transaction() as con:
-            con.execute(
-                "UPDATE crawl_runs SET finished_at = ? WHERE run_id = ?",
-                [datetime.now(timezone.utc), self.run_id],
-            )
+        self.store.finish_crawl(self.run_id)
 
 
 def _chunks(items: Sequence[str], size: int) -> list[list[str]]:

@@ -200,9 +200,7 @@ def evidence_graph(seeds: Sequence[str], *, store: Store | str | Path | None = N
             if source is None:
                 raise InvalidInput("collect=False needs a store as the source, not an endpoint")
             built_from = source
-        props = [row[0] for row in built_from.con.execute(
-            "SELECT DISTINCT property FROM statements ORDER BY 1").fetchall()]
-        classifier = relation_classifier(props, built_from)
+        classifier = relation_classifier(built_from.statement_properties(), built_from)
         graph = EvidenceGraph.from_store(built_from, policy=policy, classify=classifier.relation)
         yield Neighbourhood(graph, built_from, classifier, report)
 

@@ -192,12 +192,8 @@ class EvidenceGraph:
                 lit["statement_id"].tolist(), lit["subject"].tolist(), lit["property"].tolist(),
                 lit["value_type"].tolist())
                 if vt != "item" and datatypes.get(p, "time") in LITERAL_DATATYPES]
-        labels = dict(store.con.execute(
-            "SELECT id, label FROM entities WHERE label IS NOT NULL").fetchall())
-        sitelinks = dict(store.con.execute(
-            "SELECT id, sitelinks FROM entities WHERE sitelinks IS NOT NULL").fetchall())
-        return cls.from_edges(edges, policy=policy, literals=literals, labels=labels,
-                              sitelinks=sitelinks, classify=classify)
+        return cls.from_edges(edges, policy=policy, literals=literals, labels=store.entity_labels(),
+                              sitelinks=store.sitelinks(), classify=classify)
 
     # -- lookups ----------------------------------------------------------------------
     def vcount(self) -> int:
