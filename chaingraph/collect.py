@@ -61,6 +61,7 @@ from pydantic import BaseModel, ConfigDict
 
 from chaingraph.errors import InvalidInput
 from chaingraph.ids import qid
+from chaingraph.progress import Progress, ProgressEvent
 from chaingraph.sources.neighbours import (
     Neighbour,
     Neighbourhoods,
@@ -222,7 +223,7 @@ def collect(
     layer_budget: int | None = 1000,
     selector: Selector | None = None,
     offline: bool = False,
-    progress: bool = False,
+    progress: Progress | None = None,
     user_agent: str = DEFAULT_USER_AGENT,
     timeout: float = 60.0,
     batch_size: int = 50,
@@ -233,7 +234,10 @@ def collect(
 
     Without ``source`` a :class:`SparqlSource` on ``endpoint`` (WDQS by default) is used,
     caching responses in ``store``; ``offline`` replays that cache only. Arguments are
-    checked before any request is built.
+    checked before any request is built. ``progress`` receives a
+    :class:`~chaingraph.progress.ProgressEvent` per batch: stage ``collect``, item
+    ``layer N``, entities expanded of that layer, and the layer's requests, retries and
+    cache hits as ``detail``.
     """
     seed_ids = sorted({qid(s, field="seed") for s in seeds}, key=lambda e: (number(e), e))
     if not seed_ids:
@@ -281,69 +285,73 @@ def collect(
     seen: set[str] = set(seed_ids)
     written: set[str] = set()
     frontier, over = seed_ids, 0
-    bar = _Progress(progress)
-    try:
-        for depth in range(radius + 1):
-            cost = {"requests": 0, "retries": 0, "cache_hits": 0}
 
-            def account(part: Neighbourhoods, cost: dict[str, int] = cost) -> None:
-                for key in cost:
-                    cost[key] += getattr(part, key)
-                    totals[key] += getattr(part, key)
-                totals["skipped"] += part.skipped
+    def tell(depth: int, done: int, total: int, cost: dict[str, int]) -> None:
+        if progress is not None:
+            progress(ProgressEvent("collect", done, total, unit="entities", item=f"layer {depth}",
+                                   detail=cost))
 
-            expand = frontier if depth < radius else []
-            todo = [e for e in expand if e not in done_exp]
-            kept = crawl.kept([e for e in expand if e in done_exp])
-            task = bar.layer(depth, len(expand), len(expand) - len(todo))
-            for chunk in _chunks(todo, source.batch_size):
-                part = source.fetch(chunk)
-                account(part)
-                fresh: dict[str, tuple[list[Neighbour], list[Neighbour]]] = {}
-                for ent in chunk:
-                    keep = keep_neighbours(ent, part.neighbours.get(ent, []), max_neighbours)
-                    offer = [n for n in keep if n.entity not in seen]
-                    fresh[ent] = (keep, _check_selection(ent, pick(ent, offer, select), offer, select))
-                crawl.commit(part, "expanded", depth, chunk, fresh)
-                written.update(r[0] for r in part.batch.statements)
-                kept.update(fresh)
-                bar.advance(task, len(chunk), cost)
-            # describe this depth's entities and every kept neighbour
-            wanted = set(frontier) | {n.entity for keep, _ in kept.values() for n in keep}
-            todo_desc = _by_number(wanted - done_desc)
-            for chunk in _chunks(todo_desc, source.describe_size):
-                part = source.describe(chunk)
-                account(part)
-                crawl.commit(part, "described", depth, chunk, {})
-                written.update(r[0] for r in part.batch.statements)
-                done_desc.update(chunk)
-                bar.advance(task, 0, cost)
-            layers.append(
-                LayerReport(
-                    depth=depth,
-                    reached=len(frontier) + over,
-                    expanded=len(expand),
-                    over_budget=over,
-                    described=len(todo_desc),
-                    resumed=len(expand) - len(todo),
-                    entities=list(expand),
-                    **cost,
-                )
+    for depth in range(radius + 1):
+        cost = {"requests": 0, "retries": 0, "cache_hits": 0}
+
+        def account(part: Neighbourhoods, cost: dict[str, int] = cost) -> None:
+            for key in cost:
+                cost[key] += getattr(part, key)
+                totals[key] += getattr(part, key)
+            totals["skipped"] += part.skipped
+
+        expand = frontier if depth < radius else []
+        todo = [e for e in expand if e not in done_exp]
+        kept = crawl.kept([e for e in expand if e in done_exp])
+        done = len(expand) - len(todo)
+        tell(depth, done, len(expand), cost)
+        for chunk in _chunks(todo, source.batch_size):
+            part = source.fetch(chunk)
+            account(part)
+            fresh: dict[str, tuple[list[Neighbour], list[Neighbour]]] = {}
+            for ent in chunk:
+                keep = keep_neighbours(ent, part.neighbours.get(ent, []), max_neighbours)
+                offer = [n for n in keep if n.entity not in seen]
+                fresh[ent] = (keep, _check_selection(ent, pick(ent, offer, select), offer, select))
+            crawl.commit(part, "expanded", depth, chunk, fresh)
+            written.update(r[0] for r in part.batch.statements)
+            kept.update(fresh)
+            done += len(chunk)
+            tell(depth, done, len(expand), cost)
+        # describe this depth's entities and every kept neighbour
+        wanted = set(frontier) | {n.entity for keep, _ in kept.values() for n in keep}
+        todo_desc = _by_number(wanted - done_desc)
+        for chunk in _chunks(todo_desc, source.describe_size):
+            part = source.describe(chunk)
+            account(part)
+            crawl.commit(part, "described", depth, chunk, {})
+            written.update(r[0] for r in part.batch.statements)
+            done_desc.update(chunk)
+            tell(depth, done, len(expand), cost)
+        layers.append(
+            LayerReport(
+                depth=depth,
+                reached=len(frontier) + over,
+                expanded=len(expand),
+                over_budget=over,
+                described=len(todo_desc),
+                resumed=len(expand) - len(todo),
+                entities=list(expand),
+                **cost,
             )
-            if depth == radius:
-                break
-            picks: dict[str, list[int]] = {}
-            for ent in expand:
-                for pos, n in enumerate(kept.get(ent, ([], []))[1]):
-                    if n.entity not in seen:
-                        picks.setdefault(n.entity, []).append(pos)
-            frontier, over = _budget(picks, layer_budget)
-            seen.update(frontier)
-            if not frontier:
-                break
-        crawl.finish()
-    finally:
-        bar.stop()
+        )
+        if depth == radius:
+            break
+        picks: dict[str, list[int]] = {}
+        for ent in expand:
+            for pos, n in enumerate(kept.get(ent, ([], []))[1]):
+                if n.entity not in seen:
+                    picks.setdefault(n.entity, []).append(pos)
+        frontier, over = _budget(picks, layer_budget)
+        seen.update(frontier)
+        if not frontier:
+            break
+    crawl.finish()
     return CollectReport(
         run_id=run_id,
         source=source.name,
@@ -365,47 +373,3 @@ def collect(
         skipped_values=totals["skipped"],
         resumed=resumed,
     )
-
-
-class _Progress:
-    """A rich progress bar per layer on stderr (entities done / to do, requests, retries)."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.bar: Any = None
-        if enabled:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self.bar = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn(
-                    "requests {task.fields[requests]} · retries {task.fields[retries]}"
-                    " · cached {task.fields[cache_hits]}"
-                ),
-                TimeElapsedColumn(),
-                console=Console(stderr=True),
-                transient=False,
-            )
-            self.bar.start()
-
-    def layer(self, depth: int, total: int, done: int) -> Any:
-        if self.bar is None:
-            return None
-        return self.bar.add_task(
-            f"layer {depth}",
-            total=max(total, 1) if total else 1,
-            completed=done if total else 1,
-            requests=0,
-            retries=0,
-            cache_hits=0,
-        )
-
-    def advance(self, task: Any, n: int, cost: dict[str, int]) -> None:
-        if self.bar is not None:
-            self.bar.update(task, advance=n, **cost)
-
-    def stop(self) -> None:
-        if self.bar is not None:
-            self.bar.stop()

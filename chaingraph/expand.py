@@ -19,7 +19,7 @@ enumerates second, so results never depend on visiting order:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +30,7 @@ from chaingraph.errors import ChainRuleError, InvalidInput, UnknownEntity
 from chaingraph.explain import Explanation, explain_chain
 from chaingraph.graph import EvidenceGraph, TraversalPolicy
 from chaingraph.ids import is_item_id, qid
+from chaingraph.progress import Progress, ProgressEvent
 from chaingraph.ranking import TypeTable, default_type_table, familiarity, node_types, top_chains
 from chaingraph.records import (
     ChainNode,
@@ -53,8 +54,6 @@ __all__ = ["SAMPLE", "ExpandResult", "Neighbourhood", "RelationClassifier", "See
 
 #: The bundled sample neighbourhood (real facts around Douglas Adams, Q42).
 SAMPLE = "sample/douglas-adams.json"
-
-Progress = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -133,7 +132,8 @@ def _open_source(store: Store | str | Path | None) -> tuple[Store, bool]:
 
 def _collect(seeds: Sequence[str], *, source: Store | None, endpoint: str | None, radius: int,
              max_neighbours: int, select: int, layer_budget: int | None, selector: Selector | None,
-             in_limit: int, user_agent: str | None, target: Store, progress: bool) -> CollectReport:
+             in_limit: int, user_agent: str | None, target: Store, progress: Progress | None
+             ) -> CollectReport:
     """Collect the seeds' neighbourhood into ``target`` (DESIGN §3, :mod:`chaingraph.collect`)."""
     from chaingraph.collect import collect
     from chaingraph.sources.store_source import StoreSource
@@ -188,13 +188,14 @@ def evidence_graph(seeds: Sequence[str], *, store: Store | str | Path | None = N
             if target is None:
                 target = Store()
                 stack.callback(target.close)
-            if progress:
-                progress(f"collecting {len(seeds)} seed(s) to radius {max_hops} from "
-                         f"{_source_description(store, endpoint)}")
+            if progress is not None:
+                progress(ProgressEvent("expand", 0, len(seeds), unit="seeds", message=(
+                    f"collecting {len(seeds)} seed(s) to radius {max_hops} from "
+                    f"{_source_description(store, endpoint)}")))
             report = _collect(seeds, source=source, endpoint=endpoint, radius=max_hops,
                               max_neighbours=max_neighbours, select=select, layer_budget=layer_budget,
                               selector=selector, in_limit=in_limit, user_agent=user_agent,
-                              target=target, progress=progress is not None)
+                              target=target, progress=progress)
             built_from = target
         else:
             if source is None:
@@ -306,10 +307,11 @@ def expand(seeds: Sequence[str], *, store: Store | str | Path | None = None, end
             "selector": getattr(selector, "__name__", type(selector).__name__) if selector else "first_k",
             "in_limit": hood.collected.in_limit if hood.collected else None,
             "collect_run": hood.collected.run_id if hood.collected else None})
-        for seed in seeds:
+        for done, seed in enumerate(seeds):
             started = time.perf_counter()
-            if progress:
-                progress(f"enumerating chains of {min_hops}-{max_hops} hops from {seed}")
+            if progress is not None:
+                note = f"enumerating chains of {min_hops}-{max_hops} hops from {seed}"
+                progress(ProgressEvent("expand", done, len(seeds), unit="seeds", current=seed, message=note))
             if seed not in graph:
                 raise UnknownEntity(seed, "the collected evidence graph",
                                     "check the id, or collect from a source that holds it")
@@ -318,6 +320,8 @@ def expand(seeds: Sequence[str], *, store: Store | str | Path | None = None, end
                                      parameters=parameters, table=table, verifier=verifier) for r in best]
             summaries.append(SeedSummary(seed, len(best), best[0].s_div if best else None,
                                          time.perf_counter() - started))
+        if progress is not None:
+            progress(ProgressEvent("expand", len(seeds), len(seeds), unit="seeds"))
         vcount, ecount = graph.vcount(), graph.ecount()
         collected = hood.collected
     return ExpandResult(tuple(records), tuple(summaries), parameters, vcount, ecount, collected)

@@ -4,29 +4,15 @@ of :func:`chaingraph.expand.explain_path`)."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 
 import click
 
+from chaingraph.cli.progress import progress_bars
 from chaingraph.graph import TraversalPolicy
 from chaingraph.ids import pid
 from chaingraph.records import ChainRecord
 
 __all__ = ["chain_text", "expand"]
-
-
-def _progress(enabled: bool | None) -> Callable[[str], None] | None:
-    wanted = sys.stderr.isatty() if enabled is None else enabled
-    if not wanted:
-        return None
-    from rich.console import Console
-
-    console = Console(stderr=True)
-
-    def show(message: str) -> None:
-        console.print(f"[dim]{message}[/dim]", highlight=False)
-
-    return show
 
 
 def _node_text(record: ChainRecord, i: int) -> str:
@@ -126,10 +112,10 @@ def expand(seeds: tuple[str, ...], endpoint: str | None, store: str | None, min_
         properties=frozenset(pid(p, field="--property") for p in allowed) if allowed else None)
     common = {"store": store, "endpoint": endpoint, "min_hops": min_hops, "max_hops": max_hops,
               "max_neighbours": max_neighbours, "select": select, "layer_budget": layer_budget or None,
-              "policy": policy, "collect": collect, "in_limit": in_limit, "user_agent": user_agent,
-              "progress": _progress(progress)}
+              "policy": policy, "collect": collect, "in_limit": in_limit, "user_agent": user_agent}
     if explain is not None:
-        result = explain_path(explain.split(","), **common)  # type: ignore[arg-type]
+        with progress_bars(progress) as tell:
+            result = explain_path(explain.split(","), progress=tell, **common)  # type: ignore[arg-type]
         click.echo(result.describe())
         if result.violations and result.violations[0].shorter_path:
             for v in result.violations:
@@ -138,7 +124,8 @@ def expand(seeds: tuple[str, ...], endpoint: str | None, store: str | None, min_
         return
     if not seeds:
         raise InvalidInput("give at least one --seed (a Q-id such as Q42), or --explain PATH")
-    out = run_expand(list(seeds), top=top, **common)  # type: ignore[arg-type]
+    with progress_bars(progress) as tell:
+        out = run_expand(list(seeds), top=top, progress=tell, **common)  # type: ignore[arg-type]
     fmt = fmt or ("table" if sys.stdout.isatty() else "jsonl")
     if fmt == "jsonl":
         for record in out.records:
