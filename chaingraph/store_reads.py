@@ -16,7 +16,7 @@ queries; ids a store does not know are simply absent from the answers.
 ...               statement_sources=[("Q1$c", src), ("Q1$h", src)]))
 >>> s.entity_labels(), s.sitelinks(), s.classes(["Q1"])
 ({'Q1': 'Alpha'}, {'Q1': 3}, {'Q1': ('Q5',)})
->>> s.statement_properties()
+>>> s.properties_used()
 ['P2048', 'P31']
 >>> [(sid, subject, v.amount) for sid, subject, v in s.statement_values(property="P2048")]
 [('Q1$h', 'Q1', '1.8')]
@@ -144,8 +144,8 @@ class StoreReads:
         """Datatype of every property the store knows."""
         return dict(self._all("SELECT id, datatype FROM properties WHERE datatype IS NOT NULL"))
 
-    def statement_properties(self) -> list[str]:
-        """Every property that has a statement in the store (any rank or value), sorted."""
+    def properties_used(self) -> list[str]:
+        """Every property some statement uses (any rank or value), sorted."""
         return [r[0] for r in self._all("SELECT DISTINCT property FROM statements ORDER BY 1")]
 
     # -- statements ----------------------------------------------------------------------
