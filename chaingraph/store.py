@@ -173,6 +173,10 @@ class Store(StoreReads, CrawlState, ResponseCache):
     Use as a context manager to close the connection. All writes go through :meth:`write`
     (one transaction per batch) or :meth:`transaction`; bulk loaders use the same semantics
     through :meth:`write_arrow` (column batches) and :meth:`insert_select` (rows built in SQL).
+    Reads: :meth:`edges` / :meth:`edge_arrays` here; labels, sitelinks, classes, property
+    facts, statements and counts from :class:`~chaingraph.store_reads.StoreReads`; crawl
+    state and the SPARQL response cache from :class:`~chaingraph.store_state.CrawlState`
+    and :class:`~chaingraph.store_state.ResponseCache`.
     """
 
     def __init__(self, path: str | Path | None = None, *, read_only: bool = False) -> None:
