@@ -52,3 +52,17 @@ def test_every_imported_third_party_package_is_declared() -> None:
         dists = {d.lower().replace("_", "-") for d in distributions.get(name, [name])}
         declared = extras if name in OPTIONAL else required
         assert dists & declared, f"{where} imports {name} but pyproject.toml does not declare {sorted(dists)}"
+
+
+def test_every_package_the_tests_and_benchmarks_import_is_declared_in_an_extra() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    declared = {_name(r) for r in project["dependencies"]}
+    declared |= {_name(r) for group in project["optional-dependencies"].values() for r in group}
+    local = {p.stem for folder in ("tests", "benchmarks") for p in (ROOT / folder).glob("*.py")}
+    distributions = importlib.metadata.packages_distributions()
+    for folder in ("tests", "benchmarks"):
+        for name, where in sorted(_imported_top_level(ROOT / folder).items()):
+            if name in sys.stdlib_module_names or name in local or name == "chaingraph":
+                continue
+            dists = {d.lower().replace("_", "-") for d in distributions.get(name, [name])}
+            assert dists & declared, f"{where} imports {name} but no extra of pyproject.toml declares it"
