@@ -2,7 +2,8 @@
 
     python benchmarks/bench_startup.py [--quick] [--runs N]
 
-Commands (each a fresh ``python`` process, the repository on ``PYTHONPATH``):
+Commands (each a fresh process, the repository first on ``PYTHONPATH``; ``chaingraph`` is the
+console script beside the running ``python``, else ``python -m chaingraph``):
 
 * ``chaingraph --help``                       list the commands;
 * ``chaingraph crosswalk P131``               one crosswalk answer (table rule);
@@ -31,7 +32,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CHAINGRAPH = [sys.executable, "-m", "chaingraph"]
+_SCRIPT = Path(sys.executable).with_name("chaingraph")  # the installed console script, as users run it
+CHAINGRAPH = [str(_SCRIPT)] if _SCRIPT.is_file() else [sys.executable, "-m", "chaingraph"]
 YARDSTICK = "import click, pydantic"
 
 Check = Callable[[str], bool]
@@ -107,6 +109,7 @@ def main(argv: list[str]) -> int:
     median = {name: statistics.median(values) for name, values in seconds.items()}
     bare, yardstick = median["python -c pass"], median[f'python -c "{YARDSTICK}"']
     print(f"### Start-up, whole processes (wall time, median of {runs}, interleaved)\n")
+    print(f"`chaingraph` = `{' '.join(CHAINGRAPH)}`\n")
     print(f"| command | median s | min s | max s | ratio vs `{YARDSTICK}` | ratio vs `python -c pass` |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, values in seconds.items():
