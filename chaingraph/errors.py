@@ -20,7 +20,7 @@ inherits the builtin it resembles, so library callers can catch either::
     │   └── EndpointResponseError                     exit 4   truncated / non-JSON body after retries
     ├── OfflineCacheMiss (LookupError)                exit 4   --offline and the answer is not cached
     ├── ChainRuleError (ValueError)                   exit 2   bad enumeration bounds / arguments
-    └── MissingExtra (ImportError)                    exit 5   optional dependency not installed
+    └── MissingExtra (ImportError)                    exit 5   an optional extra is not installed
 
 Messages are one line, name the offending file, field or id, and say what to do.
 
@@ -189,7 +189,8 @@ class ChainRuleError(ValueError, ChaingraphError):
 
 
 class MissingExtra(ImportError, ChaingraphError):
-    """An optional dependency is needed; the message names the extra to install."""
+    """An optional dependency is needed; the message names the extra to install
+    (``build(ray=True)`` without ``pip install 'chaingraph[ray]'``)."""
 
     exit_code = 5
 

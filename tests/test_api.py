@@ -15,6 +15,8 @@ PUBLIC = {
     "build", "build_seed", "BuildParameters", "BuildResult", "CorpusTask", "SeedResult", "read_seeds",
     # settings
     "ChainBounds", "CrawlLimits", "EndpointSettings", "RetryPolicy", "TraversalPolicy",
+    # progress reports
+    "Progress", "ProgressEvent",
     # store, loading, collecting
     "Store", "load", "summarize", "collect", "CollectReport",
     # graph and chains

@@ -241,3 +241,17 @@ def test_fuse_pairs_targets_with_dates_and_counts_refusals(tmp_path: Path) -> No
     funnel = {row["stage"]: row["count"] for row in manifest["funnel"]}
     assert funnel["fused pairs tried"] == 3 and funnel["fused refused: multi_valued"] == 2
     assert funnel["fused kept"] == 1
+
+
+def test_policy_json_is_the_same_in_every_process() -> None:
+    # sets serialised in iteration order made tasks.jsonl differ between worker processes
+    import os
+    import subprocess
+    import sys
+
+    code = ("from chaingraph.settings import TraversalPolicy; print(TraversalPolicy("
+            "excluded_properties=['P17', 'P131', 'P5', 'P150', 'P47'], properties=['P1', 'P2', 'P3', 'P4'])"
+            ".model_dump_json())")
+    outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in range(6)}
+    assert len(outs) == 1, outs

@@ -9,12 +9,11 @@ Modules (imports flow down): ``seeds`` (reading seed files, resolving names) →
 from __future__ import annotations
 
 from chaingraph.build.corpus import BuildParameters, CorpusTask, SeedResult, build_seed
-from chaingraph.build.runner import BuildProgress, BuildResult, build
+from chaingraph.build.runner import BuildResult, build
 from chaingraph.build.seeds import read_seeds, resolve_names
 
 __all__ = [
     "BuildParameters",
-    "BuildProgress",
     "BuildResult",
     "CorpusTask",
     "SeedResult",

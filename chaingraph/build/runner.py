@@ -34,7 +34,7 @@ import os
 import platform
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,25 +52,13 @@ from chaingraph.build.corpus import (
 )
 from chaingraph.build.seeds import Resolution, read_seeds, resolve_names
 from chaingraph.errors import InvalidInput, MissingExtra
+from chaingraph.progress import Progress, ProgressEvent
 from chaingraph.settings import ChainBounds, CrawlLimits, TraversalPolicy, merged
 from chaingraph.store import Store
 
-__all__ = ["BuildProgress", "BuildResult", "FunnelRow", "build", "funnel_markdown"]
+__all__ = ["BuildResult", "FunnelRow", "build", "funnel_markdown"]
 
 _STATE = ".build"
-
-
-@dataclass(frozen=True)
-class BuildProgress:
-    """Told after each finished seed: seeds ``done`` of ``total`` (resumed ones included),
-    tasks ``kept`` so far, seeds ``failed``, ``resumed`` seeds skipped, ``seconds`` of this run."""
-
-    done: int
-    total: int
-    kept: int
-    failed: int
-    resumed: int
-    seconds: float
 
 
 @dataclass(frozen=True)
@@ -256,7 +244,7 @@ def build(
     workers: int = 1,
     ray: bool = False,
     ray_address: str | None = None,
-    progress: Callable[[BuildProgress], None] | None = None,
+    progress: Progress | None = None,
     min_hops: int | None = None,
     max_hops: int | None = None,
     top: int | None = None,
@@ -330,14 +318,21 @@ def build(
         _atomic_write(state / "seeds" / f"{result.index:06d}.json", result.model_dump_json())
         results[result.index] = result
         if progress is not None:
+            fresh, left = len(results) - resumed, total - len(results)
+            eta = round((time.perf_counter() - started) / fresh * left) if fresh else 0
             progress(
-                BuildProgress(
+                ProgressEvent(
+                    "build",
                     len(results),
                     total,
-                    sum(len(x.tasks) for x in results.values()),
-                    sum(x.error is not None for x in results.values()),
-                    resumed,
-                    time.perf_counter() - started,
+                    unit="seeds",
+                    current=result.seed,
+                    detail={
+                        "tasks_kept": sum(len(x.tasks) for x in results.values()),
+                        "failed": sum(x.error is not None for x in results.values()),
+                        "resumed": resumed,
+                        "eta_s": eta,
+                    },
                 )
             )
     ordered = [results[i] for i in sorted(results)]

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import click
@@ -13,30 +11,12 @@ from chaingraph.ids import pid
 from chaingraph.settings import ChainBounds, CrawlLimits, TraversalPolicy, settings
 
 if TYPE_CHECKING:
-    from chaingraph.build.runner import BuildProgress, FunnelRow
+    from chaingraph.build.runner import FunnelRow
 
 __all__ = ["build"]
 
 _BOUNDS, _LIMITS, _POLICY = ChainBounds(), CrawlLimits(), TraversalPolicy()
 _MAX_FAMILIARITY = 150  # chaingraph.build.corpus.DEFAULT_MAX_FAMILIARITY (checked by tests/test_build.py)
-
-
-def _progress(enabled: bool | None) -> Callable[[BuildProgress], None] | None:
-    wanted = sys.stderr.isatty() if enabled is None else enabled
-    if not wanted:
-        return None
-    from rich.console import Console
-
-    console = Console(stderr=True)
-
-    def show(p: BuildProgress) -> None:
-        fresh = p.done - p.resumed
-        left = p.total - p.done
-        eta = f"{p.seconds / fresh * left:,.0f} s" if fresh else "?"
-        console.print(f"[dim]seeds {p.done}/{p.total} · tasks kept {p.kept} · failed {p.failed} · "
-                      f"ETA {eta}[/dim]", highlight=False)
-
-    return show
 
 
 def _funnel_table(rows: tuple[FunnelRow, ...]) -> None:
@@ -111,12 +91,14 @@ def build(seeds: str, store: str | None, endpoint: str | None, out: str, min_hop
     limits = settings(CrawlLimits, max_neighbours=max_neighbours, select=select,
                       layer_budget=layer_budget or None, in_limit=in_limit) if collect else None
     bounds = settings(ChainBounds, min_hops=min_hops, max_hops=max_hops, top=top)
-    result = run_build(seeds, out=out, store=store, endpoint=endpoint, bounds=bounds, limits=limits,
-                       policy=policy, collect=collect, max_familiarity=max_familiarity,
-                       task_hub_limit=task_hub_limit, max_values=max_values, budget=budget, fuse=fuse,
-                       workers=workers, ray=ray_address is not None,
-                       ray_address=None if ray_address in (None, "local") else ray_address,
-                       progress=_progress(progress))
+    from chaingraph.cli.progress import progress_bars
+
+    with progress_bars(progress) as tell:
+        result = run_build(seeds, out=out, store=store, endpoint=endpoint, bounds=bounds, limits=limits,
+                           policy=policy, collect=collect, max_familiarity=max_familiarity,
+                           task_hub_limit=task_hub_limit, max_values=max_values, budget=budget, fuse=fuse,
+                           workers=workers, ray=ray_address is not None,
+                           ray_address=None if ray_address in (None, "local") else ray_address, progress=tell)
     _funnel_table(result.funnel)
     for text in result.unresolved:
         click.echo(f"unresolved seed {text!r} (see rejected.jsonl for its candidates)", err=True)
