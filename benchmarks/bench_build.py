@@ -16,7 +16,7 @@ pays once):
                                 (its start-up is part of the time: that is Ray's overhead);
 * ``commands``                  per seed, three processes: ``chaingraph expand --seed S
                                 --format jsonl``, ``chaingraph task --chain`` and
-                                ``chaingraph necessity`` on the tasks (M seeds, default 10:
+                                ``chaingraph necessity`` on the tasks (M seeds, default 5:
                                 each process rebuilds the whole-store graph).
 
 Before timing, the tasks of the command chain (those with a necessary anchor) are checked
@@ -145,7 +145,7 @@ def main() -> None:
     quick = "--quick" in sys.argv
     n = int(sys.argv[sys.argv.index("--seeds") + 1]) if "--seeds" in sys.argv else (20 if quick else 100)
     m = int(sys.argv[sys.argv.index("--baseline-seeds") + 1]) if "--baseline-seeds" in sys.argv else \
-        (3 if quick else 10)
+        (3 if quick else 5)
     work = Path(tempfile.mkdtemp(prefix="bench-build-"))
     store, seeds = work / "ilpc.duckdb", work / "seeds.txt"
     make_store(store)

@@ -23,6 +23,7 @@ SCHEMAS: dict[str, str] = {
     "crosswalk-report": "chaingraph.crosswalk:CrosswalkReport",
     "load-report": "chaingraph.sources.loaders:LoadReport",
     "store-summary": "chaingraph.sources.loaders:StoreSummary",
+    "corpus-task": "chaingraph.build:CorpusTask",
 }
 
 
