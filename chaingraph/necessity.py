@@ -343,7 +343,8 @@ def policy_for(task: Task, hub_limit: HubLimit = TASK_POLICY) -> TraversalPolicy
     if hub_limit != TASK_POLICY:
         if hub_limit is not None and (isinstance(hub_limit, bool) or not isinstance(hub_limit, int)
                                       or hub_limit < 0):
-            raise InvalidInput(f"hub_limit: must be a non-negative integer or None, got {hub_limit!r}")
+            raise InvalidInput(f"hub_limit: must be a non-negative integer or None, got {hub_limit!r}"
+                               ).about("hub_limit")
         update["hub_limit"] = hub_limit
     elif "hub_limit" not in policy.model_fields_set:
         update["hub_limit"] = None

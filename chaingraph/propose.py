@@ -654,7 +654,8 @@ def propose_tasks(chains: Sequence[ChainPath | Sequence[str]], *, store: str | P
 
     path = Path(store)
     if not path.is_file():
-        raise InvalidInput(f"--store {path}: no such store file; create one with `chaingraph load`")
+        raise InvalidInput(f"store: {path}: no such store file; create one with `chaingraph load`"
+                           ).about("store")
     with Store(path, read_only=True) as st:
         graph = EvidenceGraph.from_store(st, policy=TraversalPolicy(hub_limit=hub_limit))
         values = StoreValues(st)
