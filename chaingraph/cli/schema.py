@@ -23,6 +23,8 @@ SCHEMAS: dict[str, str] = {
     "crosswalk-report": "chaingraph.crosswalk:CrosswalkReport",
     "load-report": "chaingraph.loaders:LoadReport",
     "store-summary": "chaingraph.loaders:StoreSummary",
+    "trajectory": "chaingraph.trajectory:Trajectory",
+    "score-report": "chaingraph.scoring:ScoreReport",
 }
 
 
