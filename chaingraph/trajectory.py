@@ -162,9 +162,21 @@ class Trajectory(BaseModel):
     _size = field_validator("image_size")(classmethod(lambda cls, v: _check_size(v)))
 
     def round_of(self, index: int) -> int:
-        """The round of event ``index``: its own, else its 1-based position."""
+        """The round of event ``index``: its own, else its 1-based position, where a view
+        repeating the view right before it (an immediate duplicate crop) shares its round."""
         r = self.events[index].round
-        return index + 1 if r is None else r
+        if r is not None:
+            return r
+        position = 0
+        for i in range(index + 1):
+            position += not self.immediate_duplicate(i)
+        return max(position, 1)
+
+    def immediate_duplicate(self, index: int) -> bool:
+        """Is event ``index`` a view of the same box as the event right before it?"""
+        ev = self.events[index]
+        prev = self.events[index - 1] if index > 0 else None
+        return isinstance(ev, ViewEvent) and isinstance(prev, ViewEvent) and prev.box == ev.box
 
 
 # -- geometry -------------------------------------------------------------------------

@@ -125,10 +125,8 @@ def visual_metrics(traj: Trajectory, anchors: Sequence[RefAnchor], same: Callabl
     resolved: set[int] = set()
     last: set[int] | None = None
     searches = 0
-    prev = None
     for i, ev in enumerate(traj.events):
-        duplicate = isinstance(ev, ViewEvent) and isinstance(prev, ViewEvent) and prev.box == ev.box
-        prev = ev
+        duplicate = traj.immediate_duplicate(i)
         if isinstance(ev, SearchEvent | RetrieveEvent):
             if last is not None and (isinstance(ev, RetrieveEvent) or ev.results):
                 searches += 1
