@@ -58,7 +58,8 @@ TASK: dict[str, Any] = {
 def build_store(path: str | None = None) -> Store:
     store = Store(path)
     batch = Batch()
-    batch.entities = [entity_row(q, label, aliases=ALIASES.get(q), label_lang="en") for q, label in LABELS.items()]
+    batch.entities = [entity_row(q, label, aliases=ALIASES.get(q), label_lang="en")
+                      for q, label in LABELS.items()]
     batch.properties = [property_row(p, label, datatype="wikibase-item", label_lang="en")
                         for p, label in PROPERTIES.items()]
     batch.statements = [statement_row(sid, s, p, EntityValue(id=o)) for sid, s, p, o in EDGES]

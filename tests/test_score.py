@@ -47,7 +47,8 @@ def test_the_whole_reference_claimed_covers_every_node_and_edge(sc: TaskScorer) 
 
 def test_empty_trajectory_scores_zero_everywhere(sc: TaskScorer) -> None:
     m = run(sc).metrics
-    assert (m.nc, m.rc, m.ea, m.aeba, m.gea, m.va_p, m.va_r, m.nvrc, m.dri, m.dri_ratio, m.revisit) == (0,) * 11
+    ratios = (m.nc, m.rc, m.ea, m.aeba, m.gea, m.va_p, m.va_r, m.nvrc, m.dri, m.dri_ratio, m.revisit)
+    assert ratios == (0,) * 11
     assert m.first_revisit_round is None
 
 
@@ -83,9 +84,10 @@ def test_an_inverse_property_read_the_other_way_is_the_same_statement(story: Sto
     from chaingraph.graph import EvidenceGraph, TraversalPolicy
     from chaingraph.lookups import StoreValues
 
+    first, second = task().components[0].steps[:2]
     t = task().model_copy(update={"components": (task().components[0].model_copy(update={"steps": (
-        task().components[0].steps[0].model_copy(update={"property": "P127", "target": "Q5"}),
-        task().components[0].steps[1].model_copy(update={"property": "P361", "source": "Q5", "target": "Q4"}))}),),
+        first.model_copy(update={"property": "P127", "target": "Q5"}),
+        second.model_copy(update={"property": "P361", "source": "Q5", "target": "Q4"}))}),),
         "clues": ()})
     graph = EvidenceGraph.from_store(story, policy=TraversalPolicy(hub_limit=None))
     s = TaskScorer(t, graph, StoreValues(story), story)

@@ -40,7 +40,8 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     lines = [json.dumps(t) for t in good[:1] + bad + good[1:]] + ["{not json"]
     (root / "runs.jsonl").write_text("\n".join(lines) + "\n")
     (root / "good.jsonl").write_text("\n".join(json.dumps(t) for t in good) + "\n")
-    return {"root": root, "tasks": root / "tasks.json", "runs": root / "runs.jsonl", "good": root / "good.jsonl"}
+    return {"root": root, "tasks": root / "tasks.json", "runs": root / "runs.jsonl",
+            "good": root / "good.jsonl"}
 
 
 def test_json_report_has_items_macro_and_sensitivity(files: dict[str, Path]) -> None:
@@ -94,10 +95,11 @@ def test_bad_items_are_named_one_line_each_and_the_others_are_scored(files: dict
         "image; fix the box or image_size",
         f"error: {runs}: item 5 (negative): image_size: Value error, image_size [-100.0, 100.0] must be "
         "[width, height], both positive; fix the trajectory (schema: chaingraph schema trajectory)",
-        f"error: {runs}: item 6 (negative-box): events[0].box: Value error, box [-5.0, 0.0, 10.0, 10.0] must be "
-        "[left, top, right, bottom] with 0 <= left < right and 0 <= top < bottom; fix the trajectory "
-        "(schema: chaingraph schema trajectory)",
-        f"error: {runs}: item 8: malformed JSON at column 2: Expecting property name enclosed in double quotes",
+        f"error: {runs}: item 6 (negative-box): events[0].box: Value error, box [-5.0, 0.0, 10.0, 10.0] "
+        "must be [left, top, right, bottom] with 0 <= left < right and 0 <= top < bottom; fix the "
+        "trajectory (schema: chaingraph schema trajectory)",
+        f"error: {runs}: item 8: malformed JSON at column 2: Expecting property name enclosed in double "
+        "quotes",
     ]
     assert errors[-1] == "error: 6 item(s) could not be scored (see the errors above)"
     scored = json.loads(out.stdout)
@@ -128,7 +130,7 @@ def test_a_pretty_printed_single_trajectory_is_one_item(tmp_path: Path) -> None:
 
 
 def test_a_box_needs_an_image_size() -> None:
-    with pytest.raises(InvalidTrajectory, match=r"item 1: events\[0\].image_size: a box needs the image size"):
+    with pytest.raises(InvalidTrajectory, match=r"item 1: events\[0\].image_size: a box needs the image"):
         parse_trajectory({"task": "t", "events": [view(WIDGET)]}, item=1)
 
 

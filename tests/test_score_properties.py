@@ -15,7 +15,8 @@ from chaingraph.scoring import Metrics, TaskScorer, score_trajectory
 from chaingraph.trajectory import parse_trajectory
 
 RATIOS = ("nc", "rc", "va_p", "va_r", "nvrc", "ea", "aeba", "gea", "dri_ratio", "revisit")
-ENTITIES = ["Q1", "Q2", "Q3", "Q4", "Q5", "Q9", "Q10", "Q20", "Q30", "Widget", "Acme Inc.", "Springfield", "Nope"]
+ENTITIES = ["Q1", "Q2", "Q3", "Q4", "Q5", "Q9", "Q10", "Q20", "Q30", "Widget", "Acme Inc.", "Springfield",
+            "Nope"]
 PROPERTIES = ["P176", "P159", "P17", "P127", "P361", "P131", "manufacturer", "owned_by"]
 
 
@@ -34,7 +35,8 @@ def boxes(draw: st.DrawFn) -> list[float]:
 
 def claims() -> st.SearchStrategy[dict[str, Any]]:
     true = st.sampled_from(EDGES).map(lambda e: {"subject": e[1], "relation": e[2], "object": e[3]})
-    free = st.fixed_dictionaries({"subject": st.sampled_from(ENTITIES), "relation": st.sampled_from(PROPERTIES),
+    free = st.fixed_dictionaries({"subject": st.sampled_from(ENTITIES),
+                                  "relation": st.sampled_from(PROPERTIES),
                                   "object": st.sampled_from(ENTITIES)})
     extra = st.fixed_dictionaries({}, optional={
         "direction": st.sampled_from(["forward", "backward"]),
@@ -47,8 +49,10 @@ def claims() -> st.SearchStrategy[dict[str, Any]]:
 def events() -> st.SearchStrategy[dict[str, Any]]:
     return st.one_of(
         boxes().map(lambda b: {"kind": "view", "box": b}),
-        st.tuples(boxes(), st.sampled_from(ENTITIES)).map(lambda p: {"kind": "assert", "box": p[0], "entity": p[1]}),
-        st.lists(st.just("https://example.org/x"), max_size=2).map(lambda r: {"kind": "search", "results": r}),
+        st.tuples(boxes(), st.sampled_from(ENTITIES)).map(
+            lambda p: {"kind": "assert", "box": p[0], "entity": p[1]}),
+        st.lists(st.just("https://example.org/x"), max_size=2).map(
+            lambda r: {"kind": "search", "results": r}),
         st.just({"kind": "retrieve", "url": "https://example.org/y"}),
         claims())
 
@@ -57,7 +61,8 @@ def score(sc: TaskScorer, evs: list[dict[str, Any]]) -> Metrics:
     return score_trajectory(sc.task, parse_trajectory(trajectory(*evs)), scorer=sc).metrics
 
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+SETTINGS = settings(max_examples=150, deadline=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 @SETTINGS

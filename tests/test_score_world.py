@@ -82,7 +82,8 @@ def routes(graph: EvidenceGraph, source: str, target: str, hops: int) -> list[tu
 def test_every_claimed_route_is_adjudicated_as_sparql_says(scored: tuple[Task, EvidenceGraph, TaskScorer],
                                                            sparql: Any) -> None:
     task, graph, sc = scored
-    target_type = next(c.class_ for c in task.clues if c.kind == "type" and c.variable == task.components[0].k)
+    k = task.components[0].k
+    target_type = next(c.class_ for c in task.clues if c.kind == "type" and c.variable == k)
     assert target_type is not None
     hubs = [graph.name(v) for v in range(graph.vcount()) if not graph.passable(v) and not graph.is_literal(v)]
     props = sorted(set(graph.graph.es["property"]))
@@ -90,8 +91,8 @@ def test_every_claimed_route_is_adjudicated_as_sparql_says(scored: tuple[Task, E
     assert len(found) > 50
     credited = []
     for nodes, steps in found:
-        events = [{"kind": "claim", "subject": nodes[i], "relation": p, "object": nodes[i + 1], "direction": d}
-                  for i, (p, d) in enumerate(steps)]
+        events = [{"kind": "claim", "subject": nodes[i], "relation": p, "object": nodes[i + 1],
+                   "direction": d} for i, (p, d) in enumerate(steps)]
         item = score_trajectory(task, parse_trajectory({"task": task.id, "events": events}), scorer=sc)
         (route,) = item.routes
         assert route.nodes == tuple(nodes) and route.sufficient and route.non_circular
@@ -114,7 +115,8 @@ def test_every_claimed_route_is_adjudicated_as_sparql_says(scored: tuple[Task, E
 def test_the_cli_scores_the_real_task_from_its_store(world: Path, tmp_path: Path) -> None:
     runs = tmp_path / "runs.jsonl"
     malta = [{"kind": "claim", "subject": "Q229013", "relation": "P1412", "object": "Q1860"},
-             {"kind": "claim", "subject": "Q1860", "relation": "P37", "object": "Q233", "direction": "backward"},
+             {"kind": "claim", "subject": "Q1860", "relation": "P37", "object": "Q233",
+              "direction": "backward"},
              {"kind": "claim", "subject": "Q233", "relation": "P140", "object": "Q5043"}]
     reference = [{"kind": "claim", "subject": s["source"], "relation": s["property"], "object": s["target"],
                   "direction": s.get("direction", "forward")}
