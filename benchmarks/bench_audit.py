@@ -3,7 +3,7 @@
     python benchmarks/bench_audit.py [--quick]
 
 The corpus is generated once (cached under the system temp folder): chain records from
-``../shared/data/world/codex-s.json.gz`` by :func:`chaingraph.audit.corpus.world_chain_records`
+``../shared/data/world/codex-s.json.gz`` by :func:`chaingraph.sample_corpus.world_chain_records`
 (the best chains by ``s_div`` of 5 and 6 hops of the first productive seeds). If the engine
 yields fewer distinct chains than asked, the file is filled by repeating them, and the
 output says so. Cases (each in a fresh process, median of repeats, peak RSS above the
@@ -50,7 +50,7 @@ WORLD = _shared() / "world" / "codex-s.json.gz"
 
 def corpus(n: int) -> tuple[Path, int]:
     """``(path, distinct)``: a JSONL file of ``n`` chain records and how many are distinct."""
-    from chaingraph.audit.corpus import replicate_jsonl, world_chain_records, write_jsonl
+    from chaingraph.sample_corpus import replicate_jsonl, world_chain_records, write_jsonl
 
     CACHE.mkdir(exist_ok=True)
     path = CACHE / f"chains-{n}.jsonl"

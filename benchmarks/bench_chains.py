@@ -55,7 +55,7 @@ Run = Callable[[], tuple[int, dict[str, Any]]]
 
 def store_path(world: str) -> Path:
     """The world loaded once into a DuckDB file (cached between runs)."""
-    from chaingraph.loaders import load
+    from chaingraph.sources.loaders import load
     from chaingraph.store import Store
 
     path = CACHE / f"{world}.duckdb"

@@ -4,7 +4,7 @@ For a low-, a median- and a high-degree seed (degree in the world's item graph),
 the radius-3 neighbourhood twice from the same loopback Oxigraph server:
 
 * **chaingraph**: :func:`chaingraph.collect.collect` with the default batched
-  :class:`~chaingraph.sparql_source.SparqlSource` (``VALUES`` batches of 50 entities to
+  :class:`~chaingraph.sources.sparql_source.SparqlSource` (``VALUES`` batches of 50 entities to
   expand, 200 to describe);
 * **one-per-request**: the same crawl and queries with one entity per request, the
   reference pipeline's approach (``batch_size=1, describe_size=1``).
@@ -33,7 +33,7 @@ sys.path.insert(0, str(REPO))
 from sparql_server import OxigraphServer  # noqa: E402
 
 from chaingraph.collect import CollectReport, collect  # noqa: E402
-from chaingraph.sparql_source import SparqlSource  # noqa: E402
+from chaingraph.sources.sparql_source import SparqlSource  # noqa: E402
 from chaingraph.store import Store  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "world"

@@ -8,8 +8,8 @@ fresh process, starts from an empty in-memory store, and is timed end to end fro
 file on disk (decompression included); the rate is *statements* per second for every
 case, so the columns compare the same facts:
 
-* ``chaingraph JSON dump``          :func:`chaingraph.loaders.load` on ``NAME.json.gz``;
-* ``chaingraph N-Triples``          :func:`chaingraph.loaders.load` on ``NAME.nt.gz``;
+* ``chaingraph JSON dump``          :func:`chaingraph.sources.loaders.load` on ``NAME.json.gz``;
+* ``chaingraph N-Triples``          :func:`chaingraph.sources.loaders.load` on ``NAME.nt.gz``;
 * ``pyoxigraph bulk_load``          ``pyoxigraph.Store().bulk_load`` of the same ``.nt.gz``
                                     through a gzip stream (the baseline);
 * ``pyoxigraph bulk_load (plain)``  the same from the decompressed ``.nt`` file (prepared
@@ -57,7 +57,7 @@ def _plain_copy(name: str) -> Path:
 
 
 def chaingraph_load(name: str, ext: str, plain: bool = False) -> Run:
-    from chaingraph.loaders import load
+    from chaingraph.sources.loaders import load
     from chaingraph.store import Store
 
     path = _plain_copy(name) if plain else _world(name, ext)

@@ -5,11 +5,10 @@ Imports flow one way (a module imports only modules above it in this list)::
     errors, ids          error tree; id validation and IRIs
     values               Wikidata values in one canonical (JSON) form
     resources            packaged queries/ and data/
-    store                DuckDB evidence store and the edges() read primitive
-    loaders/             JSON-dump and RDF loaders                    (write the store)
-    neighbours           neighbour records, NeighbourSource and Selector protocols
-    sparql,              SPARQL client (retries, response cache) and the batched
-      sparql_source      neighbour source over it
+    store                DuckDB evidence store; the only module that names its tables
+    sources/             where neighbours come from: neighbour records and protocols,
+                         the SPARQL client, the SPARQL and store neighbour sources, the
+                         JSON-dump and RDF loaders                    (write the store)
     collect              the breadth-first crawl over any source      (writes the store)
     crosswalk/           property -> relation class, with the deciding rule
     records, graph       chain records; igraph view + traversal policy
@@ -21,6 +20,7 @@ Imports flow one way (a module imports only modules above it in this list)::
       necessity
     units, fusion/       unit table; the exact fusion calculator
     audit/               corpus relation-class audits
+    sample_corpus        chain and task corpora from world dumps (notebook, benchmarks)
     cli/                 thin click twins of the library functions
 """
 

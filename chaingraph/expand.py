@@ -44,8 +44,9 @@ from chaingraph.resources import data_file
 from chaingraph.store import Store
 
 if TYPE_CHECKING:
-    from chaingraph.collect import CollectReport, Selector
+    from chaingraph.collect import CollectReport
     from chaingraph.crosswalk import Crosswalk
+    from chaingraph.sources.neighbours import Selector
 
 __all__ = ["SAMPLE", "ExpandResult", "Neighbourhood", "RelationClassifier", "SeedSummary", "chain_record",
            "evidence_graph", "expand", "explain_path", "relation_classifier"]
@@ -123,7 +124,7 @@ def _open_source(store: Store | str | Path | None) -> tuple[Store, bool]:
             raise InvalidInput(f"--store {path}: no such store file; create one with `chaingraph load` "
                                "or `chaingraph collect`")
         return Store(path, read_only=True), True
-    from chaingraph.loaders import load
+    from chaingraph.sources.loaders import load
 
     sample = Store()
     load([data_file(SAMPLE)], sample)
@@ -134,7 +135,8 @@ def _collect(seeds: Sequence[str], *, source: Store | None, endpoint: str | None
              max_neighbours: int, select: int, layer_budget: int | None, selector: Selector | None,
              in_limit: int, user_agent: str | None, target: Store, progress: bool) -> CollectReport:
     """Collect the seeds' neighbourhood into ``target`` (DESIGN §3, :mod:`chaingraph.collect`)."""
-    from chaingraph.collect import StoreSource, collect
+    from chaingraph.collect import collect
+    from chaingraph.sources.store_source import StoreSource
 
     extra: dict[str, Any] = {} if user_agent is None else {"user_agent": user_agent}
     return collect(list(seeds), radius, store=target,

@@ -246,8 +246,8 @@ def test_a_malformed_role_table_is_an_error(tmp_path: Path) -> None:
 
 
 def test_a_corpus_written_by_chaingraph_from_a_world_graph(shared_data: Path, tmp_path: Path) -> None:
-    from chaingraph.audit.corpus import fused_tasks, nested_tasks, world_chain_records, write_jsonl
     from chaingraph.records import ChainRecord
+    from chaingraph.sample_corpus import fused_tasks, nested_tasks, world_chain_records, write_jsonl
 
     records = list(world_chain_records(shared_data / "world" / "codex-s.json.gz", seeds=2, per_seed=6))
     assert len({r.seed for r in records}) == 2 and all(5 <= r.k <= 6 for r in records)
@@ -267,7 +267,7 @@ def test_a_corpus_written_by_chaingraph_from_a_world_graph(shared_data: Path, tm
 
 
 def test_corpus_arguments_are_checked_when_called(tmp_path: Path) -> None:
-    from chaingraph.audit.corpus import world_chain_records
+    from chaingraph.sample_corpus import world_chain_records
 
     with pytest.raises(InvalidInput, match="no such dump"):
         world_chain_records(tmp_path / "missing.json.gz")

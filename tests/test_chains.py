@@ -23,7 +23,7 @@ from chaingraph.chains import (
 from chaingraph.errors import ChainRuleError, UnknownEntity
 from chaingraph.explain import explain_chain
 from chaingraph.graph import EvidenceGraph, TraversalPolicy
-from chaingraph.loaders import load
+from chaingraph.sources.loaders import load
 from chaingraph.store import Store
 
 WORLD = Path(__file__).parent / "fixtures" / "chains" / "world.json"

@@ -1,7 +1,7 @@
 """Collection over SPARQL from a real Oxigraph on loopback, checked against the dump loader.
 
 The same world (CoDEx-S, ``world/codex-s``) is served by Oxigraph from its N-Triples and
-loaded by :func:`chaingraph.loaders.load` from its JSON dump; a SPARQL crawl must store
+loaded by :func:`chaingraph.sources.loaders.load` from its JSON dump; a SPARQL crawl must store
 exactly the dump's rows, and a crawl of the dump-loaded store (:class:`StoreSource`)
 must visit the same entities. The rich statement model (ranks, qualifiers, references,
 quantities, coordinates, Julian and BCE dates, somevalue / novalue) is checked on
@@ -21,13 +21,14 @@ from typing import Any
 import pytest
 from sparql_server import FaultServer, OxigraphServer, codex_s_server, entities_full_server  # noqa: F401  (session fixtures)
 
-from chaingraph.collect import CollectReport, StoreSource, collect
+from chaingraph.collect import CollectReport, collect
 from chaingraph.errors import EndpointUnavailable, InvalidId, InvalidInput, OfflineCacheMiss
 from chaingraph.ids import ENTITY
-from chaingraph.loaders import load
-from chaingraph.neighbours import Neighbour
-from chaingraph.sparql import RetryPolicy
-from chaingraph.sparql_source import SparqlSource
+from chaingraph.sources.loaders import load
+from chaingraph.sources.neighbours import Neighbour
+from chaingraph.sources.sparql import RetryPolicy
+from chaingraph.sources.sparql_source import SparqlSource
+from chaingraph.sources.store_source import StoreSource
 from chaingraph.store import Store
 
 pytestmark = pytest.mark.server

@@ -5,8 +5,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chaingraph.collect import StoreSource, collect
-from chaingraph.neighbours import CLASS_PROPERTIES, Neighbour, first_k, keep_neighbours
+from chaingraph.collect import collect
+from chaingraph.sources.neighbours import CLASS_PROPERTIES, Neighbour, first_k, keep_neighbours
+from chaingraph.sources.store_source import StoreSource
 from chaingraph.store import Batch, Store, statement_row
 from chaingraph.values import EntityValue
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from chaingraph.resources import queries_dir
-from chaingraph.sparql_source import render_query
+from chaingraph.sources.sparql_source import render_query
 
 QUERIES = sorted(queries_dir().glob("*.rq"))
 

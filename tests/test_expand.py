@@ -16,8 +16,8 @@ from chaingraph.cli import cli
 from chaingraph.errors import ChainRuleError, InvalidId, InvalidInput, UnknownEntity
 from chaingraph.expand import evidence_graph, expand, explain_path
 from chaingraph.graph import EvidenceGraph, TraversalPolicy
-from chaingraph.loaders import load
 from chaingraph.records import ChainRecord
+from chaingraph.sources.loaders import load
 from chaingraph.store import Store
 
 WORLD = Path(__file__).parent / "fixtures" / "chains" / "world.json"

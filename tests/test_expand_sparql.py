@@ -13,10 +13,10 @@ from click.testing import CliRunner
 from sparql_server import OxigraphServer, codex_s_server  # noqa: F401  (session fixture)
 
 from chaingraph.cli import cli
-from chaingraph.collect import Neighbour
 from chaingraph.expand import expand
-from chaingraph.loaders import load
 from chaingraph.records import ChainRecord
+from chaingraph.sources.loaders import load
+from chaingraph.sources.neighbours import Neighbour
 from chaingraph.store import Store
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]

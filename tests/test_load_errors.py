@@ -16,7 +16,7 @@ import pytest
 
 from chaingraph.cli import cli
 from chaingraph.errors import BadDumpLine, InvalidInput, UnsupportedFormat
-from chaingraph.loaders import load
+from chaingraph.sources.loaders import load
 from chaingraph.store import Store
 
 WD = "http://www.wikidata.org/entity/"

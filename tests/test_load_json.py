@@ -15,8 +15,8 @@ import pytest
 
 from chaingraph.cli import cli
 from chaingraph.graph import EvidenceGraph, TraversalPolicy
-from chaingraph.loaders import LoadReport, load, summarize
 from chaingraph.resources import data_file
+from chaingraph.sources.loaders import LoadReport, load, summarize
 from chaingraph.store import Store
 from chaingraph.values import (
     JULIAN,

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from chaingraph.loaders import load
+from chaingraph.sources.loaders import load
 from chaingraph.store import Store
 from chaingraph.values import JULIAN, QuantityValue, StringValue, TimeValue
 

@@ -24,7 +24,7 @@ BABBAGE = ["Q1001", "Q1003", "Q1004", "Q1016", "Q1017", "Q1018", "Q1019"]
 @pytest.fixture(scope="module")
 def hood() -> Iterator[tuple[EvidenceGraph, Store, object]]:
     from chaingraph.graph import TraversalPolicy
-    from chaingraph.loaders import load
+    from chaingraph.sources.loaders import load
 
     with Store() as source:
         load([WORLD], source)

@@ -29,7 +29,7 @@ SPARQL_TOO_SLOW = {("codex-s/later-death", "kafka-1")}
 
 @pytest.fixture(scope="module")
 def world_store(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from chaingraph.loaders import load
+    from chaingraph.sources.loaders import load
     from chaingraph.store import Store
 
     path = tmp_path_factory.mktemp("world") / "codex-s.duckdb"

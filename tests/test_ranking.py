@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from chaingraph.chains import enumerate_chains
 from chaingraph.errors import ChainRuleError, InvalidInput
 from chaingraph.graph import EvidenceGraph, TraversalPolicy
-from chaingraph.loaders import load
 from chaingraph.ranking import (
     TYPES,
     TypeTable,
@@ -24,6 +23,7 @@ from chaingraph.ranking import (
     score_chain,
     top_chains,
 )
+from chaingraph.sources.loaders import load
 from chaingraph.store import Store
 
 WORLD = Path(__file__).parent / "fixtures" / "chains" / "world.json"

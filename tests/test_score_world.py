@@ -33,7 +33,7 @@ MALTA = ("Q229013", "Q1860", "Q233", "Q5043")
 
 @pytest.fixture(scope="module")
 def world(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from chaingraph.loaders import load
+    from chaingraph.sources.loaders import load
     from chaingraph.store import Store
 
     path = tmp_path_factory.mktemp("world") / "codex-s.duckdb"

@@ -16,7 +16,7 @@ import pytest
 from sparql_server import FaultServer, free_port
 
 from chaingraph.errors import EndpointError, EndpointResponseError, EndpointUnavailable, OfflineCacheMiss
-from chaingraph.sparql import RetryPolicy, SparqlClient, parse_retry_after, query_hash
+from chaingraph.sources.sparql import RetryPolicy, SparqlClient, parse_retry_after, query_hash
 from chaingraph.store import Store
 
 QUERY = "SELECT ?s WHERE { ?s ?p ?o } LIMIT 1"
@@ -158,7 +158,7 @@ def test_client_arguments_are_checked() -> None:
 
 def test_time_and_quantity_without_value_node_are_refused_not_guessed() -> None:
     from chaingraph.errors import InvalidInput
-    from chaingraph.sparql import term_value
+    from chaingraph.sources.sparql import term_value
 
     lit = {"type": "literal", "value": "1952-03-11T00:00:00Z"}
     for datatype in ("time", "quantity"):

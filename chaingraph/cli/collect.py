@@ -11,7 +11,7 @@ from rich.table import Table
 from chaingraph.collect import CollectReport
 from chaingraph.collect import collect as collect_neighbourhoods
 from chaingraph.ids import qid
-from chaingraph.sparql import DEFAULT_ENDPOINT, DEFAULT_USER_AGENT, RetryPolicy
+from chaingraph.sources.sparql import DEFAULT_ENDPOINT, DEFAULT_USER_AGENT, RetryPolicy
 from chaingraph.store import Store
 
 

@@ -1,5 +1,5 @@
-"""``chaingraph load`` and ``chaingraph summary``: thin twins of :func:`chaingraph.loaders.load`
-and :func:`chaingraph.loaders.summarize`."""
+"""``chaingraph load`` and ``chaingraph summary``: thin twins of :func:`chaingraph.sources.loaders.load`
+and :func:`chaingraph.sources.loaders.summarize`."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TextColum
 from rich.table import Table
 
 from chaingraph.errors import StoreError
-from chaingraph.loaders import LoadReport, StoreSummary, summarize
-from chaingraph.loaders import load as load_files
-from chaingraph.loaders.common import Progress as ProgressCallback
+from chaingraph.sources.loaders import LoadReport, StoreSummary, summarize
+from chaingraph.sources.loaders import load as load_files
+from chaingraph.sources.loaders.common import Progress as ProgressCallback
 from chaingraph.store import Store
 
 _FORMAT = click.option("--format", "output_format", type=click.Choice(["table", "json"]),

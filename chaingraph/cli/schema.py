@@ -21,8 +21,8 @@ SCHEMAS: dict[str, str] = {
     "collect-report": "chaingraph.collect:CollectReport",
     "crosswalk-classification": "chaingraph.crosswalk:Classification",
     "crosswalk-report": "chaingraph.crosswalk:CrosswalkReport",
-    "load-report": "chaingraph.loaders:LoadReport",
-    "store-summary": "chaingraph.loaders:StoreSummary",
+    "load-report": "chaingraph.sources.loaders:LoadReport",
+    "store-summary": "chaingraph.sources.loaders:StoreSummary",
     "trajectory": "chaingraph.trajectory:Trajectory",
     "score-report": "chaingraph.scoring:ScoreReport",
 }

@@ -61,7 +61,7 @@ class StoreSummary(BaseModel):
 
 
 class LoadReport(BaseModel):
-    """The result of :func:`chaingraph.loaders.load`: per-file figures and the store after."""
+    """The result of :func:`chaingraph.sources.loaders.load`: per-file figures and the store after."""
 
     model_config = _FROZEN
     files: tuple[FileReport, ...]

@@ -24,10 +24,10 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from chaingraph.errors import InvalidInput
-from chaingraph.loaders.common import FileReport, LoadReport, Progress, StoreSummary
-from chaingraph.loaders.compression import Format, dump_format
-from chaingraph.loaders.json_dump import load_json_dump
-from chaingraph.loaders.rdf import load_rdf
+from chaingraph.sources.loaders.common import FileReport, LoadReport, Progress, StoreSummary
+from chaingraph.sources.loaders.compression import Format, dump_format
+from chaingraph.sources.loaders.json_dump import load_json_dump
+from chaingraph.sources.loaders.rdf import load_rdf
 from chaingraph.store import Store
 
 __all__ = ["FileReport", "LoadReport", "Progress", "StoreSummary", "load", "load_file", "summarize"]

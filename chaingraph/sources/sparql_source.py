@@ -15,7 +15,7 @@ media) are dropped once ``properties.rq`` has told their datatypes, with their s
 ``snaks_by_statement.rq`` for their ``P31`` statements). Only validated ids reach a
 query: items through :func:`~chaingraph.ids.qid`, properties through
 :func:`~chaingraph.ids.pid`, statement IRIs through a strict pattern.
-Statement ids become JSON form, values go through :func:`chaingraph.sparql.term_value`.
+Statement ids become JSON form, values go through :func:`chaingraph.sources.sparql.term_value`.
 
 >>> "VALUES ?prop { wd:P31 wd:P569 }" in render_query("properties", properties=["P31", "P569"])
 True
@@ -34,9 +34,9 @@ from typing import Any
 
 from chaingraph.errors import InvalidInput
 from chaingraph.ids import from_iri, pid, qid, statement_id_from_rdf
-from chaingraph.neighbours import KEPT_DATATYPES, Neighbour, Neighbourhoods, SourceRef
 from chaingraph.resources import query_file
-from chaingraph.sparql import (
+from chaingraph.sources.neighbours import KEPT_DATATYPES, Neighbour, Neighbourhoods, SourceRef
+from chaingraph.sources.sparql import (
     DEFAULT_USER_AGENT,
     Response,
     RetryPolicy,

@@ -12,7 +12,7 @@ line; decompression runs ahead on a second thread. Memory is one block plus what
 keeps (it spills to disk for file-backed stores).
 
 Lines the fast path cannot split (tabs, several spaces) go through a regular
-expression; lines that match nothing are bad lines (:class:`~chaingraph.loaders.common.LineGuard`).
+expression; lines that match nothing are bad lines (:class:`~chaingraph.sources.loaders.common.LineGuard`).
 
 >>> classify_predicate("<http://www.wikidata.org/prop/qualifier/value/P580>")
 ('pqv', 'P580')
@@ -36,8 +36,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from chaingraph.loaders.common import LineGuard
-from chaingraph.loaders.compression import BLOCK_BYTES, read_blocks
+from chaingraph.sources.loaders.common import LineGuard
+from chaingraph.sources.loaders.compression import BLOCK_BYTES, read_blocks
 
 __all__ = [
     "BLOCK_BYTES",

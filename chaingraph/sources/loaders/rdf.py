@@ -1,6 +1,6 @@
 """Load RDF in the Wikidata Query Service statement model (N-Triples, Turtle) into the store.
 
-The file is staged by :mod:`chaingraph.loaders.ntriples`; the statement model is then
+The file is staged by :mod:`chaingraph.sources.loaders.ntriples`; the statement model is then
 rebuilt with set-based SQL inside DuckDB (joins on statement, reference and value-node
 IRIs) and written in one transaction. The result is the store the JSON dump of the same
 entities gives:
@@ -40,9 +40,9 @@ import duckdb
 import pyarrow as pa
 
 from chaingraph.errors import BadDumpLine, ChaingraphError, StoreError
-from chaingraph.loaders.common import FileReport, LineGuard, Progress, coordinate_digits
-from chaingraph.loaders.compression import Format, dump_date, open_dump
-from chaingraph.loaders.ntriples import (
+from chaingraph.sources.loaders.common import FileReport, LineGuard, Progress, coordinate_digits
+from chaingraph.sources.loaders.compression import Format, dump_date, open_dump
+from chaingraph.sources.loaders.ntriples import (
     ReadError,
     create_staging,
     delete_staged,

@@ -39,8 +39,8 @@ import pyarrow as pa
 
 from chaingraph.errors import BadDumpLine, ChaingraphError, InvalidId, InvalidInput
 from chaingraph.ids import is_entity_id, pid
-from chaingraph.loaders.common import FileReport, LineGuard, Progress, coordinate_digits
-from chaingraph.loaders.compression import dump_date, open_dump, read_blocks
+from chaingraph.sources.loaders.common import FileReport, LineGuard, Progress, coordinate_digits
+from chaingraph.sources.loaders.compression import dump_date, open_dump, read_blocks
 from chaingraph.store import ARROW_TYPES, TABLE_COLUMNS, Store, snak_hash_columns
 from chaingraph.values import VALUE_COLUMNS, value_columns, value_from_json
 

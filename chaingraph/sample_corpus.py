@@ -65,8 +65,8 @@ def _records(
     from chaingraph.chains import enumerate_chains
     from chaingraph.expand import chain_record, relation_classifier
     from chaingraph.graph import EvidenceGraph
-    from chaingraph.loaders import load
     from chaingraph.ranking import top_chains
+    from chaingraph.sources.loaders import load
     from chaingraph.store import Store
 
     with Store() as store:

@@ -64,7 +64,7 @@ from chaingraph.errors import (
     OfflineCacheMiss,
 )
 from chaingraph.ids import ENTITY, from_iri
-from chaingraph.loaders.rdf import datatype_from_rdf
+from chaingraph.sources.loaders.rdf import datatype_from_rdf
 from chaingraph.store import Store
 from chaingraph.values import (
     CoordinateValue,
