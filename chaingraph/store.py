@@ -51,7 +51,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import duckdb
 import pyarrow as pa
@@ -525,6 +525,15 @@ class Store:
             "UNION ALL SELECT id, label FROM properties WHERE label IS NOT NULL "
             "AND id IN (SELECT UNNEST(?))", [list(ids), list(ids)]).fetchall()
         return dict(rows)
+
+    def names(self, kind: Literal["entities", "properties"] = "entities"
+              ) -> list[tuple[str, str | None, tuple[str, ...]]]:
+        """``(id, label, aliases)`` of every entity (or property) with a label or an alias,
+        for resolving names to ids."""
+        table = {"entities": "entities", "properties": "properties"}[kind]
+        rows = self.con.execute(f"SELECT id, label, aliases FROM {table} WHERE label IS NOT NULL "
+                                "OR len(aliases) > 0 ORDER BY id").fetchall()
+        return [(i, label, tuple(aliases or ())) for i, label, aliases in rows]
 
     def classes(self, ids: Collection[str] | None = None) -> dict[str, tuple[str, ...]]:
         """``P31`` classes per entity (all entities when ``ids`` is ``None``)."""

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Protocol
 from chaingraph.lookups import value_matches
 from chaingraph.scoring.reference import Relations, Resolver, value_node
 from chaingraph.trajectory import ClaimEvent
-from chaingraph.values import EntityValue, Value, value_from_columns
+from chaingraph.values import EntityValue, StringValue, Value
 
 if TYPE_CHECKING:
     from chaingraph.graph import EvidenceGraph
@@ -127,14 +127,9 @@ class Evidence:
         """Statement ids of ``subject prop v`` with ``v`` matching ``value``."""
         props = [p for p, swapped in self.relations.variants(prop) if not swapped]
         if self.store is not None:
-            cols = ("value_type", "object", "text", "lang", "time", "precision", "calendar", "timezone",
-                    "before", "after", "amount", "unit", "upper", "lower", "lat", "lon",
-                    "coord_precision", "globe")
-            rows = self.store.con.execute(
-                f"SELECT statement_id, {', '.join(cols)} FROM statements WHERE subject = ? AND property IN "
-                "(SELECT UNNEST(?)) AND rank <> 'deprecated' AND snaktype = 'value' ORDER BY statement_id",
-                [subject, props]).fetchall()
-            found = [(r[0], value_from_columns(dict(zip(cols, r[1:])))) for r in rows]
+            sids = [e.statement_id for e in self.store.edges(subject=subject, property=props, item_only=False)
+                    if e.value_type != "item"]
+            found = [(sid, info.value) for sid in sids if (info := self.store.statement(sid)) is not None]
             return [sid for sid, v in found if v is not None and value_matches(value, v)]
         g = self.graph
         if subject not in g or self.values is None:
@@ -146,13 +141,16 @@ class Evidence:
 
     def cites(self, statement_ids: Sequence[str], url: str) -> bool:
         """Does one of the statements carry ``url`` as a ``P854`` reference URL?"""
-        if self.store is None or not statement_ids:
+        if self.store is None:
             return False
-        rows = self.store.con.execute(
-            "SELECT text FROM reference_snaks WHERE statement_id IN (SELECT UNNEST(?)) AND property = ?",
-            [list(statement_ids), REFERENCE_URL]).fetchall()
         want = url.strip().rstrip("/")
-        return any(isinstance(t, str) and t.strip().rstrip("/") == want for (t,) in rows)
+        for sid in statement_ids:
+            info = self.store.statement(sid)
+            for _hash, prop, _snaktype, value in info.references if info is not None else ():
+                text = value.text.strip().rstrip("/") if isinstance(value, StringValue) else None
+                if prop == REFERENCE_URL and text == want:
+                    return True
+        return False
 
 
 class SupportJudge(Protocol):

@@ -74,8 +74,7 @@ class Resolver:
 
     @classmethod
     def from_store(cls, store: Store) -> Resolver:
-        ents = store.con.execute("SELECT id, label, aliases FROM entities").fetchall()
-        props = store.con.execute("SELECT id, label, aliases FROM properties").fetchall()
+        ents, props = store.names("entities"), store.names("properties")
         return cls({i: lab for i, lab, _a in ents if lab}, {i: a for i, _l, a in ents if a},
                    {i: lab for i, lab, _a in props if lab}, {i: a for i, _l, a in props if a})
 
