@@ -6,6 +6,7 @@ Modules, imports flowing down this list::
     claims      claims resolved to statements; the pluggable support judge
     routes      the claimed alternative route and its three-part adjudication
     visual      anchor precision/recall, NVRC, DRI, revisits (boxes only)
+    coverage    TaskScorer (per-task state); NC and RC with routes adjudicated
     score       score_trajectory: one item, every metric, every explanation
     batch       score_files: many items, macro averages, threshold sensitivity
 
@@ -16,10 +17,12 @@ from __future__ import annotations
 
 from chaingraph.scoring.batch import ScoreReport, load_tasks, macro_average, score_files
 from chaingraph.scoring.claims import GraphJudge, SupportJudge
-from chaingraph.scoring.score import ItemScore, Metrics, TaskScorer, score_trajectory
+from chaingraph.scoring.coverage import Coverage, TaskScorer, coverage
+from chaingraph.scoring.score import ItemScore, Metrics, score_trajectory
 from chaingraph.scoring.visual import Thresholds
 
 __all__ = [
+    "Coverage",
     "GraphJudge",
     "ItemScore",
     "Metrics",
@@ -27,6 +30,7 @@ __all__ = [
     "SupportJudge",
     "TaskScorer",
     "Thresholds",
+    "coverage",
     "load_tasks",
     "macro_average",
     "score_files",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from chaingraph.lookups import value_matches
 from chaingraph.scoring.reference import Relations, Resolver, value_node
@@ -33,8 +33,7 @@ __all__ = ["REFERENCE_URL", "Evidence", "GraphJudge", "ResolvedClaim", "SupportJ
 REFERENCE_URL = "P854"
 
 
-@dataclass(frozen=True)
-class ResolvedClaim:
+class ResolvedClaim(NamedTuple):
     """A claim event with ids: ``premise`` is the node the agent reasoned from (the claim's
     subject), ``conclusion`` the node it reached (object entity, or ``value:…``);
     ``statement`` the canonical ``(subject, property, object)`` in Wikidata's direction
@@ -54,6 +53,14 @@ class ResolvedClaim:
 
 def resolve_claim(index: int, ev: ClaimEvent, resolver: Resolver, rel: Relations) -> ResolvedClaim:
     """Resolve a claim's mentions; every mention that stays unresolved is a problem."""
+    value = ev.value
+    if value is None:  # the common case, in one pass: item object, every mention resolved
+        subj, prop = resolver.entity(ev.subject)[0], resolver.relation(ev.relation)[0]
+        obj: str | None = None if ev.object is None else resolver.entity(ev.object)[0]
+        anchor = None if ev.anchor is None else resolver.entity(ev.anchor)[0]
+        if subj is not None and prop is not None and obj is not None and (ev.anchor is None or anchor):
+            key = rel.key(subj, prop, obj) if ev.direction == "forward" else rel.key(obj, prop, subj)
+            return ResolvedClaim(index, subj, obj, prop, None, key, ev.source, anchor, ev.component, ())
     problems = []
     subj, why = resolver.entity(ev.subject)
     if subj is None:
@@ -61,7 +68,6 @@ def resolve_claim(index: int, ev: ClaimEvent, resolver: Resolver, rel: Relations
     prop, why = resolver.relation(ev.relation)
     if prop is None:
         problems.append(f"relation: {why}")
-    obj: str | None
     if ev.value is not None and not isinstance(ev.value, EntityValue):
         obj = value_node(ev.value)
     else:
@@ -95,24 +101,27 @@ class Evidence:
     _index: dict[tuple[str, str, str], list[str]] | None = field(default=None, repr=False)
 
     def statements(self, key: tuple[str, str, str]) -> list[str]:
-        """Statement ids of the item statement with canonical ``key``."""
+        """Statement ids of the item statement with canonical ``key`` (any equivalent form)."""
         if self.store is not None:
             return self._store_statements(key)
-        if self._index is None:
+        g, (s, p, o) = self.graph, key
+        variants = self.relations.variants(p)
+        out: list[str] = []
+        if s in g and o in g:  # step edges: scan the smaller of the two adjacency lists
+            a, b = g.vertex(s), g.vertex(o)
+            near, far, flip = (a, b, False) if g.degree(a) <= g.degree(b) else (b, a, True)
+            wanted = {(prop, swapped != flip) for prop, swapped in variants}
+            out += [g.edge_statement(e) for u, e, fwd in g.neighbours(near)
+                    if u == far and (g.edge_property(e), not fwd) in wanted]
+        for prop, swapped in variants:  # class edges type the nodes; they are statements too
+            a_, b_ = (o, s) if swapped else (s, o)
+            if b_ in g.class_statements.get(prop, {}).get(a_, ()):
+                out.append(f"{a_}${prop}${b_}")
+        if self._index is None:  # statements the traversal policy keeps out of the graph
             self._index = {}
-            g = self.graph
-            for e in range(g.ecount()):
-                vs, vo = g.edge_endpoints(e)
-                if not g.is_literal(vo):
-                    k = self.relations.key(g.name(vs), g.edge_property(e), g.name(vo))
-                    self._index.setdefault(k, []).append(g.edge_statement(e))
-            for sid, s, p, o in g.excluded_edges:
-                self._index.setdefault(self.relations.key(s, p, o), []).append(sid)
-            for p, table in g.class_statements.items():
-                for s, classes in table.items():
-                    for o in classes:
-                        self._index.setdefault(self.relations.key(s, p, o), []).append(f"{s}${p}${o}")
-        return self._index.get(key, [])
+            for sid, es, ep, eo in g.excluded_edges:
+                self._index.setdefault(self.relations.key(es, ep, eo), []).append(sid)
+        return out + self._index.get(key, [])
 
     def _store_statements(self, key: tuple[str, str, str]) -> list[str]:
         assert self.store is not None

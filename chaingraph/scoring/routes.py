@@ -158,20 +158,27 @@ class RouteJudge:
         g, rel = self.evidence.graph, self.evidence.relations
         if a not in g:
             return None
-        want = rel.key(a, prop, b) if way == "forward" else rel.key(b, prop, a)
-        for u, e, fwd in g.neighbours(g.vertex(a)):
-            p = g.edge_property(e)
-            if b.startswith("value:"):
-                same_property = rel.canonical(p) == rel.canonical(prop)
-                if (g.is_literal(u) and fwd and same_property and target_value is not None
-                        and self._value_ok(g.name(u), target_value)):
+        va = g.vertex(a)
+        if b.startswith("value:"):
+            for u, e, fwd in g.neighbours(va):
+                p = g.edge_property(e)
+                if (fwd and g.is_literal(u) and rel.canonical(p) == rel.canonical(prop)
+                        and target_value is not None and self._value_ok(g.name(u), target_value)):
                     return p, "forward"
+            return None
+        if b not in g:
+            return None
+        vb = g.vertex(b)
+        want = rel.key(a, prop, b) if way == "forward" else rel.key(b, prop, a)
+        near, far = (va, vb) if g.degree(va) <= g.degree(vb) else (vb, va)  # scan the smaller side
+        for u, e, fwd in g.neighbours(near):
+            if u != far:
                 continue
-            if g.name(u) != b:
-                continue
-            s, o = (a, b) if fwd else (b, a)
+            p = g.edge_property(e)
+            a_first = fwd == (near == va)  # the statement's subject is a
+            s, o = (a, b) if a_first else (b, a)
             if rel.key(s, p, o) == want:
-                return p, "forward" if fwd else "backward"
+                return p, "forward" if a_first else "backward"
         return None
 
     def _value_ok(self, literal: str, target_value: Value) -> bool:
@@ -206,7 +213,7 @@ class RouteJudge:
                               types=tuple(types), values=tuple(values))
         comp = task.components[c]
         aim: str | Value = comp.target.entity if comp.target.entity is not None else target_value  # type: ignore[assignment]
-        r = evaluate(graph, pattern, target=aim, values=self.evidence.values)
+        r = evaluate(graph, pattern, target=aim, values=self.evidence.values, paths=False)
         if r.unique:
             return True, ""
         if not r.target_in:

@@ -1,45 +1,49 @@
 """Score one trajectory against its task (DESIGN §12): :func:`score_trajectory`.
 
-Graph half, per component: the reference route (:func:`~chaingraph.scoring.reference.reference_for`)
-or, when the agent claimed an alternative route that the evidence graph proves sufficient,
-non-circular and target-preserving (:mod:`chaingraph.scoring.routes`), that route. Then
+The graph half — NC and RC with alternative routes adjudicated — is
+:func:`~chaingraph.scoring.coverage.coverage`. On top of it:
 
-* ``NC = |V̂ ∩ V_req| / |V_req|`` — ``V̂`` the entities the agent named (claim ends,
-  asserted entities); a node matches by identity or an alias the judge accepts
-  (:class:`~chaingraph.merge.DefaultJudge`: ``P460`` or equal normalised labels);
-* ``RC = |Ê ∩ E_req| / |E_req|`` — a claimed statement matches a reference statement only
-  with the same ends, the same relation (or an equivalent / inverse one) and the same
-  direction;
 * ``EA = s / n``, ``AEBA = b / s``, ``GEA = b / n`` over the ``n`` claims: ``s`` supported
   (a :class:`~chaingraph.scoring.claims.SupportJudge`), ``b`` supported, citing a source,
   and bound to the component whose (reference or credited) route holds the statement and to
-  that component's anchor.
+  that component's anchor;
+* the visual half: :func:`~chaingraph.scoring.visual.visual_metrics`;
+* an explanation of every reference node and statement the trajectory missed.
 
-Visual half: :func:`~chaingraph.scoring.visual.visual_metrics`. Every ratio with an
-empty denominator is 0; every trajectory counts, whatever its answer.
+Every ratio with an empty denominator is 0; every trajectory counts, whatever its answer.
+
+>>> from chaingraph.graph import EvidenceGraph, TraversalPolicy
+>>> from chaingraph.tasks import Task
+>>> from chaingraph.trajectory import parse_trajectory
+>>> g = EvidenceGraph.from_edges([("s1", "Q1", "P176", "Q2"), ("s2", "Q2", "P17", "Q3")],
+...                              policy=TraversalPolicy(hub_limit=None))
+>>> task = Task.model_validate({"id": "t", "anchors": [{"entity": "Q1", "region": [0, 0, 10, 10]}],
+...     "target": {"entity": "Q3"}, "components": [{"anchor": "Q1", "target": {"entity": "Q3"},
+...     "steps": [{"property": "P176"}, {"property": "P17"}]}]})
+>>> run = parse_trajectory({"task": "t", "image_size": [100, 100], "events": [
+...     {"kind": "view", "box": [0, 0, 20, 20]},
+...     {"kind": "claim", "subject": "Q1", "relation": "P176", "object": "Q2"},
+...     {"kind": "claim", "subject": "Q3", "relation": "P17", "object": "Q2"}]})  # the wrong way round
+>>> item = score_trajectory(task, run, g)
+>>> m = item.metrics
+>>> m.nc, m.rc, m.nvrc, m.ea
+(1.0, 0.5, 1.0, 0.5)
+>>> item.unmatched_edges[0].reason
+'claimed in the reverse direction (event 2): Q3 P17 Q2'
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
 from chaingraph.merge import AliasJudge, DefaultJudge
-from chaingraph.scoring.claims import Evidence, GraphJudge, ResolvedClaim, SupportJudge, resolve_claim
-from chaingraph.scoring.reference import (
-    Reference,
-    Relations,
-    Resolver,
-    Route,
-    default_relations,
-    reference_for,
-)
-from chaingraph.scoring.routes import RouteJudge, claimed_route
-from chaingraph.scoring.visual import DEFAULT, RefAnchor, Thresholds, VisualMetrics, visual_metrics
-from chaingraph.trajectory import AssertEvent, ClaimEvent, Trajectory
+from chaingraph.scoring.claims import GraphJudge, ResolvedClaim, SupportJudge
+from chaingraph.scoring.coverage import Coverage, TaskScorer, coverage
+from chaingraph.scoring.visual import DEFAULT, Thresholds, VisualMetrics, visual_metrics
+from chaingraph.trajectory import AssertEvent, Trajectory
 
 if TYPE_CHECKING:
     from chaingraph.graph import EvidenceGraph
@@ -53,7 +57,6 @@ __all__ = [
     "Metrics",
     "Miss",
     "RouteNote",
-    "TaskScorer",
     "Unresolved",
     "score_trajectory",
 ]
@@ -151,77 +154,6 @@ def _ratio(a: int, b: int) -> float:
     return a / b if b else 0.0
 
 
-@dataclass
-class TaskScorer:
-    """Everything about one task that does not depend on the trajectory, built once and
-    shared by every trajectory of the task (reference routes, adjudicated routes, aliases,
-    support verdicts)."""
-
-    task: Task
-    graph: EvidenceGraph
-    values: ValueLookup | None = None
-    store: Store | None = None
-    resolver: Resolver | None = None
-    relations: Relations | None = None
-    judge: SupportJudge = field(default_factory=GraphJudge)
-    alias_judge: AliasJudge = field(default_factory=DefaultJudge)
-
-    def __post_init__(self) -> None:
-        self.relations = self.relations or default_relations()
-        if self.resolver is None:
-            from chaingraph.scoring.reference import Resolver as R
-
-            self.resolver = R.from_store(self.store) if self.store is not None else R.from_graph(self.graph)
-        self.evidence = Evidence(self.graph, self.relations, self.values, self.store)
-        self.reference: Reference = reference_for(self.task, self.graph, self.relations, self.values)
-        self.routes = RouteJudge(self.task, self.evidence)
-        needed = {c.anchor for c in self.task.components}
-        self.anchors = tuple(RefAnchor(a.entity, a.region, a.entity in needed)
-                             for a in self.task.anchors if a.region is not None)
-        self._same: dict[tuple[str, str], str | None] = {}
-        self._support: dict[tuple[object, ...], tuple[bool, str]] = {}
-        self._ref_nodes = list(dict.fromkeys(n for r in self.reference.routes for n in r.nodes))
-
-    # -- equivalence -------------------------------------------------------------------
-    def same(self, a: str, b: str) -> str | None:
-        """Why ``a`` and ``b`` are the same entity (``"identical"``), or ``None``."""
-        if a == b:
-            return "identical"
-        key = (a, b) if a < b else (b, a)
-        if key not in self._same:
-            self._same[key] = (self.alias_judge(self.graph, a, b) or self.alias_judge(self.graph, b, a)
-                               if a.startswith("Q") and b.startswith("Q") else None)
-        return self._same[key]
-
-    def _node_map(self, claimed: set[str], claims: list[ResolvedClaim]) -> tuple[dict[str, str], list[str]]:
-        from chaingraph.lookups import value_matches
-
-        out: dict[str, str] = {}
-        notes = []
-        for x in sorted(claimed):
-            if x in self._ref_nodes:
-                out[x] = x
-                continue
-            for r in self._ref_nodes:
-                why = self.same(x, r)
-                if why is not None:
-                    out[x] = r
-                    notes.append(f"{x} matched {r}: {why}")
-                    break
-        for cl in claims:  # a claimed value matches a value target at the target's precision
-            if cl.value is not None and cl.conclusion is not None and cl.conclusion not in out:
-                for c, comp in enumerate(self.task.components):
-                    if comp.target.value is not None and value_matches(comp.target.value, cl.value):
-                        out[cl.conclusion] = self.reference.targets[c]
-        return out, notes
-
-    def supported(self, claim: ResolvedClaim) -> tuple[bool, str]:
-        key = (claim.statement, claim.premise, claim.property, claim.value, claim.source)
-        if key not in self._support:
-            self._support[key] = self.judge(claim, self.evidence)
-        return self._support[key]
-
-
 def score_trajectory(task: Task, trajectory: Trajectory, graph: EvidenceGraph | None = None, *,
                      scorer: TaskScorer | None = None, values: ValueLookup | None = None,
                      store: Store | None = None, thresholds: Thresholds | None = None,
@@ -237,89 +169,47 @@ def score_trajectory(task: Task, trajectory: Trajectory, graph: EvidenceGraph | 
 
 
 def _score(sc: TaskScorer, traj: Trajectory, th: Thresholds) -> ItemScore:
-    task, rel, resolver = sc.task, sc.relations, sc.resolver
-    assert rel is not None and resolver is not None
-    unresolved: list[Unresolved] = []
-    claims: list[ResolvedClaim] = []
-    asserted: dict[int, str | None] = {}
-    for i, ev in enumerate(traj.events):
-        if isinstance(ev, ClaimEvent):
-            cl = resolve_claim(i, ev, resolver, rel)
-            claims.append(cl)
-            unresolved += [Unresolved(event=i, reason=p) for p in cl.problems]
-        elif isinstance(ev, AssertEvent):
-            ent, why = resolver.entity(ev.entity)
-            asserted[i] = ent
-            if ent is None:
-                unresolved.append(Unresolved(event=i, reason=f"entity: {why}"))
-    named = {n for cl in claims for n in (cl.premise, cl.conclusion, cl.anchor) if n is not None}
-    named |= {e for e in asserted.values() if e is not None}
-    node, alias_notes = sc._node_map(named, claims)
-
-    def mapped(cl: ResolvedClaim) -> tuple[str, str, str] | None:
-        if cl.statement is None:
-            return None
-        s, p, o = cl.statement
-        return node.get(s, s), p, node.get(o, o)
-
-    claimed_edges = {m for cl in claims if (m := mapped(cl)) is not None}
-    routes: list[Route] = []
-    route_notes: list[RouteNote] = []
-    for c, ref in enumerate(sc.reference.routes):
-        cid = task.component_id(c)
-        if set(ref.edges) <= claimed_edges:
-            routes.append(ref)
-            continue
-        mine = [cl for cl in claims if cl.component in (None, cid)]
-        found = claimed_route(mine, ref.nodes[0], ref.nodes[-1], node)
-        if found is None:
-            routes.append(ref)
-            continue
-        alt = sc.routes.as_reference(c, found)
-        if set(alt.edges) <= set(ref.edges):
-            routes.append(ref)
-            continue
-        verdict = sc.routes.judge(c, found, ref)
-        route_notes.append(RouteNote(component=cid, nodes=found.nodes, credited=verdict.credited,
-                                     sufficient=verdict.sufficient, non_circular=verdict.non_circular,
-                                     target_preserving=verdict.target_preserving, reasons=verdict.reasons))
-        routes.append(alt if verdict.credited else ref)
-
-    v_req = list(dict.fromkeys(n for r in routes for n in r.nodes))
-    hit_nodes = {node.get(n, n) for n in named} | {node[x] for x in node}
-    e_req = list(dict.fromkeys(e for r in routes for e in r.edges))
-    nodes_hit = [n for n in v_req if n in hit_nodes]
-    edges_hit = [e for e in e_req if e in claimed_edges]
-    miss_nodes, miss_edges = _misses(task, routes, hit_nodes, claimed_edges, claims, mapped, sc)
-
+    task = sc.task
+    cov = coverage(sc, traj)
+    unresolved = [Unresolved(event=cl.event, reason=p) for cl in cov.claims for p in cl.problems]
+    for i, ent in cov.asserted.items():
+        if ent is None:
+            ev = traj.events[i]
+            assert isinstance(ev, AssertEvent) and sc.resolver is not None
+            unresolved.append(Unresolved(event=i, reason=f"entity: {sc.resolver.entity(ev.entity)[1]}"))
+    unresolved.sort(key=lambda u: u.event)
+    route_notes = [RouteNote(component=task.component_id(c), nodes=found.nodes, credited=v.credited,
+                             sufficient=v.sufficient, non_circular=v.non_circular,
+                             target_preserving=v.target_preserving, reasons=v.reasons)
+                   for c, found, v in cov.verdicts]
+    miss_nodes, miss_edges = _misses(sc, cov)
     notes: list[ClaimNote] = []
     supported = bound = 0
-    edge_owner = {e: r.component for r in routes for e in r.edges}
-    for cl in claims:
+    edge_owner = {e: r.component for r in cov.routes for e in r.edges}
+    for cl in cov.claims:
         ok, why = sc.supported(cl)
         b = False
         if ok:
             supported += 1
-            b, why = _binding(sc, cl, mapped(cl), edge_owner, why)
+            b, why = _binding(sc, cl, cov.mapped(cl), edge_owner, why)
             bound += b
         st = None if cl.statement is None else " ".join(cl.statement)
         notes.append(ClaimNote(event=cl.event, statement=st, supported=ok, bound=b, reason=why))
 
     same: Callable[[str, str], bool] = lambda a, b: sc.same(a, b) is not None  # noqa: E731
-    vis: VisualMetrics = visual_metrics(traj, sc.anchors, same, asserted, th)
-    n = len(claims)
+    vis: VisualMetrics = visual_metrics(traj, sc.anchors, same, cov.asserted, th)
+    n = len(cov.claims)
     metrics = Metrics(
-        nc=_ratio(len(nodes_hit), len(v_req)), rc=_ratio(len(edges_hit), len(e_req)),
-        va_p=vis.va_p, va_r=vis.va_r, nvrc=vis.nvrc, ea=_ratio(supported, n), aeba=_ratio(bound, supported),
-        gea=_ratio(bound, n), dri=vis.dri, dri_ratio=vis.dri_ratio, revisit=float(vis.revisits > 0),
-        revisits=vis.revisits, first_revisit_round=vis.first_revisit_round,
+        nc=cov.nc, rc=cov.rc, va_p=vis.va_p, va_r=vis.va_r, nvrc=vis.nvrc, ea=_ratio(supported, n),
+        aeba=_ratio(bound, supported), gea=_ratio(bound, n), dri=vis.dri, dri_ratio=vis.dri_ratio,
+        revisit=float(vis.revisits > 0), revisits=vis.revisits, first_revisit_round=vis.first_revisit_round,
         same_anchor_returns=vis.same_anchor_returns, other_anchor_returns=vis.other_anchor_returns,
-        nodes_required=len(v_req), nodes_matched=len(nodes_hit), edges_required=len(e_req),
-        edges_matched=len(edges_hit), claims=n, supported=supported, bound=bound, anchors=len(sc.anchors),
+        nodes_required=len(cov.v_req), nodes_matched=cov.nodes_hit, edges_required=len(cov.e_req),
+        edges_matched=cov.edges_hit, claims=n, supported=supported, bound=bound, anchors=len(sc.anchors),
         predicted_anchors=vis.predicted, matched_anchors=vis.matched)
     extra = [] if sc.anchors else ["the task has no anchor regions: VA, NVRC, DRI and revisits are 0"]
     return ItemScore(task=task.id, trajectory=traj.id, metrics=metrics, unmatched_nodes=tuple(miss_nodes),
-                     unmatched_edges=tuple(miss_edges), routes=tuple(route_notes), aliases=tuple(alias_notes),
+                     unmatched_edges=tuple(miss_edges), routes=tuple(route_notes), aliases=cov.aliases,
                      unresolved=tuple(unresolved), claims=tuple(notes),
                      notes=(*sc.reference.notes, *extra))
 
@@ -343,27 +233,25 @@ def _binding(sc: TaskScorer, cl: ResolvedClaim, key: tuple[str, str, str] | None
     return True, f"{why}; bound to {cid} and its anchor {anchor}"
 
 
-def _misses(task: Task, routes: list[Route], hit_nodes: set[str], claimed: set[tuple[str, str, str]],
-            claims: list[ResolvedClaim], mapped: Callable[[ResolvedClaim], tuple[str, str, str] | None],
-            sc: TaskScorer) -> tuple[list[Miss], list[Miss]]:
+def _misses(sc: TaskScorer, cov: Coverage) -> tuple[list[Miss], list[Miss]]:
     nodes, edges = [], []
     seen_n: set[str] = set()
     seen_e: set[tuple[str, str, str]] = set()
-    for r in routes:
-        cid = task.component_id(r.component)
+    for r in cov.routes:
+        cid = sc.task.component_id(r.component)
         for n in r.nodes:
-            if n not in hit_nodes and n not in seen_n:
+            if n not in cov.named and n not in seen_n:
                 seen_n.add(n)
                 label = sc.graph.labels.get(n)
                 nodes.append(Miss(component=cid, what=f"{n} ({label})" if label else n,
                                   reason="named in no claim or assertion"))
         for e in r.edges:
-            if e in claimed or e in seen_e:
+            if e in cov.claimed or e in seen_e:
                 continue
             seen_e.add(e)
             reason = "not claimed"
-            for cl in claims:
-                m = mapped(cl)
+            for cl in cov.claims:
+                m = cov.mapped(cl)
                 if m is None:
                     continue
                 if (m[2], m[1], m[0]) == e:
