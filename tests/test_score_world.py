@@ -129,3 +129,25 @@ def test_the_cli_scores_the_real_task_from_its_store(world: Path, tmp_path: Path
     assert malta_item["routes"][0]["credited"] and malta_item["metrics"]["rc"] == 1.0
     # three of the five reference statements: RC = 3/5; nodes x0..x3 of six: NC = 4/6
     assert (ref_item["metrics"]["rc"], ref_item["metrics"]["nc"]) == (0.6, pytest.approx(4 / 6))
+
+
+def test_a_value_target_matches_a_claimed_value_at_the_target_precision(world: Path) -> None:
+    # lewis-death-year: ... -P737-> C. S. Lewis -P570-> 1963 (year); the agent claims the day
+    task = load_task(TASK.parent / "lewis-death-year.json")
+    cache = GraphCache(store=world)
+    graph, values = cache.get(task)
+    sc = TaskScorer(task, graph, values, values.store)  # type: ignore[attr-defined]
+    steps = task.components[0].steps
+    events: list[dict[str, Any]] = [
+        {"kind": "claim", "subject": s.source, "relation": s.property, "object": s.target,
+         "direction": s.direction} for s in steps[:-1]]
+    day = {"kind": "time", "time": "+1963-11-22T00:00:00Z", "precision": 11}
+    events.append({"kind": "claim", "subject": "Q9204", "relation": "P570", "value": day})
+    events.append({"kind": "claim", "subject": "Q9204", "relation": "P570",
+                   "value": {**day, "time": "+1964-11-22T00:00:00Z"}})
+    item = score_trajectory(task, parse_trajectory({"task": task.id, "events": events}), scorer=sc)
+    cache.close()
+    # six nodes (x0..x4 and the year), five statements, all claimed; the 1964 claim is unsupported
+    assert (item.metrics.nc, item.metrics.rc) == (1.0, 1.0)
+    assert (item.metrics.claims, item.metrics.supported) == (6, 5)
+    assert item.claims[-1].reason == "the evidence holds no statement Q9204 P570 value:1964-11-22"
