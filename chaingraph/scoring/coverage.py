@@ -16,6 +16,8 @@ alternative), and
 from __future__ import annotations
 
 import weakref
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -91,6 +93,11 @@ class TaskScorer:
         self._ref_nodes = list(dict.fromkeys(n for r in self.reference.routes for n in r.nodes))
         self._ref_set = frozenset(self._ref_nodes)
         self._matches: dict[str, tuple[str, str] | None] = {}
+        self._value_targets = any(c.target.value is not None for c in self.task.components)
+        self._ref_edges = [frozenset(r.edges) for r in self.reference.routes]
+        self._ids = [self.task.component_id(c) for c in range(len(self.task.components))]
+        self._v_req = tuple(dict.fromkeys(n for r in self.reference.routes for n in r.nodes))
+        self._e_req = tuple(dict.fromkeys(e for r in self.reference.routes for e in r.edges))
         self._known = self._default_aliases() if type(self.alias_judge) is DefaultJudge else None
 
     def _default_aliases(self) -> dict[str, tuple[dict[str, str], str | None]]:
@@ -144,13 +151,15 @@ class TaskScorer:
 
         out: dict[str, str] = {}
         notes = []
-        for x in sorted(claimed):
-            hit = self._match(x)
+        matches = self._matches
+        for x in claimed:
+            hit = matches[x] if x in matches else self._match(x)
             if hit is not None:
                 out[x] = hit[0]
                 if hit[0] != x:
                     notes.append(f"{x} matched {hit[0]}: {hit[1]}")
-        for cl in claims:  # a claimed value matches a value target at the target's precision
+        notes.sort()
+        for cl in claims if self._value_targets else ():  # a claimed value matches a value target
             if cl.value is not None and cl.conclusion is not None and cl.conclusion not in out:
                 for c, comp in enumerate(self.task.components):
                     if comp.target.value is not None and value_matches(comp.target.value, cl.value):
@@ -167,14 +176,14 @@ class TaskScorer:
 class Coverage(NamedTuple):
     """The graph half of one item's score."""
 
-    claims: tuple[ResolvedClaim, ...]
-    asserted: dict[int, str | None]
-    named: frozenset[str]
-    node: dict[str, str]  # named node -> the reference node it is (identity or alias)
-    aliases: tuple[str, ...]
-    claimed: frozenset[tuple[str, str, str]]  # claimed statements, canonical, ends mapped
-    routes: tuple[Route, ...]  # per component: the reference, or the credited alternative
-    verdicts: tuple[tuple[int, ClaimedRoute, RouteVerdict], ...]
+    claims: Sequence[ResolvedClaim]
+    asserted: Mapping[int, str | None]
+    named: AbstractSet[str]  # the reference node (or itself) of every entity the agent named
+    node: Mapping[str, str]  # named node -> the reference node it is (identity or alias)
+    aliases: Sequence[str]
+    claimed: AbstractSet[tuple[str, str, str]]  # claimed statements, canonical, ends mapped
+    routes: Sequence[Route]  # per component: the reference, or the credited alternative
+    verdicts: Sequence[tuple[int, ClaimedRoute, RouteVerdict]]
     v_req: tuple[str, ...]
     e_req: tuple[tuple[str, str, str], ...]
     nodes_hit: int
@@ -198,7 +207,7 @@ class Coverage(NamedTuple):
 
 def coverage(sc: TaskScorer, traj: Trajectory) -> Coverage:
     """Resolve ``traj``'s claims, adjudicate the routes it claimed, and count NC and RC."""
-    task, rel, resolver = sc.task, sc.relations, sc.resolver
+    rel, resolver = sc.relations, sc.resolver
     assert rel is not None and resolver is not None
     claims: list[ResolvedClaim] = []
     asserted: dict[int, str | None] = {}
@@ -215,32 +224,31 @@ def coverage(sc: TaskScorer, traj: Trajectory) -> Coverage:
         if cl.statement is not None:
             s, p, o = cl.statement
             claimed.add((node.get(s, s), p, node.get(o, o)))
-    routes: list[Route] = []
+    routes = list(sc.reference.routes)
     verdicts: list[tuple[int, ClaimedRoute, RouteVerdict]] = []
+    touched = {x for e in claimed for x in (e[0], e[2])}
     for c, ref in enumerate(sc.reference.routes):
-        cid = task.component_id(c)
-        if claimed.issuperset(ref.edges):
-            routes.append(ref)
+        # nothing to adjudicate when the reference is all claimed, or when no claimed path
+        # can join anchor and target (both must be ends of claimed statements)
+        if claimed.issuperset(ref.edges) or ref.nodes[0] not in touched or ref.nodes[-1] not in touched:
             continue
-        ends = {ref.nodes[0], ref.nodes[-1]}
-        mine = [cl for cl in claims if cl.component in (None, cid)]
-        touched = {node.get(x, x) for cl in mine if cl.statement is not None
-                   for x in (cl.premise, cl.conclusion) if x is not None}
-        # no claimed path can join anchor and target unless both are claim ends
-        found = claimed_route(mine, ref.nodes[0], ref.nodes[-1], node) if ends <= touched else None
+        cid = sc._ids[c]
+        found = claimed_route([cl for cl in claims if cl.component is None or cl.component == cid],
+                              ref.nodes[0], ref.nodes[-1], node)
         if found is None:
-            routes.append(ref)
             continue
         alt = sc.routes.as_reference(c, found)
-        if set(alt.edges) <= set(ref.edges):
-            routes.append(ref)
+        if sc._ref_edges[c].issuperset(alt.edges):
             continue
         verdict = sc.routes.judge(c, found, ref)
         verdicts.append((c, found, verdict))
-        routes.append(alt if verdict.credited else ref)
-    v_req = tuple(dict.fromkeys(n for r in routes for n in r.nodes))
-    e_req = tuple(dict.fromkeys(e for r in routes for e in r.edges))
+        if verdict.credited:
+            routes[c] = alt
+    if any(v.credited for _c, _f, v in verdicts):
+        v_req = tuple(dict.fromkeys(n for r in routes for n in r.nodes))
+        e_req = tuple(dict.fromkeys(e for r in routes for e in r.edges))
+    else:
+        v_req, e_req = sc._v_req, sc._e_req
     hit = {node.get(n, n) for n in named}
-    return Coverage(tuple(claims), asserted, frozenset(hit), node, tuple(alias_notes), frozenset(claimed),
-                    tuple(routes), tuple(verdicts), v_req, e_req, sum(n in hit for n in v_req),
-                    sum(e in claimed for e in e_req))
+    return Coverage(claims, asserted, hit, node, alias_notes, claimed, routes, verdicts, v_req, e_req,
+                    len(hit.intersection(v_req)), len(claimed.intersection(e_req)))

@@ -107,6 +107,7 @@ class RouteJudge:
     task: Task
     evidence: Evidence
     _cache: dict[tuple[object, ...], tuple[bool, bool, tuple[str, ...]]] = field(default_factory=dict)
+    _routes: dict[tuple[object, ...], Route] = field(default_factory=dict)
 
     def judge(self, component: int, route: ClaimedRoute, reference: Route) -> RouteVerdict:
         """The verdict on ``route`` as a replacement of the reference route of ``component``."""
@@ -121,7 +122,13 @@ class RouteJudge:
         return RouteVerdict(ok, sufficient, not circular, preserving, reasons)
 
     def as_reference(self, component: int, route: ClaimedRoute) -> Route:
-        return make_route(self.evidence.relations, component, route.nodes, route.steps, "claimed")
+        """The route as a reference route (cached)."""
+        key = (component, route.nodes, route.steps)
+        got = self._routes.get(key)
+        if got is None:
+            got = self._routes[key] = make_route(self.evidence.relations, component, route.nodes, route.steps,
+                                                 "claimed")
+        return got
 
     def _graph_half(self, c: int, route: ClaimedRoute,
                     reference: Route) -> tuple[bool, bool, tuple[str, ...]]:

@@ -209,7 +209,7 @@ def _score(sc: TaskScorer, traj: Trajectory, th: Thresholds) -> ItemScore:
         predicted_anchors=vis.predicted, matched_anchors=vis.matched)
     extra = [] if sc.anchors else ["the task has no anchor regions: VA, NVRC, DRI and revisits are 0"]
     return ItemScore(task=task.id, trajectory=traj.id, metrics=metrics, unmatched_nodes=tuple(miss_nodes),
-                     unmatched_edges=tuple(miss_edges), routes=tuple(route_notes), aliases=cov.aliases,
+                     unmatched_edges=tuple(miss_edges), routes=tuple(route_notes), aliases=tuple(cov.aliases),
                      unresolved=tuple(unresolved), claims=tuple(notes),
                      notes=(*sc.reference.notes, *extra))
 
