@@ -140,3 +140,16 @@ def test_schema_is_published() -> None:
     assert set(schema["$defs"]) >= {"ViewEvent", "AssertEvent", "SearchEvent", "RetrieveEvent", "ClaimEvent"}
     out = CliRunner().invoke(cli, ["schema", "score-report"])
     assert "ItemScore" in json.loads(out.output)["$defs"]
+
+
+def test_sensitivity_rows_move_with_their_threshold(files: dict[str, Path], tmp_path: Path) -> None:
+    # the widget predicted 2 px off on each side: IoU 400/576 = 0.69, so it matches at IoU 0.3
+    # and 0.5, not at 0.7; a 60x60 crop (36 % of the image) is local unless crops must be <= 25 %
+    run = trajectory({"kind": "assert", "box": [8, 8, 32, 32], "entity": "Q1"}, view((0, 0, 60, 60)))
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps(run))
+    report = score_files(files["tasks"], [path])
+    rows = {(r.parameter, r.value): r.metrics for r in report.sensitivity}
+    assert [rows[("iou", v)]["va_r"] for v in (0.3, 0.5, 0.7)] == [1 / 3, 1 / 3, 0.0]
+    assert [rows[("max_share", v)]["nvrc"] for v in (0.25, 0.5, 0.75)] == [0.0, 2 / 3, 2 / 3]
+    assert report.macro["va_r"] == 1 / 3
