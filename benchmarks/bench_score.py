@@ -14,7 +14,7 @@ the target, different from the chain), with sources and anchor/component assignm
 * ``baseline NC/RC``   pure Python: the named ids and claimed ``(s, p, o)`` statements as
                        sets, intersected with each task's annotated chain — no name
                        resolution, aliases, equivalent relations or route adjudication;
-* ``chaingraph NC/RC`` :func:`chaingraph.scoring.coverage` with a :class:`TaskScorer` per
+* ``chaingraph NC/RC`` :func:`chaingraph.scoring.scorer` with a :class:`TaskScorer` per
                        task: names resolved, aliases and equivalent relations matched, every
                        claimed alternative route adjudicated (cached per task and route);
 * ``chaingraph all``   :func:`chaingraph.scoring.score_trajectory`: every §12 metric (claims

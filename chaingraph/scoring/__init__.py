@@ -6,7 +6,7 @@ Modules, imports flowing down this list::
     claims      claims resolved to statements; the pluggable support judge
     routes      the claimed alternative route and its three-part adjudication
     visual      anchor precision/recall, NVRC, DRI, revisits (boxes only)
-    coverage    TaskScorer (per-task state); NC and RC with routes adjudicated
+    scorer      TaskScorer (per-task state); coverage: NC and RC, routes adjudicated
     score       score_trajectory: one item, every metric, every explanation
     batch       score_files: many items, macro averages, threshold sensitivity
 
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from chaingraph.scoring.batch import ScoreReport, load_tasks, macro_average, score_files
 from chaingraph.scoring.claims import GraphJudge, SupportJudge
-from chaingraph.scoring.coverage import Coverage, TaskScorer, coverage
 from chaingraph.scoring.score import ItemScore, Metrics, score_trajectory
+from chaingraph.scoring.scorer import Coverage, TaskScorer, coverage
 from chaingraph.scoring.visual import Thresholds
 
 __all__ = [

@@ -22,8 +22,8 @@ from chaingraph.errors import ChaingraphError, InvalidTask, InvalidTrajectory
 from chaingraph.lookups import StoreValues
 from chaingraph.necessity import GraphCache
 from chaingraph.scoring.claims import GraphJudge, SupportJudge
-from chaingraph.scoring.coverage import TaskScorer
 from chaingraph.scoring.score import ItemScore, Metrics, _score
+from chaingraph.scoring.scorer import TaskScorer
 from chaingraph.scoring.visual import DEFAULT, Thresholds, visual_metrics
 from chaingraph.tasks import Task, load_task, parse_task
 from chaingraph.trajectory import AssertEvent, Trajectory, iter_trajectories

@@ -51,15 +51,29 @@ class ResolvedClaim(NamedTuple):
     problems: tuple[str, ...] = ()
 
 
-def resolve_claim(index: int, ev: ClaimEvent, resolver: Resolver, rel: Relations) -> ResolvedClaim:
-    """Resolve a claim's mentions; every mention that stays unresolved is a problem."""
-    value = ev.value
-    if value is None:  # the common case, in one pass: item object, every mention resolved
-        subj, prop = resolver.entity(ev.subject)[0], resolver.relation(ev.relation)[0]
-        obj: str | None = None if ev.object is None else resolver.entity(ev.object)[0]
-        anchor = None if ev.anchor is None else resolver.entity(ev.anchor)[0]
-        if subj is not None and prop is not None and obj is not None and (ev.anchor is None or anchor):
-            key = rel.key(subj, prop, obj) if ev.direction == "forward" else rel.key(obj, prop, subj)
+#: resolved mentions of an item claim (``False``: some mention stays unresolved)
+Resolved = tuple[str, str, str, tuple[str, str, str], str | None] | bool
+
+
+def resolve_claim(index: int, ev: ClaimEvent, resolver: Resolver, rel: Relations,
+                  cache: dict[tuple[str | None, ...], Resolved] | None = None) -> ResolvedClaim:
+    """Resolve a claim's mentions; every mention that stays unresolved is a problem.
+    ``cache`` (one per resolver and relations) remembers item claims already resolved."""
+    if ev.value is None:  # the common case: an item object, every mention resolved (cached)
+        mentions = (ev.subject, ev.relation, ev.object, ev.direction, ev.anchor)
+        got = None if cache is None else cache.get(mentions)
+        if got is None:
+            subj, prop = resolver.entity(ev.subject)[0], resolver.relation(ev.relation)[0]
+            obj: str | None = None if ev.object is None else resolver.entity(ev.object)[0]
+            anchor = None if ev.anchor is None else resolver.entity(ev.anchor)[0]
+            got = False
+            if subj is not None and prop is not None and obj is not None and (ev.anchor is None or anchor):
+                key = rel.key(subj, prop, obj) if ev.direction == "forward" else rel.key(obj, prop, subj)
+                got = (subj, obj, prop, key, anchor)
+            if cache is not None:
+                cache[mentions] = got
+        if not isinstance(got, bool):
+            subj, obj, prop, key, anchor = got
             return ResolvedClaim(index, subj, obj, prop, None, key, ev.source, anchor, ev.component, ())
     problems = []
     subj, why = resolver.entity(ev.subject)

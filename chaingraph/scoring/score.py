@@ -1,7 +1,7 @@
 """Score one trajectory against its task (DESIGN §12): :func:`score_trajectory`.
 
 The graph half — NC and RC with alternative routes adjudicated — is
-:func:`~chaingraph.scoring.coverage.coverage`. On top of it:
+:func:`~chaingraph.scoring.scorer.coverage`. On top of it:
 
 * ``EA = s / n``, ``AEBA = b / s``, ``GEA = b / n`` over the ``n`` claims: ``s`` supported
   (a :class:`~chaingraph.scoring.claims.SupportJudge`), ``b`` supported, citing a source,
@@ -41,7 +41,7 @@ from pydantic import BaseModel, ConfigDict
 
 from chaingraph.merge import AliasJudge, DefaultJudge
 from chaingraph.scoring.claims import GraphJudge, ResolvedClaim, SupportJudge
-from chaingraph.scoring.coverage import Coverage, TaskScorer, coverage
+from chaingraph.scoring.scorer import Coverage, TaskScorer, coverage
 from chaingraph.scoring.visual import DEFAULT, Thresholds, VisualMetrics, visual_metrics
 from chaingraph.trajectory import AssertEvent, Trajectory
 

@@ -23,7 +23,14 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from chaingraph.graph import EvidenceGraph
 from chaingraph.merge import SAME_AS, AliasJudge, DefaultJudge, normalise_label
-from chaingraph.scoring.claims import Evidence, GraphJudge, ResolvedClaim, SupportJudge, resolve_claim
+from chaingraph.scoring.claims import (
+    Evidence,
+    GraphJudge,
+    Resolved,
+    ResolvedClaim,
+    SupportJudge,
+    resolve_claim,
+)
 from chaingraph.scoring.reference import (
     Reference,
     Relations,
@@ -93,6 +100,7 @@ class TaskScorer:
         self._ref_nodes = list(dict.fromkeys(n for r in self.reference.routes for n in r.nodes))
         self._ref_set = frozenset(self._ref_nodes)
         self._matches: dict[str, tuple[str, str] | None] = {}
+        self._resolved: dict[tuple[str | None, ...], Resolved] = {}
         self._value_targets = any(c.target.value is not None for c in self.task.components)
         self._ref_edges = [frozenset(r.edges) for r in self.reference.routes]
         self._ids = [self.task.component_id(c) for c in range(len(self.task.components))]
@@ -213,7 +221,7 @@ def coverage(sc: TaskScorer, traj: Trajectory) -> Coverage:
     asserted: dict[int, str | None] = {}
     for i, ev in enumerate(traj.events):
         if isinstance(ev, ClaimEvent):
-            claims.append(resolve_claim(i, ev, resolver, rel))
+            claims.append(resolve_claim(i, ev, resolver, rel, sc._resolved))
         elif isinstance(ev, AssertEvent):
             asserted[i] = resolver.entity(ev.entity)[0]
     named = {n for cl in claims for n in (cl.premise, cl.conclusion, cl.anchor) if n is not None}
