@@ -14,17 +14,20 @@ the target, different from the chain), with sources and anchor/component assignm
 * ``baseline NC/RC``   pure Python: the named ids and claimed ``(s, p, o)`` statements as
                        sets, intersected with each task's annotated chain — no name
                        resolution, aliases, equivalent relations or route adjudication;
-* ``chaingraph NC/RC`` :func:`chaingraph.scoring.scorer` with a :class:`TaskScorer` per
-                       task: names resolved, aliases and equivalent relations matched, every
-                       claimed alternative route adjudicated (cached per task and route);
+* ``chaingraph NC/RC, reference only`` :func:`chaingraph.scoring.coverage` with
+                       ``alternatives=False`` and a :class:`TaskScorer` per task: names
+                       resolved, aliases and equivalent relations matched, no route looked for;
+* ``chaingraph NC/RC`` the same with every claimed alternative route found and adjudicated
+                       (cached per task and route): its ratio to the row above is what
+                       adjudication costs;
 * ``chaingraph all``   :func:`chaingraph.scoring.score_trajectory`: every §12 metric (claims
                        judged, anchors matched, crops, revisits) and every explanation.
 
 Each builds its per-task state inside the timed run (so route verdicts start cold in every
 repeat). The chaingraph cases hold the ilpc-large evidence graph (millions of long-lived
 Python objects); their setup calls ``gc.freeze()`` so that the cyclic collector does not
-rescan it during the timed runs, as a long-running scorer would. Before timing, NC and RC of every
-item where chaingraph credited no alternative route are asserted equal to the baseline's
+rescan it during the timed runs, as a long-running scorer would. Before timing, NC and RC of
+every item where chaingraph credited no alternative route are asserted equal to the baseline's
 (a credited route replaces the reference, which the baseline cannot know); the number of
 credited and refused routes is printed.
 """
@@ -230,7 +233,7 @@ def chaingraph(name: str, data: str) -> Run:
     return run
 
 
-def chaingraph_coverage(name: str, data: str) -> Run:
+def chaingraph_coverage(name: str, data: str, alternatives: bool = True) -> Run:
     from chaingraph.scoring import TaskScorer, coverage
 
     graph = _graph(name)
@@ -239,7 +242,7 @@ def chaingraph_coverage(name: str, data: str) -> Run:
 
     def run() -> tuple[int, dict[str, Any]]:
         scorers = {t.id: TaskScorer(t, graph) for t in tasks}
-        items = [coverage(scorers[tr.task], tr) for tr in trajs]
+        items = [coverage(scorers[tr.task], tr, alternatives=alternatives) for tr in trajs]
         return len(items), {"credited": sum(v.credited for i in items for _c, _r, v in i.verdicts)}
 
     return run
@@ -276,6 +279,8 @@ def main(argv: list[str]) -> None:
               f"{refused:,} refused\n")
         params = {"name": name, "data": str(data)}
         results = [measure(Case("baseline NC/RC", f"{MODULE}:baseline", params, repeat=repeat)),
+                   measure(Case("chaingraph NC/RC, reference only", f"{MODULE}:chaingraph_coverage",
+                                {**params, "alternatives": False}, repeat=repeat)),
                    measure(Case("chaingraph NC/RC", f"{MODULE}:chaingraph_coverage", params, repeat=repeat)),
                    measure(Case("chaingraph all", f"{MODULE}:chaingraph", params, repeat=repeat))]
     print(markdown_table(f"Scoring {items:,} trajectories ({name}, {tasks} five-step tasks)", results,

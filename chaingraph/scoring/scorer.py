@@ -213,8 +213,9 @@ class Coverage(NamedTuple):
         return self.node.get(s, s), p, self.node.get(o, o)
 
 
-def coverage(sc: TaskScorer, traj: Trajectory) -> Coverage:
-    """Resolve ``traj``'s claims, adjudicate the routes it claimed, and count NC and RC."""
+def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True) -> Coverage:
+    """Resolve ``traj``'s claims, adjudicate the routes it claimed, and count NC and RC
+    (``alternatives=False``: against the reference routes only, no route is looked for)."""
     rel, resolver = sc.relations, sc.resolver
     assert rel is not None and resolver is not None
     claims: list[ResolvedClaim] = []
@@ -235,7 +236,7 @@ def coverage(sc: TaskScorer, traj: Trajectory) -> Coverage:
     routes = list(sc.reference.routes)
     verdicts: list[tuple[int, ClaimedRoute, RouteVerdict]] = []
     touched = {x for e in claimed for x in (e[0], e[2])}
-    for c, ref in enumerate(sc.reference.routes):
+    for c, ref in enumerate(sc.reference.routes if alternatives else ()):
         # nothing to adjudicate when the reference is all claimed, or when no claimed path
         # can join anchor and target (both must be ends of claimed statements)
         if claimed.issuperset(ref.edges) or ref.nodes[0] not in touched or ref.nodes[-1] not in touched:
