@@ -309,3 +309,12 @@ def test_thresholds_are_parameters(sc: TaskScorer) -> None:
     assert run(sc, crop, th=Thresholds(max_share=0.3)).metrics.nvrc == 0.0
     assert run(sc, view((10, 10, 30, 22)), th=Thresholds(coverage=0.6)).metrics.nvrc == 1 / 3
     assert run(sc, view((10, 10, 30, 22)), th=Thresholds(coverage=0.7)).metrics.nvrc == 0.0
+
+
+def test_coverage_against_the_reference_only_looks_for_no_route(sc: TaskScorer) -> None:
+    from chaingraph.scoring import coverage
+
+    run_ = parse_trajectory(trajectory(HOLDCO, claim("Q5", "P17", "Q4")))
+    cov = coverage(sc, run_, alternatives=False)
+    assert (cov.nc, cov.rc, cov.verdicts) == (0.4, 0.0, [])
+    assert (coverage(sc, run_).nc, coverage(sc, run_).rc) == (0.6, 2 / 3)
