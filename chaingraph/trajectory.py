@@ -92,8 +92,15 @@ class _Boxed(_Event):
     box: Box = Field(description="image pixels: left, top, right, bottom")
     image_size: tuple[float, float] | None = Field(default=None, description="width, height")
 
-    _box = field_validator("box")(classmethod(lambda cls, v: _check_box(v)))
-    _size = field_validator("image_size")(classmethod(lambda cls, v: _check_size(v)))
+    @field_validator("box")
+    @classmethod
+    def _box(cls, box: Box) -> Box | None:
+        return _check_box(box)
+
+    @field_validator("image_size")
+    @classmethod
+    def _size(cls, size: tuple[float, float] | None) -> tuple[float, float] | None:
+        return _check_size(size)
 
 
 class ViewEvent(_Boxed):
@@ -159,7 +166,10 @@ class Trajectory(BaseModel):
     answer: str | None = None
     events: tuple[Event, ...] = ()
 
-    _size = field_validator("image_size")(classmethod(lambda cls, v: _check_size(v)))
+    @field_validator("image_size")
+    @classmethod
+    def _size(cls, size: tuple[float, float] | None) -> tuple[float, float] | None:
+        return _check_size(size)
 
     def round_of(self, index: int) -> int:
         """The round of event ``index``: its own, else its 1-based position, where a view
