@@ -153,3 +153,15 @@ def test_sensitivity_rows_move_with_their_threshold(files: dict[str, Path], tmp_
     assert [rows[("iou", v)]["va_r"] for v in (0.3, 0.5, 0.7)] == [1 / 3, 1 / 3, 0.0]
     assert [rows[("max_share", v)]["nvrc"] for v in (0.25, 0.5, 0.75)] == [0.0, 2 / 3, 2 / 3]
     assert report.macro["va_r"] == 1 / 3
+
+
+def test_tasks_may_be_a_directory_of_task_files_with_relative_stores(files: dict[str, Path],
+                                                                     tmp_path: Path) -> None:
+    import shutil
+
+    shutil.copy(files["root"] / "story.duckdb", tmp_path / "story.duckdb")
+    (tmp_path / "widget.json").write_text(json.dumps({**TASK, "store": "story.duckdb"}))
+    (tmp_path / "broken.json").write_text("{")
+    report = score_files(tmp_path, [files["good"]])
+    assert [i.metrics.nc for i in report.items] == [1.0, 0.4]
+    assert [f.file for f in report.failures] == [str(tmp_path / "broken.json")]
