@@ -6,13 +6,16 @@ from __future__ import annotations
 import csv
 import io
 import json
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from chaingraph.errors import InvalidTrajectory
-from chaingraph.scoring import ScoreReport, Thresholds, score_files
+
+if TYPE_CHECKING:  # the scoring engine (igraph, DuckDB) is imported when the command runs
+    from rich.console import Console
+
+    from chaingraph.scoring import ScoreReport
 
 #: columns of the per-item table, csv and markdown
 COLUMNS = ("nc", "rc", "va_p", "va_r", "nvrc", "ea", "aeba", "gea", "dri", "dri_ratio", "revisits",
@@ -91,6 +94,11 @@ def score(tasks: str, trajectories: tuple[str, ...], store: str | None, fmt: str
     the visual metrics at other thresholds. Exit 0 when every item was scored; 2 when an item
     is bad (each is named on stderr, the others are still scored).
     """
+    from rich.console import Console
+    from rich.table import Table
+
+    from chaingraph.scoring import Thresholds, score_files
+
     report = score_files(tasks, trajectories, store=store,
                          thresholds=Thresholds(iou=iou, coverage=coverage, max_share=max_share))
     if fmt == "json":
