@@ -186,7 +186,7 @@ class Trajectory(BaseModel):
         """Is event ``index`` a view of the same box as the event right before it?"""
         ev = self.events[index]
         prev = self.events[index - 1] if index > 0 else None
-        return isinstance(ev, ViewEvent) and isinstance(prev, ViewEvent) and prev.box == ev.box
+        return ev.kind == "view" and prev is not None and prev.kind == "view" and prev.box == ev.box
 
 
 # -- geometry -------------------------------------------------------------------------

@@ -41,7 +41,7 @@ from chaingraph.scoring.reference import (
 )
 from chaingraph.scoring.routes import ClaimedRoute, RouteJudge, RouteVerdict, claimed_route
 from chaingraph.scoring.visual import RefAnchor
-from chaingraph.trajectory import AssertEvent, ClaimEvent, Trajectory
+from chaingraph.trajectory import Trajectory
 
 if TYPE_CHECKING:
     from chaingraph.lookups import ValueLookup
@@ -221,9 +221,9 @@ def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True) -> 
     claims: list[ResolvedClaim] = []
     asserted: dict[int, str | None] = {}
     for i, ev in enumerate(traj.events):
-        if isinstance(ev, ClaimEvent):
+        if ev.kind == "claim":  # the kind tag, not isinstance: pydantic's instance check is slow
             claims.append(resolve_claim(i, ev, resolver, rel, sc._resolved))
-        elif isinstance(ev, AssertEvent):
+        elif ev.kind == "assert":
             asserted[i] = resolver.entity(ev.entity)[0]
     named = {n for cl in claims for n in (cl.premise, cl.conclusion, cl.anchor) if n is not None}
     named |= {e for e in asserted.values() if e is not None}

@@ -33,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from chaingraph.trajectory import AssertEvent, Box, RetrieveEvent, SearchEvent, Trajectory, ViewEvent, area
+from chaingraph.trajectory import AssertEvent, Box, Trajectory, ViewEvent, area
 from chaingraph.trajectory import coverage as covered_share
 from chaingraph.trajectory import iou as box_iou
 
@@ -106,7 +106,7 @@ def visual_metrics(traj: Trajectory, anchors: Sequence[RefAnchor], same: Callabl
     resolved entity (``None``: unresolved, it can match nothing)."""
     th = thresholds or DEFAULT
     preds = list(dict.fromkeys((ev.box, asserted.get(i)) for i, ev in enumerate(traj.events)
-                               if isinstance(ev, AssertEvent)))
+                               if ev.kind == "assert"))
     edges = [[j for j, a in enumerate(anchors) if ent is not None and same(ent, a.entity)
               and box_iou(box, a.box) >= th.iou] for box, ent in preds]
     matched = max_matching(edges, len(anchors))
@@ -127,14 +127,14 @@ def visual_metrics(traj: Trajectory, anchors: Sequence[RefAnchor], same: Callabl
     searches = 0
     for i, ev in enumerate(traj.events):
         duplicate = traj.immediate_duplicate(i)
-        if isinstance(ev, SearchEvent | RetrieveEvent):
-            if last is not None and (isinstance(ev, RetrieveEvent) or ev.results):
+        if ev.kind == "search" or ev.kind == "retrieve":  # kind tags: pydantic's isinstance is slow
+            if last is not None and (ev.kind == "retrieve" or ev.results):
                 searches += 1
-        elif isinstance(ev, AssertEvent):
+        elif ev.kind == "assert":
             ent = asserted.get(i)
             resolved |= {j for j, a in enumerate(anchors) if ent is not None and same(ent, a.entity)
                          and box_iou(ev.box, a.box) >= th.iou}
-        elif isinstance(ev, ViewEvent) and not duplicate and local(ev):
+        elif ev.kind == "view" and not duplicate and local(ev):
             seen = {j for j, a in enumerate(anchors) if covered_share(ev.box, a.box) >= th.coverage}
             if not seen:
                 continue
