@@ -2,11 +2,12 @@
 
 Imports flow one way (a module imports only modules above it in this list)::
 
-    errors, ids          error tree; id validation and IRIs
+    errors, ids,         error tree; id validation and IRIs; the progress event long calls
+      progress           report to a callback (only cli/ draws it)
     settings             crawl limits, chain bounds, traversal policy, endpoint settings
     values               Wikidata values in one canonical (JSON) form
     resources            packaged queries/ and data/
-    store                DuckDB evidence store; the only module that names its tables
+    store_schema, store_reads, store_state, store   DuckDB evidence store; only they name its tables
     sources/             where neighbours come from: neighbour records and protocols,
                          the SPARQL client, the SPARQL and store neighbour sources, the
                          JSON-dump and RDF loaders                    (write the store)
@@ -22,6 +23,8 @@ Imports flow one way (a module imports only modules above it in this list)::
     propose              clue proposal: from a chain to a task with a minimal clue set
     units, fusion/       unit table; the exact fusion calculator
     audit/               corpus relation-class audits
+    trajectory,          agent trajectory record; process metrics of trajectories
+      scoring/             against the evidence graph (DESIGN §12)
     sample_corpus        chain and task corpora from world dumps (notebook, benchmarks)
     cli/                 thin click twins of the library functions
 
@@ -48,6 +51,8 @@ _API: dict[str, str] = {
     # settings: the one home of every default
     "ChainBounds": "settings", "CrawlLimits": "settings", "EndpointSettings": "settings",
     "RetryPolicy": "settings", "TraversalPolicy": "settings",
+    # what long calls report to their progress= callback
+    "Progress": "progress", "ProgressEvent": "progress",
     # the store and where its statements come from
     "Store": "store", "load": "sources.loaders", "summarize": "sources.loaders",
     "collect": "collect", "CollectReport": "collect",
@@ -68,6 +73,9 @@ _API: dict[str, str] = {
     "ChainPath": "propose", "Proposal": "propose",
     "fuse": "fusion", "fuse_spec": "fusion", "FusionResult": "fusion",
     "FusionRefusal": "fusion", "FusionSpec": "fusion", "audit": "audit", "AuditReport": "audit",
+    # process metrics of agent trajectories
+    "Trajectory": "trajectory", "score_trajectory": "scoring", "score_files": "scoring",
+    "ScoreReport": "scoring", "InvalidTrajectory": "errors",
     # the one error tree
     "ChaingraphError": "errors", "InvalidId": "errors", "UnknownEntity": "errors",
     "InvalidInput": "errors", "BadDumpLine": "errors", "UnsupportedFormat": "errors",
@@ -108,16 +116,21 @@ __all__ = [
     "InvalidInput",
     "InvalidSpec",
     "InvalidTask",
+    "InvalidTrajectory",
     "NecessityReport",
     "OfflineCacheMiss",
+    "Progress",
+    "ProgressEvent",
     "Proposal",
     "QuantityValue",
     "RelationClassifier",
     "RetryPolicy",
+    "ScoreReport",
     "Store",
     "StoreError",
     "Task",
     "TimeValue",
+    "Trajectory",
     "TraversalPolicy",
     "TypeTable",
     "UnknownEntity",
@@ -148,6 +161,8 @@ __all__ = [
     "rank_chains",
     "relation_classifier",
     "score_chain",
+    "score_files",
+    "score_trajectory",
     "summarize",
     "top_chains",
 ]
@@ -217,6 +232,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     from chaingraph.graph import EvidenceGraph
     from chaingraph.merge import merge_adjacent
     from chaingraph.necessity import NecessityReport, check_necessity, check_necessity_files
+    from chaingraph.progress import Progress, ProgressEvent
     from chaingraph.propose import ChainPath, Proposal, propose_clues, propose_tasks
     from chaingraph.ranking import TypeTable, rank_chains, score_chain, top_chains
     from chaingraph.records import ChainParameters, ChainRecord

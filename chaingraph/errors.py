@@ -11,6 +11,7 @@ inherits the builtin it resembles, so library callers can catch either::
     │   ├── UnsupportedFormat                         exit 2   wrong file type / compression
     │   ├── InvalidTask                               exit 2   task.json violates the schema
     │   ├── InvalidSpec                               exit 2   fusion spec violates the schema
+    │   ├── InvalidTrajectory                         exit 2   an agent trajectory is malformed
     │   ├── CorpusProblem                             exit 2   audit --strict: an unreadable record
     │   ├── UnknownUnit                               exit 2   unit item not in data/units.tsv
     │   └── IncompatibleUnits                         exit 2   units of different dimensions
@@ -19,8 +20,7 @@ inherits the builtin it resembles, so library callers can catch either::
     │   ├── EndpointUnavailable                       exit 4   unreachable after retries
     │   └── EndpointResponseError                     exit 4   truncated / non-JSON body after retries
     ├── OfflineCacheMiss (LookupError)                exit 4   --offline and the answer is not cached
-    ├── ChainRuleError (ValueError)                   exit 2   bad enumeration bounds / arguments
-    └── MissingExtra (ImportError)                    exit 5   optional dependency not installed
+    └── ChainRuleError (ValueError)                   exit 2   bad enumeration bounds / arguments
 
 Messages are one line, name the offending file, field or id, and say what to do.
 
@@ -48,7 +48,7 @@ __all__ = [
     "InvalidInput",
     "InvalidSpec",
     "InvalidTask",
-    "MissingExtra",
+    "InvalidTrajectory",
     "OfflineCacheMiss",
     "StoreError",
     "UnknownEntity",
@@ -137,6 +137,18 @@ class InvalidSpec(InvalidTask):
     """A fusion spec violates the fusion-spec schema."""
 
 
+class InvalidTrajectory(InvalidInput):
+    """An agent trajectory cannot be scored: ``file``, ``item`` (``item 3 (run-7)``) and the
+    JSON ``path`` of the offending event field (``events[5].box``)."""
+
+    def __init__(self, message: str, *, file: str = "", item: str = "", path: str = "") -> None:
+        self.file = file
+        self.item = item
+        self.path = path
+        prefix = ": ".join(p for p in (file, item, path) if p)
+        super().__init__(f"{prefix}: {message}" if prefix else message)
+
+
 class UnknownUnit(InvalidInput):
     """A quantity's unit item is not in the unit table (``data/units.tsv``)."""
 
@@ -186,12 +198,6 @@ class OfflineCacheMiss(LookupError, ChaingraphError):
 
 class ChainRuleError(ValueError, ChaingraphError):
     """Arguments to chain enumeration or checking are inconsistent (e.g. min_hops > max_hops)."""
-
-
-class MissingExtra(ImportError, ChaingraphError):
-    """An optional dependency is needed; the message names the extra to install."""
-
-    exit_code = 5
 
 
 class CorpusProblem(InvalidInput):

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from chaingraph.values import (
     JULIAN,
@@ -28,7 +28,6 @@ from chaingraph.values import (
     StringValue,
     TimeValue,
     Value,
-    value_from_columns,
 )
 
 if TYPE_CHECKING:
@@ -147,9 +146,6 @@ class StoreValues:
     The store is read only: each statement's value, each property's statements and each
     subject's statements are read once and remembered."""
 
-    _COLS = ("value_type", "object", "text", "lang", "time", "precision", "calendar", "timezone",
-             "before", "after", "amount", "unit", "upper", "lower", "lat", "lon", "coord_precision", "globe")
-
     def __init__(self, store: Store) -> None:
         self.store = store
         # statement id -> its value (None: no usable value); a read-only store never changes,
@@ -159,18 +155,12 @@ class StoreValues:
         self._items: dict[str, dict[str, set[str]]] = {}
         self._by_subject: dict[str, tuple[tuple[str, str, Value], ...]] = {}
 
-    def _rows(self, where: str, params: list[Any]) -> list[tuple[Any, ...]]:
-        cols = ", ".join(self._COLS)
-        return self.store.con.execute(
-            f"SELECT statement_id, subject, property, {cols} FROM statements WHERE rank <> 'deprecated' "
-            f"AND snaktype = 'value' AND {where} ORDER BY subject, property, statement_id", params).fetchall()
-
     def _property(self, property_id: str) -> list[tuple[str, Value]]:
         got = self._by_property.get(property_id)
         if got is None:
             got = self._by_property[property_id] = [
-                (row[1], have) for row in self._rows("property = ?", [property_id])
-                if (have := value_from_columns(dict(zip(self._COLS, row[3:])))) is not None]
+                (subject, have) for _sid, subject, have in self.store.statement_values(property=property_id)
+                if have is not None]
         return got
 
     def subjects(self, property_id: str, value: Value) -> set[str]:
@@ -188,8 +178,8 @@ class StoreValues:
         todo = [sid for sid in dict.fromkeys(statement_ids) if sid not in self._literals]
         if todo:
             self._literals.update(dict.fromkeys(todo))
-            for row in self._rows("statement_id IN (SELECT UNNEST(?))", [todo]):
-                self._literals[row[0]] = value_from_columns(dict(zip(self._COLS, row[3:])))
+            for sid, _subject, have in self.store.statement_values(statement_ids=todo):
+                self._literals[sid] = have
         return {sid: v for sid in statement_ids if (v := self._literals[sid]) is not None}
 
     def statements_of(self, subjects: Sequence[str]) -> dict[str, tuple[tuple[str, str, Value], ...]]:
@@ -198,9 +188,9 @@ class StoreValues:
         todo = [s for s in dict.fromkeys(subjects) if s not in self._by_subject]
         if todo:
             found: dict[str, list[tuple[str, str, Value]]] = {s: [] for s in todo}
-            for row in self._rows("subject IN (SELECT UNNEST(?))", [todo]):
-                have = value_from_columns(dict(zip(self._COLS, row[3:])))
+            for sid, subject, prop, have in self.store.subject_statements(todo):
                 if have is not None:
-                    found[row[1]].append((row[0], row[2], have))
-            self._by_subject.update({s: tuple(v) for s, v in found.items()})
+                    found[subject].append((sid, prop, have))
+            for s, got in found.items():
+                self._by_subject[s] = tuple(sorted(got, key=lambda t: (t[1], t[0])))
         return {s: self._by_subject[s] for s in subjects}

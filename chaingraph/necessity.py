@@ -544,7 +544,7 @@ def _check(task: Task, graph: EvidenceGraph, values: ValueLookup | None, fusion_
 
         def unique(kept: frozenset[int], c: int = c, target: str | Value = target) -> bool:
             return evaluate(graph, compile_pattern(task, c, sorted(kept)), target=target, values=values,
-                            detail=False).unique
+                            paths=False).unique
 
         if c in base_problem:
             order, removed = (), []

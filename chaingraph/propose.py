@@ -479,7 +479,7 @@ def propose_clues(graph: EvidenceGraph, chain: ChainPath, *, values: FactLookup 
             search_proven=proven, anchor_found_by=found)
 
     if not unique(every):
-        full = evaluate(graph, chain_pattern(clues, every, chain), target=target, values=values, detail=False)
+        full = evaluate(graph, chain_pattern(clues, every, chain), target=target, values=values, paths=False)
         blocked = [f"x{i} {why}" for i, n in enumerate(chain.nodes[1:-1], start=1)
                    if (why := graph.blocked(graph.vertex(n))) is not None]
         if blocked:

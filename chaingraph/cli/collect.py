@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-import sys
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.table import Table
 
-from chaingraph.collect import CollectReport
-from chaingraph.collect import collect as collect_neighbourhoods
+from chaingraph.cli.progress import progress_bars
 from chaingraph.ids import qid
-from chaingraph.settings import (
-    CrawlLimits,
-    EndpointSettings,
-    RetryPolicy,
-    settings,
-)
-from chaingraph.store import Store
+from chaingraph.settings import CrawlLimits, EndpointSettings, RetryPolicy, settings
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from chaingraph.collect import CollectReport
 
 #: the settings defaults, shown in --help (their one home is chaingraph.settings)
 _LIMITS, _ENDPOINT = CrawlLimits(), EndpointSettings()
@@ -28,6 +24,8 @@ def _seeds(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
 
 
 def _table(report: CollectReport) -> Table:
+    from rich.table import Table
+
     table = Table(title=f"collected {', '.join(report.seeds)} to radius {report.radius} from {report.source}")
     for col in ("depth", "reached", "expanded", "over budget", "described", "resumed", "requests",
                 "retries", "cached"):
@@ -81,15 +79,19 @@ def collect(seeds: list[str], radius: int, endpoint: str, store_path: str, max_n
             offline: bool, progress: bool | None, output_format: str) -> None:
     """Collect the Wikidata neighbourhoods of seeds over SPARQL into a store (batched,
     capped, cached; an interrupted run resumes when repeated)."""
-    show = sys.stderr.isatty() if progress is None else progress
+    from rich.console import Console
+
+    from chaingraph.collect import collect as collect_neighbourhoods
+    from chaingraph.store import Store
+
     endpoint_settings = settings(EndpointSettings, url=endpoint, user_agent=user_agent, timeout=timeout,
                                  batch_size=batch_size, offline=offline,
                                  retry=settings(RetryPolicy, attempts=retries + 1))
     limits = settings(CrawlLimits, max_neighbours=max_neighbours, select=select, layer_budget=layer_budget,
                       in_limit=in_limit)
-    with Store(store_path) as store:
+    with Store(store_path) as store, progress_bars(progress) as tell:
         report = collect_neighbourhoods(seeds, radius, store=store, endpoint=endpoint_settings, limits=limits,
-                                        progress=show)
+                                        progress=tell)
     if output_format == "json":
         click.echo(report.model_dump_json(indent=2))
     else:
