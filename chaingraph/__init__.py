@@ -20,7 +20,8 @@ Imports flow one way (a module imports only modules above it in this list)::
     expand               collect, then enumerate, rank and record
     tasks, patterns,     task model; clue patterns (SPARQL semantics); minimal and
       minimal, necessity minimum clue sets; clue ablation
-    propose              clue proposal: from a chain to a task with a minimal clue set
+    embed, propose       self-contained tasks; clue proposal: from a chain to a task
+                         with a minimal clue set
     units, fusion/       unit table; the exact fusion calculator
     audit/               corpus relation-class audits
     trajectory,          agent trajectory record; process metrics of trajectories

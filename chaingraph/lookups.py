@@ -33,7 +33,7 @@ from chaingraph.values import (
 if TYPE_CHECKING:
     from chaingraph.store import Store
 
-__all__ = ["EmbeddedValues", "StoreValues", "ValueLookup", "value_key", "value_matches"]
+__all__ = ["EmbeddedValues", "FactLookup", "StoreValues", "ValueLookup", "value_key", "value_matches"]
 
 
 def _time_unit(precision: int) -> int:
@@ -110,6 +110,15 @@ class ValueLookup(Protocol):
 
     def literal_values(self, statement_ids: Sequence[str]) -> dict[str, Value]:
         """The value of each literal statement."""
+        ...
+
+
+class FactLookup(ValueLookup, Protocol):
+    """A :class:`ValueLookup` that can also list a subject's statements (clue proposal):
+    :class:`StoreValues` and :class:`EmbeddedValues`."""
+
+    def statements_of(self, subjects: Sequence[str]) -> dict[str, tuple[tuple[str, str, Value], ...]]:
+        """Every statement of each subject: ``(statement_id, property, value)``."""
         ...
 
 

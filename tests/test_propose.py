@@ -17,12 +17,13 @@ import pytest
 from click.testing import CliRunner
 
 from chaingraph.cli import cli
+from chaingraph.embed import embed_evidence
 from chaingraph.graph import EvidenceGraph
 from chaingraph.lookups import EmbeddedValues
 from chaingraph.minimal import largest_removal, prune_sequential, removal_order
 from chaingraph.necessity import check_necessity
 from chaingraph.patterns import compile_pattern, evaluate
-from chaingraph.propose import ChainPath, embed_evidence, propose_clues, resolve_path
+from chaingraph.propose import ChainPath, propose_clues, resolve_path
 from chaingraph.settings import TraversalPolicy
 from chaingraph.store import Batch, Store, entity_row, statement_row
 from chaingraph.tasks import Task

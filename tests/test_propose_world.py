@@ -196,8 +196,8 @@ def _first(proposals: tuple[Proposal, ...]) -> Any:
 
 
 def test_embedded_evidence_gives_the_same_verdicts(world: World) -> None:
+    from chaingraph.embed import embed_evidence
     from chaingraph.necessity import check_necessity
-    from chaingraph.propose import embed_evidence
 
     task = _first(world.proposals).task
     full = check_necessity(task, world.graph, values=world.values)
