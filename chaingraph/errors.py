@@ -20,9 +20,23 @@ inherits the builtin it resembles, so library callers can catch either::
     │   └── EndpointResponseError                     exit 4   truncated / non-JSON body after retries
     ├── OfflineCacheMiss (LookupError)                exit 4   --offline and the answer is not cached
     ├── ChainRuleError (ValueError)                   exit 2   bad enumeration bounds / arguments
-    └── MissingExtra (ImportError)                    exit 5   optional dependency not installed
+    ├── MissingExtra (ImportError)                    exit 5   optional dependency not installed
+    └── InternalError (RuntimeError)                  exit 70  a bug: anything not foreseen above
 
 Messages are one line, name the offending file, field or id, and say what to do.
+
+The exit-code contract of the command line (mapped in one place, ``chaingraph.cli``):
+
+====  ======================================================================
+0     success
+1     a refusal that is a normal outcome (fusion refused) or a ``--strict`` failure
+2     bad input: a file, record, id, option or argument (click usage errors too)
+3     the store cannot be opened, read or written
+4     the SPARQL endpoint failed, or ``--offline`` lacks a cached answer
+5     an optional dependency is missing
+70    internal error (a bug): one line to report, no traceback
+130   interrupted (Ctrl-C); whatever was committed stays committed
+====  ======================================================================
 
 >>> err = InvalidId("Q12x", field="--seed")
 >>> str(err)
@@ -41,7 +55,12 @@ __all__ = [
     "EndpointError",
     "EndpointResponseError",
     "EndpointUnavailable",
+    "EXIT_INTERNAL",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_REFUSED",
     "IncompatibleUnits",
+    "InternalError",
     "InvalidId",
     "InvalidInput",
     "InvalidSpec",
@@ -53,6 +72,15 @@ __all__ = [
     "UnknownUnit",
     "UnsupportedFormat",
 ]
+
+
+EXIT_OK = 0
+#: a refusal that is a normal outcome (fusion) or a ``--strict`` failure
+EXIT_REFUSED = 1
+#: an interrupt (SIGINT): 128 + 2, as shells report it
+EXIT_INTERRUPTED = 130
+#: EX_SOFTWARE of sysexits.h: an internal error, i.e. a bug to report
+EXIT_INTERNAL = 70
 
 
 class ChaingraphError(Exception):
@@ -185,3 +213,10 @@ class CorpusProblem(InvalidInput):
     def __init__(self, message: str, problem: object = None) -> None:
         self.problem = problem
         super().__init__(message)
+
+
+class InternalError(RuntimeError, ChaingraphError):
+    """Something chaingraph did not foresee: a bug. The CLI prints one line to report
+    (no traceback; ``CHAINGRAPH_DEBUG=1`` shows it) and exits 70."""
+
+    exit_code = EXIT_INTERNAL

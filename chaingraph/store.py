@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -68,6 +69,7 @@ __all__ = [
     "PropertyInfo",
     "StatementInfo",
     "Store",
+    "check_store_path",
     "entity_row",
     "property_row",
     "qualifier_row",
@@ -278,6 +280,59 @@ class StatementInfo(NamedTuple):
     sources: tuple[dict[str, Any], ...]
 
 
+#: file types a store path must not have: DuckDB would read them as something else (or
+#: open a throwaway in-memory database), so nothing would be kept
+FOREIGN_SUFFIXES = frozenset({
+    ".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".parquet", ".arrow", ".feather", ".xlsx",
+    ".sqlite", ".sqlite3", ".db3", ".nt", ".ttl", ".rdf", ".gz", ".bz2", ".zst", ".xz", ".zip"})
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")  # http://, s3://, md:, motherduck: (not C:)
+_DUCKDB_MAGIC = b"DUCK"  # bytes 8..12 of every DuckDB database file
+
+
+def check_store_path(path: str | Path) -> Path:
+    """``path`` as a store file, refused (:class:`StoreError`) before anything opens it
+    unless it is a local file path that is, or can become, a DuckDB database.
+
+    A store is a local DuckDB file. ``":memory:"``, URLs and connection strings
+    (``http://…``, ``s3://…``, ``md:…``) and other file types (``.json``, ``.csv``,
+    ``.parquet``, ``.sqlite``, …) are refused, as is an existing file that is not a DuckDB
+    database; the library's in-memory store is ``Store()`` (``path=None``).
+
+    >>> check_store_path("work/world.duckdb").name
+    'world.duckdb'
+    >>> check_store_path("notes.json")
+    Traceback (most recent call last):
+    ...
+    chaingraph.errors.StoreError: store notes.json: a '.json' file is not a DuckDB store; pass a file such as world.duckdb
+    """
+    text = str(path)
+    if not text.strip():
+        raise StoreError("store path is empty; pass a file such as world.duckdb")
+    if text.startswith(":memory:"):
+        raise StoreError(f"store {text}: an in-memory store keeps nothing; pass a file such as "
+                         "world.duckdb (the library's in-memory store is Store())")
+    if _URL.match(text):
+        raise StoreError(f"store {text}: a store is a local DuckDB file, not a URL or connection "
+                         "string; pass a file such as world.duckdb")
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix in FOREIGN_SUFFIXES:
+        raise StoreError(f"store {text}: a {suffix!r} file is not a DuckDB store; pass a file "
+                         "such as world.duckdb")
+    if p.exists():
+        if not p.is_file():
+            raise StoreError(f"store {text}: not a regular file; pass a DuckDB file such as world.duckdb")
+        try:
+            with p.open("rb") as fh:
+                head = fh.read(12)
+        except OSError as exc:
+            raise StoreError(f"store {text}: cannot be read ({exc.strerror}); check its permissions") from exc
+        if head and head[8:12] != _DUCKDB_MAGIC:
+            raise StoreError(f"store {text}: the file exists and is not a DuckDB database; "
+                             "pass a new file or an existing store")
+    return p
+
+
 def _ids(value: str | Collection[str] | None) -> list[str] | None:
     if value is None:
         return None
@@ -293,7 +348,7 @@ class Store:
     """
 
     def __init__(self, path: str | Path | None = None, *, read_only: bool = False) -> None:
-        self.path = None if path is None else Path(path)
+        self.path = None if path is None else check_store_path(path)
         try:
             if self.path is None:
                 self.con = duckdb.connect(":memory:")
@@ -301,6 +356,7 @@ class Store:
                 if not read_only:
                     self.path.parent.mkdir(parents=True, exist_ok=True)
                 self.con = duckdb.connect(str(self.path), read_only=read_only)
+                self._refuse_foreign()
             if not read_only:
                 self.con.execute(SCHEMA)
         except (duckdb.Error, OSError) as exc:
@@ -308,6 +364,17 @@ class Store:
                              f"{str(exc).splitlines()[0]}; check the path and that no other "
                              "process holds it open for writing") from exc
         self._in_tx = False
+
+    def _refuse_foreign(self) -> None:
+        """Refuse someone else's DuckDB database before chaingraph writes a table into it."""
+        tables = {str(r[0]) for r in self.con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database() "
+            "AND table_schema = 'main'").fetchall()}
+        if tables and "statements" not in tables:
+            self.con.close()
+            shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+            raise StoreError(f"store {self.path}: a DuckDB database that is not a chaingraph store "
+                             f"(it has the tables {shown}); pass a new file or an existing store")
 
     # -- life cycle -------------------------------------------------------------------
     def close(self) -> None:
