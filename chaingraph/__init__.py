@@ -3,6 +3,7 @@
 Imports flow one way (a module imports only modules above it in this list)::
 
     errors, ids          error tree; id validation and IRIs
+    terminal             control characters neutralised for human-readable output
     values               Wikidata values in one canonical (JSON) form
     resources            packaged queries/ and data/
     store                DuckDB evidence store; the only module that names its tables

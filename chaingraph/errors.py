@@ -48,6 +48,10 @@ The exit-code contract of the command line (mapped in one place, ``chaingraph.cl
 from __future__ import annotations
 
 __all__ = [
+    "EXIT_INTERNAL",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_REFUSED",
     "BadDumpLine",
     "ChainRuleError",
     "ChaingraphError",
@@ -55,10 +59,6 @@ __all__ = [
     "EndpointError",
     "EndpointResponseError",
     "EndpointUnavailable",
-    "EXIT_INTERNAL",
-    "EXIT_INTERRUPTED",
-    "EXIT_OK",
-    "EXIT_REFUSED",
     "IncompatibleUnits",
     "InternalError",
     "InvalidId",

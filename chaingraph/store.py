@@ -300,10 +300,10 @@ def check_store_path(path: str | Path) -> Path:
 
     >>> check_store_path("work/world.duckdb").name
     'world.duckdb'
-    >>> check_store_path("notes.json")
+    >>> check_store_path("notes.json")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    chaingraph.errors.StoreError: store notes.json: a '.json' file is not a DuckDB store; pass a file such as world.duckdb
+    chaingraph.errors.StoreError: store notes.json: a '.json' file is not a DuckDB store; ...
     """
     text = str(path)
     if not text.strip():

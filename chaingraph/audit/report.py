@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, Field
 
 from chaingraph.records import difficulty_level
+from chaingraph.terminal import safe_markup, safe_text
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -188,7 +189,7 @@ def to_json(report: AuditReport) -> str:
 def _md_table(header: list[str], rows: list[list[object]], right: int = 1) -> list[str]:
     align = ["---"] * (len(header) - right) + ["---:"] * right
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
-    lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(safe_text(c).replace("|", "\\|") for c in row) + " |" for row in rows]
     return [*lines, ""]
 
 
@@ -311,18 +312,19 @@ def render_table(report: AuditReport, console: Console, *, top: int = 15) -> Non
         return t
 
     console.print(
-        f"[bold]Corpus audit[/bold] — crosswalk {report.crosswalk_version}: {report.files:,} files, "
+        f"[bold]Corpus audit[/bold] — crosswalk {safe_markup(report.crosswalk_version)}: "
+        f"{report.files:,} files, "
         f"{report.records:,} records, {report.tasks:,} tasks, {report.chains:,} distinct chains "
         f"({report.duplicate_chains:,} repeated copies not counted), {report.edges:,} edge occurrences"
     )
     t = table("Relation classes", "relation class", "edges", "%")
     for c in report.relation_classes:
-        t.add_row(c.relation_class, f"{c.edges:,}", _pct(c.percent))
+        t.add_row(safe_markup(c.relation_class), f"{c.edges:,}", _pct(c.percent))
     t.add_section()
     t.add_row("total", f"{report.edges:,}", "100.00" if report.edges else "0.00", style="bold")
     routes = table("Decided by", "route", "edges", "%")
     for r in report.routes:
-        routes.add_row(r.route, f"{r.edges:,}", _pct(r.percent))
+        routes.add_row(safe_markup(r.route), f"{r.edges:,}", _pct(r.percent))
     levels = table("Difficulty (H per task)", "level", "H", "tasks", "%")
     for lv in report.difficulty:
         levels.add_row(lv.level, lv.rule, f"{lv.tasks:,}", _pct(lv.percent))
@@ -340,17 +342,17 @@ def render_table(report: AuditReport, console: Console, *, top: int = 15) -> Non
         "nodes",
     )
     for ty in report.entity_types[:top]:
-        types.add_row(ty.type, f"{ty.anchors:,}", f"{ty.nodes:,}")
+        types.add_row(safe_markup(ty.type), f"{ty.anchors:,}", f"{ty.nodes:,}")
     if len(report.entity_types) > top:
         types.add_row(f"… {len(report.entity_types) - top} more", "", "")
     props = table("Properties by frequency", "property", "class", "edges", "%")
     for p in report.properties[:top]:
-        props.add_row(p.property, p.relation_class, f"{p.edges:,}", _pct(p.percent))
+        props.add_row(safe_markup(p.property), safe_markup(p.relation_class), f"{p.edges:,}", _pct(p.percent))
     if len(report.properties) > top:
         props.add_row(f"… {len(report.properties) - top} more", "", "", "")
     shapes = table("Record shapes", "shape", "records")
     for s in report.shapes:
-        shapes.add_row(s.shape, f"{s.records:,}")
+        shapes.add_row(safe_markup(s.shape), f"{s.records:,}")
     console.print(Columns([types, props, shapes]))
     if report.unclassified:
         u = table(
@@ -360,12 +362,12 @@ def render_table(report: AuditReport, console: Console, *, top: int = 15) -> Non
             "why",
         )
         for row in report.unclassified[:top]:
-            u.add_row(row.subject, f"{row.edges:,}", row.reason)
+            u.add_row(safe_markup(row.subject), f"{row.edges:,}", safe_markup(row.reason))
         console.print(u)
     if report.problem_count:
         pr = table(f"Problems ({report.problem_count:,})", "where", "kind", "message")
         for prob in report.problems[:top]:
-            pr.add_row(prob.where, prob.kind, prob.message)
+            pr.add_row(safe_markup(prob.where), safe_markup(prob.kind), safe_markup(prob.message))
         if report.problem_count > top:
             pr.add_row(
                 f"… {report.problem_count - top} more (--format json lists up to the first "

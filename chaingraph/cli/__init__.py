@@ -28,8 +28,8 @@ from typing import Any
 import click
 
 from chaingraph import __version__
-from chaingraph.cli._terminal import safe_text
 from chaingraph.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, ChaingraphError
+from chaingraph.terminal import safe_text
 
 __all__ = ["COMMANDS", "LazyGroup", "cli", "exit_status"]
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from chaingraph.errors import UnsupportedFormat
+from chaingraph.terminal import safe_text
 
 _PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 
@@ -89,7 +90,7 @@ def audit(
 
         render_table(report, Console(file=sys.stdout, width=None if sys.stdout.isatty() else 160))
     elif fmt == "md":
-        click.echo(to_markdown(report), nl=False)
+        click.echo(to_markdown(report), nl=False)  # cells pass through safe_text
     elif fmt == "csv":
         click.echo(to_csv(report), nl=False)
     else:
@@ -98,4 +99,4 @@ def audit(
         from chaingraph.audit.plots import plot_report
 
         written = plot_report(report, plot)
-        click.echo(f"plot written to {written}", err=True)
+        click.echo(f"plot written to {safe_text(written)}", err=True)

@@ -13,6 +13,7 @@ from chaingraph.collect import collect as collect_neighbourhoods
 from chaingraph.ids import qid
 from chaingraph.sources.sparql import DEFAULT_ENDPOINT, DEFAULT_USER_AGENT, RetryPolicy
 from chaingraph.store import Store
+from chaingraph.terminal import safe_markup
 
 
 def _seeds(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[str]:
@@ -20,7 +21,8 @@ def _seeds(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
 
 
 def _table(report: CollectReport) -> Table:
-    table = Table(title=f"collected {', '.join(report.seeds)} to radius {report.radius} from {report.source}")
+    table = Table(title=safe_markup(f"collected {', '.join(report.seeds)} to radius {report.radius} "
+                                    f"from {report.source}"))
     for col in ("depth", "reached", "expanded", "over budget", "described", "resumed", "requests",
                 "retries", "cached"):
         table.add_column(col, justify="right")

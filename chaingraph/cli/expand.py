@@ -11,6 +11,7 @@ import click
 from chaingraph.graph import TraversalPolicy
 from chaingraph.ids import pid
 from chaingraph.records import ChainRecord
+from chaingraph.terminal import safe_markup, safe_text
 
 __all__ = ["chain_text", "expand"]
 
@@ -24,7 +25,7 @@ def _progress(enabled: bool | None) -> Callable[[str], None] | None:
     console = Console(stderr=True)
 
     def show(message: str) -> None:
-        console.print(f"[dim]{message}[/dim]", highlight=False)
+        console.print(f"[dim]{safe_markup(message)}[/dim]", highlight=False)
 
     return show
 
@@ -62,8 +63,9 @@ def _table(records: tuple[ChainRecord, ...]) -> None:
     for r in records:
         rank = rank + 1 if r.seed == previous else 1
         previous = r.seed
-        table.add_row(r.seed, str(rank), str(r.k), f"{r.s_div:.3f}",
-                      f"{', '.join(r.types)}\n{', '.join(r.relation_classes)}", chain_text(r))
+        table.add_row(safe_markup(r.seed), str(rank), str(r.k), f"{r.s_div:.3f}",
+                      f"{safe_markup(', '.join(r.types))}\n{safe_markup(', '.join(r.relation_classes))}",
+                      safe_markup(chain_text(r)))
     Console().print(table)
 
 
@@ -130,11 +132,11 @@ def expand(seeds: tuple[str, ...], endpoint: str | None, store: str | None, min_
               "progress": _progress(progress)}
     if explain is not None:
         result = explain_path(explain.split(","), **common)  # type: ignore[arg-type]
-        click.echo(result.describe())
+        click.echo(safe_text(result.describe(), newlines=True))
         if result.violations and result.violations[0].shorter_path:
             for v in result.violations:
                 if v.shorter_path:
-                    click.echo(f"  shorter path: {' '.join(v.shorter_path)}")
+                    click.echo(f"  shorter path: {safe_text(' '.join(v.shorter_path))}")
         return
     if not seeds:
         raise InvalidInput("give at least one --seed (a Q-id such as Q42), or --explain PATH")
@@ -146,6 +148,6 @@ def expand(seeds: tuple[str, ...], endpoint: str | None, store: str | None, min_
     else:
         _table(out.records)
     for s in out.seeds:
-        click.echo(f"{s.seed}: {s.chains} chain(s), best s_div "
+        click.echo(f"{safe_text(s.seed)}: {s.chains} chain(s), best s_div "
                    f"{'-' if s.best_s_div is None else f'{s.best_s_div:.3f}'} ({s.seconds:.2f} s; graph "
                    f"{out.graph_vertices} nodes, {out.graph_edges} edges)", err=True)

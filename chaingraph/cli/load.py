@@ -18,6 +18,7 @@ from chaingraph.sources.loaders import LoadReport, StoreSummary, summarize
 from chaingraph.sources.loaders import load as load_files
 from chaingraph.sources.loaders.common import Progress as ProgressCallback
 from chaingraph.store import Store
+from chaingraph.terminal import safe_markup, safe_text
 
 _FORMAT = click.option("--format", "output_format", type=click.Choice(["table", "json"]),
                        default="table", show_default=True, help="Output format.")
@@ -34,7 +35,7 @@ def _progress_bar(show: bool) -> Iterator[ProgressCallback | None]:
 
     def update(path: str, done: int, total: int) -> None:
         if path not in tasks:
-            tasks[path] = bar.add_task(Path(path).name, total=total)
+            tasks[path] = bar.add_task(safe_markup(Path(path).name), total=total)
         bar.update(tasks[path], completed=done)
 
     with bar:
@@ -42,7 +43,7 @@ def _progress_bar(show: bool) -> Iterator[ProgressCallback | None]:
 
 
 def _summary_table(summary: StoreSummary, report: LoadReport | None = None) -> Table:
-    table = Table(title=f"store {summary.store}", show_header=True)
+    table = Table(title=f"store {safe_markup(summary.store)}", show_header=True)
     table.add_column("what")
     table.add_column("count", justify="right")
     rows = [("entities", summary.entities), ("properties", summary.properties),
@@ -52,7 +53,7 @@ def _summary_table(summary: StoreSummary, report: LoadReport | None = None) -> T
     rows += [(f"statements: {vt}", n) for vt, n in summary.statements_by_value_type.items()]
     rows += [(f"rank: {rank}", n) for rank, n in summary.ranks.items()]
     for what, n in rows:
-        table.add_row(what, f"{n:,}")
+        table.add_row(safe_markup(what), f"{n:,}")
     if report is not None:
         bad = sum(f.bad_lines for f in report.files)
         if bad:
@@ -85,7 +86,7 @@ def load(files: tuple[Path, ...], store_path: Path, skip_bad_lines: bool, progre
     console.print(_summary_table(report.summary, report))
     for f in report.files:
         for example in f.bad_line_examples:
-            click.echo(f"skipped {example}", err=True)
+            click.echo(f"skipped {safe_text(example)}", err=True)
 
 
 @click.command()

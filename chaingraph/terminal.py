@@ -1,5 +1,8 @@
 """Text that is safe to show on a terminal: the one place control characters are neutralised.
 
+(Used by the command line and by the library's own human-readable renderers, such as
+:func:`chaingraph.audit.report.render_table`.)
+
 Labels, descriptions, clue texts and error messages come from dumps, endpoints and task
 files that anyone can write. Printed raw, ``ESC[2J`` clears the screen, ``ESC]0;…BEL``
 retitles the window and a bidirectional override reorders what the reader sees.
