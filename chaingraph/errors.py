@@ -8,6 +8,7 @@ inherits the builtin it resembles, so library callers can catch either::
     ├── UnknownEntity (LookupError)                   exit 2   id not in store / graph
     ├── InvalidInput (ValueError)                     exit 2   a file, record or argument is wrong
     │   ├── BadDumpLine                               exit 2   a dump line cannot be parsed
+    │   ├── BadFile                                   exit 2   an input file cannot be read as given
     │   ├── UnsupportedFormat                         exit 2   wrong file type / compression
     │   ├── InvalidTask                               exit 2   task.json violates the schema
     │   ├── InvalidSpec                               exit 2   fusion spec violates the schema
@@ -53,6 +54,7 @@ __all__ = [
     "EXIT_OK",
     "EXIT_REFUSED",
     "BadDumpLine",
+    "BadFile",
     "ChainRuleError",
     "ChaingraphError",
     "CorpusProblem",
@@ -128,6 +130,16 @@ class BadDumpLine(InvalidInput):
         self.problem = problem
         hint = hint or "fix or remove the line, or pass --skip-bad-lines to skip and count such lines"
         super().__init__(f"{path}:{line}: {problem}; {hint}")
+
+
+class BadFile(InvalidInput):
+    """An input file is not a regular file, too large, not UTF-8 or not JSON.
+    Carries ``path`` and ``problem`` (the message without the path)."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        self.path = path
+        self.problem = problem
+        super().__init__(f"{path}: {problem}")
 
 
 class UnsupportedFormat(InvalidInput):

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chaingraph.errors import BadDumpLine, InvalidId, InvalidInput
+from chaingraph.files import regular_file
 from chaingraph.ids import is_entity_id, pid
 from chaingraph.store import Store
 
@@ -59,6 +60,7 @@ class PropertyFacts:
 
 
 def _open_text(path: Path) -> io.TextIOBase:
+    regular_file(path, what="property list")
     try:
         if path.suffix == ".gz":
             return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
@@ -79,8 +81,23 @@ def _ids(text: str, path: str, line: int, column: str, prefix: str) -> tuple[str
     return tuple(out)
 
 
+#: longest line of a property list (the real merged list's longest is under 4 KiB)
+MAX_LINE_CHARS = 1024 * 1024
+
+
+def _bounded_lines(handle: io.TextIOBase, path: str) -> Iterator[str]:
+    """The lines of ``handle``; a line longer than :data:`MAX_LINE_CHARS` is a bad line."""
+    number = 0
+    while line := handle.readline(MAX_LINE_CHARS + 1):
+        number += 1
+        if len(line) > MAX_LINE_CHARS:
+            raise BadDumpLine(path, number, f"a line longer than {MAX_LINE_CHARS:,} characters; "
+                              "is this a property list?", _FIX)
+        yield line
+
+
 def _rows(handle: io.TextIOBase, path: str) -> Iterator[tuple[int, dict[str, str]]]:
-    reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+    reader = csv.reader(_bounded_lines(handle, path), delimiter="\t", quoting=csv.QUOTE_NONE)
     try:
         header = next(reader)
     except StopIteration:
