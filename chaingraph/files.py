@@ -40,8 +40,8 @@ from typing import Any
 
 from chaingraph.errors import BadFile
 
-__all__ = ["MAX_DOCUMENT_BYTES", "MAX_JSON_DEPTH", "MAX_RECORD_BYTES", "has_lone_surrogate", "parse_json",
-           "read_text", "regular_file"]
+__all__ = ["MAX_DOCUMENT_BYTES", "MAX_JSON_DEPTH", "MAX_RECORD_BYTES", "has_lone_surrogate", "lone_surrogate",
+           "parse_json", "read_text", "regular_file"]
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 MAX_RECORD_BYTES = 64 * 1024 * 1024
@@ -49,6 +49,7 @@ MAX_RECORD_BYTES = 64 * 1024 * 1024
 MAX_JSON_DEPTH = 1000
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
@@ -103,11 +104,17 @@ def parse_json(text: str | bytes, *, where: str, what: str = "document") -> Any:
                              "no chaingraph record nests like this") from None
     except ValueError as exc:  # e.g. "Exceeds the limit (4300 digits) for integer string conversion"
         raise BadFile(where, str(exc).splitlines()[0]) from None
-    raw = text if isinstance(text, str) else text.decode("utf-8", "replace")
-    if _SURROGATE_ESCAPE.search(raw) and has_lone_surrogate(data):
+    if lone_surrogate(text, data):
         raise BadFile(where, "a string holds a lone UTF-16 surrogate escape (\\ud800-\\udfff without "
                              "its pair), which is not text; fix the producer of this file")
     return data
+
+
+def lone_surrogate(raw: str | bytes, data: Any) -> bool:
+    """True if ``data``, parsed from the JSON text ``raw``, holds a lone UTF-16 surrogate;
+    fast for the usual text without any ``\\udXXX`` escape."""
+    found = (_SURROGATE_ESCAPE.search(raw) if isinstance(raw, str) else _SURROGATE_BYTES.search(raw))
+    return found is not None and has_lone_surrogate(data)
 
 
 def has_lone_surrogate(data: Any) -> bool:

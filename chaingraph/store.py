@@ -431,9 +431,14 @@ class Store:
             raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc
 
-    def write_arrow(self, tables: Mapping[str, pa.Table]) -> None:
+    def write_arrow(self, tables: Mapping[str, pa.Table], *, replace: Collection[str] = ()) -> None:
         """:meth:`write` for column-oriented rows: Arrow tables whose columns are named as
         the table's columns (:data:`TABLE_COLUMNS`; missing value columns are NULL).
+
+        ``replace`` names entities this write brings whole (a dump's copy of each): those
+        already in the store lose their row, statements, qualifiers, references and
+        statement provenance first, in the same transaction, so the last copy loaded wins
+        and statements with the same ids are updated.
 
         >>> import pyarrow as pa
         >>> s = Store()
@@ -449,17 +454,19 @@ class Store:
         fast = not self._in_tx
         try:
             try:
-                self._write_arrow(tables, fast=fast)
+                self._write_arrow(tables, fast=fast, replace=replace)
             except duckdb.ConstraintException:
                 if not fast:
                     raise
-                self._write_arrow(tables, fast=False)
+                self._write_arrow(tables, fast=False, replace=replace)
         except duckdb.Error as exc:
             raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc
 
-    def _write_arrow(self, tables: Mapping[str, pa.Table], *, fast: bool) -> None:
+    def _write_arrow(self, tables: Mapping[str, pa.Table], *, fast: bool, replace: Collection[str]) -> None:
         with self.transaction():
+            if replace:
+                self._forget_entities(list(replace))
             for table, columns in _TABLE_COLUMNS.items():
                 data = tables.get(table)
                 if data is None or data.num_rows == 0:
@@ -471,6 +478,50 @@ class Store:
                 finally:
                     with suppress(duckdb.Error):
                         self.con.unregister("_cg_incoming")
+
+    def _forget_entities(self, ids: list[str]) -> None:
+        """Delete what the store holds of those ``ids`` that it has an entity/property row for."""
+        known = [str(r[0]) for r in self.con.execute(
+            "SELECT id FROM entities WHERE id IN (SELECT UNNEST(?)) "
+            "UNION ALL SELECT id FROM properties WHERE id IN (SELECT UNNEST(?))", [ids, ids]).fetchall()]
+        if not known:
+            return
+        owned = "SELECT statement_id FROM statements WHERE subject IN (SELECT UNNEST(?))"
+        for table in ("qualifiers", "reference_snaks", "statement_sources"):
+            self.con.execute(f"DELETE FROM {table} WHERE statement_id IN ({owned})", [known])
+        self.con.execute("DELETE FROM statements WHERE subject IN (SELECT UNNEST(?))", [known])
+        self.con.execute("DELETE FROM entities WHERE id IN (SELECT UNNEST(?))", [known])
+        self.con.execute("DELETE FROM properties WHERE id IN (SELECT UNNEST(?))", [known])
+
+    def retire_truthy(self, subjects: str, params: Sequence[Any] | None = None) -> int:
+        """Delete truthy placeholder statements (ids ``<entity>$TRUTHY-…``, made from ``wdt:``
+        triples when an RDF file had no full statement for the pair) of the subjects the SQL
+        query ``subjects`` yields, wherever the store now has a full statement for the same
+        (subject, property). Returns how many went. An interrupted RDF load followed by the
+        whole file, in either order, so ends with exactly the store of a clean load.
+
+        >>> from chaingraph.values import EntityValue
+        >>> s = Store()
+        >>> s.write(Batch(statements=[statement_row("Q1$TRUTHY-AB", "Q1", "P31", EntityValue(id="Q5")),
+        ...                           statement_row("Q1$G", "Q1", "P31", EntityValue(id="Q5"))]))
+        >>> s.retire_truthy("SELECT 'Q1' AS subject"), [e.statement_id for e in s.edges("Q1")]
+        (1, ['Q1$G'])
+        """
+        doomed = ("SELECT t.statement_id FROM statements t WHERE t.statement_id LIKE '%$TRUTHY-%' "
+                  f"AND t.subject IN (SELECT * FROM ({subjects})) AND EXISTS (SELECT 1 FROM statements f "
+                  "WHERE f.subject = t.subject AND f.property = t.property "
+                  "AND f.statement_id NOT LIKE '%$TRUTHY-%')")
+        try:
+            with self.transaction():
+                ids = [str(r[0]) for r in self.con.execute(doomed, params).fetchall()]
+                if ids:
+                    for table in ("qualifiers", "reference_snaks", "statement_sources", "statements"):
+                        self.con.execute(f"DELETE FROM {table} WHERE statement_id IN (SELECT UNNEST(?))",
+                                         [ids])
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
+                             f"{str(exc).splitlines()[0]}") from exc
+        return len(ids)
 
     def _write(self, batch: Batch, *, fast: bool) -> None:
         with self.transaction():

@@ -319,6 +319,9 @@ def _build(store: Store, t: str, source_id: str) -> dict[str, int]:
     store.insert_select("statements", "SELECT * FROM _cg_statements", unique=unique)
     store.insert_select("statement_sources",
                         f"SELECT statement_id, '{source_id}' AS source_id FROM _cg_statements", unique=unique)
+    # A truthy placeholder of an earlier, interrupted load goes once the full statement is
+    # here, and one made now goes if the store already had the full statement.
+    store.retire_truthy("SELECT DISTINCT subject FROM _cg_statements")
     con.execute("DROP TABLE _cg_statements")
     counts["qualifiers"] = _hashed(store, "qualifiers", f"""
       SELECT st.statement_id, v.pid AS property, v.snaktype, {vcols}
