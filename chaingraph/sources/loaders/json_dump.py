@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import json
 import queue
-import re
 import threading
 import time
 import zlib
@@ -43,7 +42,7 @@ import pyarrow as pa
 
 from chaingraph.errors import BadDumpLine, ChaingraphError, InvalidId, InvalidInput
 from chaingraph.files import lone_surrogate
-from chaingraph.ids import is_entity_id, pid
+from chaingraph.ids import is_entity_id, is_value_entity_id, pid
 from chaingraph.sources.loaders.common import FileReport, LineGuard, Progress, coordinate_digits
 from chaingraph.sources.loaders.compression import dump_date, open_dump, read_blocks
 from chaingraph.store import ARROW_TYPES, TABLE_COLUMNS, Store, snak_hash_columns
@@ -62,12 +61,8 @@ BATCH_ENTITIES = 5_000
 BATCH_ROWS = 30_000
 
 
-#: entity values: items, properties, lexemes and their forms/senses, entity schemas, media
-_VALUE_ENTITY = re.compile(r"[QPLEM][1-9][0-9]*(?:-[FS][1-9][0-9]*)?")
-
-
 def _valid_value_entity(ident: str) -> bool:
-    return _VALUE_ENTITY.fullmatch(ident) is not None
+    return is_value_entity_id(ident)
 
 
 def datavalue_columns(datavalue: dict[str, Any]) -> tuple[Any, ...]:
