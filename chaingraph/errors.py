@@ -48,6 +48,8 @@ The exit-code contract of the command line (mapped in one place, ``chaingraph.cl
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 __all__ = [
     "EXIT_INTERNAL",
     "EXIT_INTERRUPTED",
@@ -84,11 +86,24 @@ EXIT_INTERRUPTED = 130
 #: EX_SOFTWARE of sysexits.h: an internal error, i.e. a bug to report
 EXIT_INTERNAL = 70
 
+_E = TypeVar("_E", bound="ChaingraphError")
+
 
 class ChaingraphError(Exception):
-    """Base of every chaingraph error. ``exit_code`` is what the CLI exits with."""
+    """Base of every chaingraph error. ``exit_code`` is what the CLI exits with.
+
+    ``parameter`` names the library parameter an error is about; its message then starts
+    with ``"<parameter>: "``, and the CLI names its own option instead (``--seed``, not
+    ``seeds``), so each caller reads its own language.
+    """
 
     exit_code: int = 2
+    parameter: str | None = None
+
+    def about(self: _E, parameter: str) -> _E:
+        """Mark the error as being about the library ``parameter`` (returns the error)."""
+        self.parameter = parameter
+        return self
 
 
 class InvalidId(ValueError, ChaingraphError):
@@ -97,6 +112,7 @@ class InvalidId(ValueError, ChaingraphError):
     def __init__(self, value: object, *, field: str | None = None, expected: str = "Q or P") -> None:
         self.value = value
         self.field = field
+        self.parameter = field
         where = f"{field}: " if field else ""
         super().__init__(
             f"{where}{value!r} is not a Wikidata id "

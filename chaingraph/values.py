@@ -71,6 +71,8 @@ __all__ = [
     "StringValue",
     "TimeValue",
     "Value",
+    "check_decimal",
+    "check_time",
     "gregorian_to_julian",
     "julian_day_number",
     "julian_to_gregorian",

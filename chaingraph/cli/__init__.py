@@ -81,12 +81,28 @@ class LazyGroup(click.Group):
         except BaseException as exc:  # the one place exceptions become exit codes
             if isinstance(exc, SystemExit):
                 raise
-            code, message = exit_status(exc)
+            named = self._in_cli_terms(ctx, exc) if isinstance(exc, ChaingraphError) else None
+            code, message = exit_status(exc, named)
             if code == EXIT_INTERNAL and os.environ.get("CHAINGRAPH_DEBUG"):
                 traceback.print_exception(exc)
             _quiet_stdout()
             click.echo(message, err=True)
             sys.exit(code)
+
+    def _in_cli_terms(self, ctx: click.Context, exc: ChaingraphError) -> str:
+        """The error's message, naming the command's option where the library named its
+        parameter (``--seed`` where a pipeline would read ``seeds``)."""
+        message = str(exc)
+        name = exc.parameter
+        cmd = self.get_command(ctx, ctx.invoked_subcommand) if ctx.invoked_subcommand else None
+        if not name or cmd is None or not message.startswith(f"{name}:"):
+            return message
+        for param in cmd.params:
+            if param.name == name and isinstance(param, click.Option) and param.opts:
+                return param.opts[0] + message[len(name):]
+            if param.name == name and isinstance(param, click.Argument):
+                return param.human_readable_name + message[len(name):]
+        return message
 
 
 def _interrupted(exc: BaseException) -> bool:
@@ -103,12 +119,13 @@ def _interrupted(exc: BaseException) -> bool:
     return False
 
 
-def exit_status(exc: BaseException) -> tuple[int, str]:
-    """The exit code and the one line to print for an exception that ended a command."""
+def exit_status(exc: BaseException, message: str | None = None) -> tuple[int, str]:
+    """The exit code and the one line to print for an exception that ended a command
+    (``message``: a chaingraph error's text in the command's terms, when not ``str(exc)``)."""
     if _interrupted(exc):
         return EXIT_INTERRUPTED, "interrupted: everything committed so far is kept in the store"
     if isinstance(exc, ChaingraphError):
-        return exc.exit_code, _one_line(f"error: {exc}")
+        return exc.exit_code, _one_line(f"error: {message if message is not None else exc}")
     if isinstance(exc, OSError) and not type(exc).__module__.endswith("duckdb"):
         where = f"{exc.filename}: " if exc.filename else ""
         what = exc.strerror or str(exc) or type(exc).__name__
