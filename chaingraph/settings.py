@@ -46,8 +46,10 @@ __all__ = [
     "EndpointSettings",
     "RetryPolicy",
     "TraversalPolicy",
+    "endpoint_url_problem",
     "merged",
     "settings",
+    "user_agent_problem",
 ]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
