@@ -126,7 +126,10 @@ def exit_status(exc: BaseException, message: str | None = None) -> tuple[int, st
         return EXIT_INTERRUPTED, "interrupted: everything committed so far is kept in the store"
     if isinstance(exc, ChaingraphError):
         return exc.exit_code, _one_line(f"error: {message if message is not None else exc}")
-    if isinstance(exc, OSError) and not type(exc).__module__.endswith("duckdb"):
+    if type(exc).__module__.endswith("duckdb"):  # a DuckDB error no module wrapped: the store's
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return 3, _one_line(f"error: the store failed: {first}")
+    if isinstance(exc, OSError):
         where = f"{exc.filename}: " if exc.filename else ""
         what = exc.strerror or str(exc) or type(exc).__name__
         return 2, _one_line(f"error: cannot read or write {where or 'the output: '}{what}")

@@ -154,6 +154,8 @@ def _check_body(body: bytes) -> list[dict[str, Any]]:
         doc = json.loads(text)
     except ValueError as exc:
         raise _Retry(f"body is not complete JSON ({len(body)} bytes)", body=True) from exc
+    except RecursionError:
+        raise _Retry("body is JSON nested too deeply to be a SPARQL result", body=True) from None
     if (
         not isinstance(doc, dict)
         or not isinstance(doc.get("head"), dict)
@@ -316,7 +318,7 @@ class SparqlClient:
                 f"{self.endpoint} refused the query with HTTP {exc.code} {exc.reason}"
                 + ("; set a descriptive --user-agent" if exc.code == 403 else "")
             ) from exc
-        except _Retry:
+        except (_Retry, EndpointError):
             raise
         except TimeoutError as exc:
             raise _Retry(self._late(watch)) from exc
