@@ -165,15 +165,11 @@ class EvidenceGraph:
                 lit["statement_id"].tolist(), lit["subject"].tolist(), lit["property"].tolist(),
                 lit["value_type"].tolist())
                 if vt != "item" and datatypes.get(p, "time") in LITERAL_DATATYPES]
-        labels = dict(store.con.execute(
-            "SELECT id, label FROM entities WHERE label IS NOT NULL").fetchall())
-        sitelinks = dict(store.con.execute(
-            "SELECT id, sitelinks FROM entities WHERE sitelinks IS NOT NULL").fetchall())
         if classifier is None:
             classifier = relation_classifier(
                 sorted(set(cols["property"].tolist()) | {p for _, _, p in literals}), store)
-        return cls.from_edges(edges, policy=policy, literals=literals, labels=labels,
-                              sitelinks=sitelinks, classifier=classifier)
+        return cls.from_edges(edges, policy=policy, literals=literals, labels=store.entity_labels(),
+                              sitelinks=store.sitelinks(), classifier=classifier)
 
     # -- lookups ----------------------------------------------------------------------
     def vcount(self) -> int:

@@ -4,10 +4,10 @@ of :func:`chaingraph.expand.explain_path`)."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 
 import click
 
+from chaingraph.cli.progress import progress_bars
 from chaingraph.errors import InvalidInput
 from chaingraph.ids import pid
 from chaingraph.records import ChainRecord
@@ -18,20 +18,6 @@ __all__ = ["chain_text", "expand"]
 
 #: the settings defaults, shown in --help (their one home is chaingraph.settings)
 _BOUNDS, _LIMITS, _POLICY, _ENDPOINT = ChainBounds(), CrawlLimits(), TraversalPolicy(), EndpointSettings()
-
-
-def _progress(enabled: bool | None) -> Callable[[str], None] | None:
-    wanted = sys.stderr.isatty() if enabled is None else enabled
-    if not wanted:
-        return None
-    from rich.console import Console
-
-    console = Console(stderr=True)
-
-    def show(message: str) -> None:
-        console.print(f"[dim]{safe_markup(message)}[/dim]", highlight=False)
-
-    return show
 
 
 def _endpoint(url: str | None, **options: object) -> EndpointSettings | None:
@@ -156,8 +142,9 @@ def expand(seeds: tuple[str, ...], endpoint: str | None, store: str | None, min_
                           max_response_bytes=max_response_bytes)
     if explain:
         for path in explain:
-            result = explain_path(path.split(","), store=store, endpoint=settings_, bounds=bounds,
-                                  limits=limits, policy=policy, collect=collect, progress=_progress(progress))
+            with progress_bars(progress) as tell:
+                result = explain_path(path.split(","), store=store, endpoint=settings_, bounds=bounds,
+                                      limits=limits, policy=policy, collect=collect, progress=tell)
             click.echo(safe_text(result.describe(), newlines=True))
             for v in result.violations:
                 if v.shorter_path:
@@ -165,8 +152,9 @@ def expand(seeds: tuple[str, ...], endpoint: str | None, store: str | None, min_
         return
     if not seeds:
         raise InvalidInput("give at least one --seed (a Q-id such as Q42), or --explain PATH")
-    out = run_expand(list(seeds), store=store, endpoint=settings_, bounds=bounds, limits=limits,
-                     policy=policy, collect=collect, progress=_progress(progress))
+    with progress_bars(progress) as tell:
+        out = run_expand(list(seeds), store=store, endpoint=settings_, bounds=bounds, limits=limits,
+                         policy=policy, collect=collect, progress=tell)
     fmt = fmt or ("table" if sys.stdout.isatty() else "jsonl")
     if fmt == "jsonl":
         for record in out.records:
