@@ -158,3 +158,15 @@ def test_impossible_or_unbounded_values_in_a_dump_are_bad_lines(tmp_path: Path, 
     with Store() as store, pytest.raises(BadDumpLine, match=r"v.json:1:") as err:
         load([dump], store)
     assert needle in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_surrogate_escape_in_ntriples_is_a_bad_line_not_a_store_error(tmp_path: Path) -> None:
+    label = "<http://www.w3.org/2000/01/rdf-schema#label>"
+    dump = tmp_path / "s.nt"
+    dump.write_text(f'<http://www.wikidata.org/entity/Q2> {label} "fine"@en .\n'
+                    f'<http://www.wikidata.org/entity/Q1> {label} "bad \\uD800 x"@en .\n')
+    res = CliRunner().invoke(cli, ["load", str(dump), "--store", str(tmp_path / "s.duckdb")])
+    assert res.exit_code == 2 and f"{dump}:2:" in res.stderr and "UTF-16" in res.stderr, res.output
+    res = CliRunner().invoke(cli, ["load", str(dump), "--store", str(tmp_path / "t.duckdb"),
+                                   "--skip-bad-lines", "--format", "json"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["summary"]["entities"] == 1
