@@ -250,6 +250,7 @@ def test_crosswalk_and_audit_neutralise_labels(tmp_path: Path) -> None:
     (["audit", str(FIXTURES / "audit")], 0),
     (["audit", "{tmp}/missing"], 2),
     (["audit", str(FIXTURES / "audit"), "--plot", "{tmp}/no/such/folder/plot.png"], 2),
+    (["audit", str(FIXTURES / "audit"), "--plot", "{tmp}/plot.png"], 0),
     (["schema", "task"], 0),
     (["schema", "nonsense"], 2),
 ])

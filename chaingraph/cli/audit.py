@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from chaingraph.cli.progress import progress_bars
-from chaingraph.errors import UnsupportedFormat
+from chaingraph.errors import InvalidInput, UnsupportedFormat
 from chaingraph.terminal import safe_markup, safe_text
 
 if TYPE_CHECKING:
@@ -75,6 +75,8 @@ def audit(
         raise UnsupportedFormat(
             f"--plot {plot}: write plots as {', '.join(_PLOT_SUFFIXES)}; change the suffix"
         )
+    if plot is not None and not plot.parent.is_dir():  # before the audit, not after it
+        raise InvalidInput(f"--plot {plot}: the folder {plot.parent} does not exist; create it first")
     with progress_bars(progress, transient=True) as tell:
         report = run_audit(paths, strict=strict, properties=properties, progress=tell)
     if fmt == "table":
