@@ -56,8 +56,12 @@ def safe_text(value: object, *, newlines: bool = False) -> str:
     return (_KEEP_LAYOUT if newlines else _ALL).sub(_escape, text)
 
 
-def safe_markup(value: object, *, newlines: bool = False) -> str:
-    """:func:`safe_text`, then escaped for rich markup: for data placed in rich tables."""
-    from rich.markup import escape
+_MARKUP = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")  # what rich reads as a markup tag
 
-    return escape(safe_text(value, newlines=newlines))
+
+def safe_markup(value: object, *, newlines: bool = False) -> str:
+    """:func:`safe_text`, then escaped for rich markup (as ``rich.markup.escape`` does,
+    without importing rich): for data placed in rich tables."""
+    text = safe_text(value, newlines=newlines)
+    text = _MARKUP.sub(lambda m: f"{m.group(1)}{m.group(1)}\\{m.group(2)}", text)
+    return text + "\\" if text.endswith("\\") and not text.endswith("\\\\") else text

@@ -120,11 +120,12 @@ def check_decimal(text: str, what: str = "amount") -> Decimal:
     >>> check_decimal("NaN")
     Traceback (most recent call last):
     ...
-    chaingraph.errors.InvalidInput: quantity amount 'NaN' is not a finite decimal number
+    chaingraph.errors.InvalidInput: quantity amount 'NaN' is not a decimal number (finite: no NaN or Infinity)
     """
     m = _DECIMAL.fullmatch(text)
     if m is None or not (m.group(2) or m.group(3)):
-        raise InvalidInput(f"quantity {what} {text[:60]!r} is not a finite decimal number")
+        raise InvalidInput(f"quantity {what} {text[:60]!r} is not a decimal number (finite: no NaN "
+                           "or Infinity)")
     digits = len(m.group(2)) + len(m.group(3) or "")
     if digits > MAX_AMOUNT_DIGITS:
         raise InvalidInput(f"quantity {what} {text[:20]}…: {digits} digits, more than the limit of "

@@ -146,7 +146,7 @@ def test_a_lone_surrogate_is_a_bad_line_with_file_and_line(tmp_path: Path) -> No
      "exponent"),
     ('{"type":"item","id":"Q1","claims":{"P1082":[{"id":"Q1$q","rank":"normal","mainsnak":{"snaktype":"value",'
      '"property":"P1082","datavalue":{"type":"quantity","value":{"amount":"NaN","unit":"1"}}}}]}}',
-     "not a finite decimal"),
+     "not a decimal number"),
     ('{"type":"item","id":"Q1","claims":{"P31":[{"id":"Q1$i","rank":"normal","mainsnak":{"snaktype":"value",'
      '"property":"P31","datavalue":{"type":"wikibase-entityid","value":{"id":"Q12345678901234567890123"}}}}]}}',
      "Q12345678901234567890123"),
