@@ -21,7 +21,6 @@ inherits the builtin it resembles, so library callers can catch either::
     │   └── EndpointResponseError                     exit 4   truncated / non-JSON body after retries
     ├── OfflineCacheMiss (LookupError)                exit 4   --offline and the answer is not cached
     ├── ChainRuleError (ValueError)                   exit 2   bad enumeration bounds / arguments
-    ├── MissingExtra (ImportError)                    exit 5   optional dependency not installed
     └── InternalError (RuntimeError)                  exit 70  a bug: anything not foreseen above
 
 Messages are one line, name the offending file, field or id, and say what to do.
@@ -34,7 +33,6 @@ The exit-code contract of the command line (mapped in one place, ``chaingraph.cl
 2     bad input: a file, record, id, option or argument (click usage errors too)
 3     the store cannot be opened, read or written
 4     the SPARQL endpoint failed, or ``--offline`` lacks a cached answer
-5     an optional dependency is missing
 70    internal error (a bug): one line to report, no traceback
 130   interrupted (Ctrl-C); whatever was committed stays committed
 ====  ======================================================================
@@ -69,7 +67,6 @@ __all__ = [
     "InvalidInput",
     "InvalidSpec",
     "InvalidTask",
-    "MissingExtra",
     "OfflineCacheMiss",
     "StoreError",
     "UnknownEntity",
@@ -225,12 +222,6 @@ class OfflineCacheMiss(LookupError, ChaingraphError):
 
 class ChainRuleError(ValueError, ChaingraphError):
     """Arguments to chain enumeration or checking are inconsistent (e.g. min_hops > max_hops)."""
-
-
-class MissingExtra(ImportError, ChaingraphError):
-    """An optional dependency is needed; the message names the extra to install."""
-
-    exit_code = 5
 
 
 class CorpusProblem(InvalidInput):

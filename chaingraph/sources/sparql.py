@@ -52,7 +52,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from chaingraph.errors import (
@@ -72,8 +72,6 @@ from chaingraph.settings import (
     endpoint_url_problem,
     user_agent_problem,
 )
-from chaingraph.sources.loaders.rdf import datatype_from_rdf
-from chaingraph.store import CachedResponse, Store
 from chaingraph.values import (
     CoordinateValue,
     EntityValue,
@@ -83,6 +81,9 @@ from chaingraph.values import (
     TimeValue,
     Value,
 )
+
+if TYPE_CHECKING:  # the store (DuckDB) is imported by whoever passes one as the cache
+    from chaingraph.store import CachedResponse, Store
 
 __all__ = [
     "NODE_DATATYPES",
@@ -464,6 +465,8 @@ def datatype_name(iri: str) -> str:
     >>> datatype_name("http://wikiba.se/ontology#WikibaseItem"), datatype_name(WIKIBASE + "NewThing")
     ('wikibase-item', 'new-thing')
     """
+    from chaingraph.sources.loaders.rdf import datatype_from_rdf  # DuckDB: load it when used
+
     return datatype_from_rdf(iri)
 
 
