@@ -141,6 +141,13 @@ def test_inputs_that_are_not_regular_files_are_refused(tmp_path: Path, command: 
     assert "not a regular file" in res.stderr and "Traceback" not in res.stderr
 
 
+def test_a_property_list_line_longer_than_the_limit_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "props.tsv"
+    path.write_text("pid\tlabel\nP1\t" + "x" * 2_000_000)  # 2 MB, no line end
+    res = run(["crosswalk", "--all", "--properties", str(path)], megabytes=1500)
+    assert res.returncode == 2 and "props.tsv:2: a line longer than" in res.stderr, res.stderr
+
+
 @pytest.mark.parametrize("command", ["fuse", "necessity"])
 def test_json_nested_100k_deep_is_one_line(tmp_path: Path, command: str) -> None:
     path = tmp_path / "deep.json"
