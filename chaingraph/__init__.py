@@ -23,6 +23,8 @@ Imports flow one way (a module imports only modules above it in this list)::
       necessity
     units, fusion/       unit table; the exact fusion calculator
     audit/               corpus relation-class audits
+    trajectory,          agent trajectory record; process metrics of trajectories
+      scoring/             against the evidence graph (DESIGN §12)
     sample_corpus        chain and task corpora from world dumps (notebook, benchmarks)
     cli/                 thin click twins of the library functions
 
@@ -69,6 +71,9 @@ _API: dict[str, str] = {
     "parse_task": "tasks", "check_necessity": "necessity", "check_necessity_files": "necessity",
     "NecessityReport": "necessity", "fuse": "fusion", "fuse_spec": "fusion", "FusionResult": "fusion",
     "FusionRefusal": "fusion", "FusionSpec": "fusion", "audit": "audit", "AuditReport": "audit",
+    # process metrics of agent trajectories
+    "Trajectory": "trajectory", "score_trajectory": "scoring", "score_files": "scoring",
+    "ScoreReport": "scoring", "InvalidTrajectory": "errors",
     # the one error tree
     "ChaingraphError": "errors", "InvalidId": "errors", "UnknownEntity": "errors",
     "InvalidInput": "errors", "BadDumpLine": "errors", "UnsupportedFormat": "errors",
@@ -108,6 +113,7 @@ __all__ = [
     "InvalidInput",
     "InvalidSpec",
     "InvalidTask",
+    "InvalidTrajectory",
     "NecessityReport",
     "OfflineCacheMiss",
     "Progress",
@@ -115,10 +121,12 @@ __all__ = [
     "QuantityValue",
     "RelationClassifier",
     "RetryPolicy",
+    "ScoreReport",
     "Store",
     "StoreError",
     "Task",
     "TimeValue",
+    "Trajectory",
     "TraversalPolicy",
     "TypeTable",
     "UnknownEntity",
@@ -147,6 +155,8 @@ __all__ = [
     "rank_chains",
     "relation_classifier",
     "score_chain",
+    "score_files",
+    "score_trajectory",
     "summarize",
     "top_chains",
 ]

@@ -12,6 +12,7 @@ inherits the builtin it resembles, so library callers can catch either::
     │   ├── UnsupportedFormat                         exit 2   wrong file type / compression
     │   ├── InvalidTask                               exit 2   task.json violates the schema
     │   ├── InvalidSpec                               exit 2   fusion spec violates the schema
+    │   ├── InvalidTrajectory                         exit 2   an agent trajectory is malformed
     │   ├── CorpusProblem                             exit 2   audit --strict: an unreadable record
     │   ├── UnknownUnit                               exit 2   unit item not in data/units.tsv
     │   └── IncompatibleUnits                         exit 2   units of different dimensions
@@ -67,6 +68,7 @@ __all__ = [
     "InvalidInput",
     "InvalidSpec",
     "InvalidTask",
+    "InvalidTrajectory",
     "OfflineCacheMiss",
     "StoreError",
     "UnknownEntity",
@@ -171,6 +173,18 @@ class InvalidTask(InvalidInput):
 
 class InvalidSpec(InvalidTask):
     """A fusion spec violates the fusion-spec schema."""
+
+
+class InvalidTrajectory(InvalidInput):
+    """An agent trajectory cannot be scored: ``file``, ``item`` (``item 3 (run-7)``) and the
+    JSON ``path`` of the offending event field (``events[5].box``)."""
+
+    def __init__(self, message: str, *, file: str = "", item: str = "", path: str = "") -> None:
+        self.file = file
+        self.item = item
+        self.path = path
+        prefix = ": ".join(p for p in (file, item, path) if p)
+        super().__init__(f"{prefix}: {message}" if prefix else message)
 
 
 class UnknownUnit(InvalidInput):

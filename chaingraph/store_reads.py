@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import duckdb
 
@@ -113,6 +113,15 @@ class StoreReads:
             return dict(self._all("SELECT id, label FROM entities WHERE label IS NOT NULL"))
         return dict(self._all("SELECT id, label FROM entities WHERE label IS NOT NULL "
                               "AND id IN (SELECT UNNEST(?))", [list(ids)]))
+
+    def names(self, kind: Literal["entities", "properties"] = "entities"
+              ) -> list[tuple[str, str | None, tuple[str, ...]]]:
+        """``(id, label, aliases)`` of every entity (or property) with a label or an alias,
+        for resolving names to ids."""
+        table = {"entities": "entities", "properties": "properties"}[kind]
+        rows = self._all(f"SELECT id, label, aliases FROM {table} WHERE label IS NOT NULL "
+                         "OR len(aliases) > 0 ORDER BY id")
+        return [(i, label, tuple(aliases or ())) for i, label, aliases in rows]
 
     def sitelinks(self, ids: Collection[str] | None = None) -> dict[str, int]:
         """Sitelink counts of entities, where known (every such entity when ``ids`` is ``None``)."""

@@ -75,6 +75,9 @@ COMMANDS: dict[str, CommandEntry] = {
     "schema": CommandEntry(
         "schema", "Print the JSON Schema of a record type (chain, task, fusion-spec, ...)."
     ),
+    "score": CommandEntry(
+        "score", "Score agent trajectories against their tasks' evidence graphs (DESIGN §12)."
+    ),
     "summary": CommandEntry(
         "load",
         "Print what a store holds: entities, statements, qualifiers, references, literals by type.",
