@@ -40,8 +40,8 @@ from typing import Any
 
 from chaingraph.errors import BadFile
 
-__all__ = ["MAX_DOCUMENT_BYTES", "MAX_JSON_DEPTH", "MAX_RECORD_BYTES", "has_lone_surrogate", "lone_surrogate",
-           "parse_json", "read_text", "regular_file"]
+__all__ = ["MAX_DOCUMENT_BYTES", "MAX_JSON_DEPTH", "MAX_RECORD_BYTES", "has_lone_surrogate", "json_problem",
+           "lone_surrogate", "parse_json", "read_text", "regular_file"]
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 MAX_RECORD_BYTES = 64 * 1024 * 1024
@@ -108,6 +108,18 @@ def parse_json(text: str | bytes, *, where: str, what: str = "document") -> Any:
         raise BadFile(where, "a string holds a lone UTF-16 surrogate escape (\\ud800-\\udfff without "
                              "its pair), which is not text; fix the producer of this file")
     return data
+
+
+def json_problem(exc: Exception) -> str:
+    """One line for why ``json.loads`` failed beyond a syntax error: nesting too deep
+    (``RecursionError``) or an integer too long to convert (``ValueError``).
+
+    >>> json_problem(RecursionError())
+    'JSON nested too deeply (more than about 1000 levels)'
+    """
+    if isinstance(exc, RecursionError):
+        return f"JSON nested too deeply (more than about {MAX_JSON_DEPTH} levels)"
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
 def lone_surrogate(raw: str | bytes, data: Any) -> bool:

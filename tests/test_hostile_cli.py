@@ -316,3 +316,23 @@ def test_a_repeated_explain_explains_every_path() -> None:
     res = invoke("expand", "--explain", first, "--explain", "Q42,Q350")
     assert res.exit_code == 0, res.output
     assert res.stdout.count("Q42") >= 2 and "too_short" in res.stdout
+
+
+def test_score_neutralises_ids_and_refuses_fifos_and_deep_json(tmp_path: Path) -> None:
+    from score_story import TASK, build_store, claim, trajectory
+
+    build_store(str(tmp_path / "story.duckdb")).close()
+    tasks = tmp_path / "tasks.json"
+    tasks.write_text(json.dumps([{**TASK, "store": "story.duckdb"}]))
+    runs = tmp_path / "runs.jsonl"
+    runs.write_text(json.dumps(trajectory(claim("Q1", "P176", "Q2"), id=HOSTILE + "run")) + "\n")
+    res = invoke("score", str(tasks), str(runs))
+    assert res.exit_code == 0, res.output
+    assert "\\x1b[2J" in res.stdout and not any(c in res.output for c in RAW)
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    res = run(["score", str(tasks), str(fifo)], timeout=60)
+    assert res.returncode == 2 and "not a regular file" in res.stderr, res.stderr
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    assert "nested too deeply" in one_line_error(invoke("score", str(tasks), str(deep)), 2)
