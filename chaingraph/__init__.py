@@ -4,6 +4,7 @@ Imports flow one way (a module imports only modules above it in this list)::
 
     errors, ids,         error tree; id validation and IRIs; the progress event long calls
       progress           report to a callback (only cli/ draws it)
+    terminal             control characters neutralised for human-readable output
     settings             crawl limits, chain bounds, traversal policy, endpoint settings
     values               Wikidata values in one canonical (JSON) form
     resources            packaged queries/ and data/

@@ -43,7 +43,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from chaingraph.errors import InvalidTrajectory
+from chaingraph.errors import BadFile, InvalidTrajectory
+from chaingraph.files import json_problem, read_text
 from chaingraph.tasks import json_path
 from chaingraph.values import Value
 
@@ -258,10 +259,9 @@ def iter_trajectories(path: str | Path) -> Iterator[tuple[int, Trajectory | Inva
     the others. An unreadable file raises :class:`InvalidTrajectory` at once."""
     file = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidTrajectory(f"cannot read the file ({getattr(exc, 'strerror', None) or exc}); "
-                                "check the path", file=file) from None
+        text = read_text(path, what="file")
+    except BadFile as exc:
+        raise InvalidTrajectory(exc.problem, file=file) from None
     items: list[tuple[int, Any]] = []
     stripped = text.lstrip()
     whole: Any = None
@@ -271,6 +271,8 @@ def iter_trajectories(path: str | Path) -> Iterator[tuple[int, Trajectory | Inva
         if stripped.startswith("["):
             raise InvalidTrajectory(f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
                                     file=file) from None
+    except (RecursionError, ValueError) as exc:  # 100k-deep nesting; a 5,000-digit integer
+        raise InvalidTrajectory(json_problem(exc), file=file) from None
     if isinstance(whole, list):
         items = list(enumerate(whole, start=1))
     elif whole is not None:
@@ -284,6 +286,8 @@ def iter_trajectories(path: str | Path) -> Iterator[tuple[int, Trajectory | Inva
             except json.JSONDecodeError as exc:
                 items.append((n, InvalidTrajectory(f"malformed JSON at column {exc.colno}: {exc.msg}",
                                                    file=file, item=f"item {n}")))
+            except (RecursionError, ValueError) as exc:
+                items.append((n, InvalidTrajectory(json_problem(exc), file=file, item=f"item {n}")))
     for n, data in items:
         if isinstance(data, InvalidTrajectory):
             yield n, data

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from chaingraph.errors import InvalidTrajectory
+from chaingraph.terminal import safe_markup, safe_text
 
 if TYPE_CHECKING:  # the scoring engine (igraph, DuckDB) is imported when the command runs
     from rich.console import Console
@@ -42,7 +43,7 @@ def _rows(report: ScoreReport) -> list[list[str]]:
 def _markdown(report: ScoreReport) -> str:
     head = ["task", "trajectory", *COLUMNS]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(r) + " |" for r in _rows(report)]
+    lines += ["| " + " | ".join(safe_text(c) for c in r) + " |" for r in _rows(report)]
     if report.sensitivity:
         names = list(report.sensitivity[0].metrics)
         lines += ["", "| threshold | value | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 2)]
@@ -63,9 +64,10 @@ def _explain(report: ScoreReport, console: Console) -> None:
         lines += [f"  event {u.event}: unresolved {u.reason}" for u in it.unresolved]
         lines += [f"  note: {n}" for n in it.notes]
         if lines:
-            console.print(f"[bold]{it.task}[/bold] {it.trajectory or f'item {it.item}'}")
+            who = safe_markup(it.trajectory or f"item {it.item}")
+            console.print(f"[bold]{safe_markup(it.task)}[/bold] {who}")
             for line in lines:
-                console.print(line, markup=False)
+                console.print(safe_text(line), markup=False)
 
 
 @click.command()
@@ -117,7 +119,7 @@ def score(tasks: str, trajectories: tuple[str, ...], store: str | None, fmt: str
         for col in ("task", "trajectory", *COLUMNS):
             table.add_column(col, overflow="fold")
         for row in _rows(report):
-            table.add_row(*row)
+            table.add_row(*(safe_markup(c) for c in row))
         console.print(table)
         _explain(report, console)
         if report.sensitivity:
@@ -133,6 +135,6 @@ def score(tasks: str, trajectories: tuple[str, ...], store: str | None, fmt: str
 
         plot_report(report, plot)
     for failure in report.failures:
-        click.echo(f"error: {failure.error}", err=True)
+        click.echo(f"error: {safe_text(failure.error)}", err=True)
     if report.failures:
         raise InvalidTrajectory(f"{len(report.failures)} item(s) could not be scored (see the errors above)")

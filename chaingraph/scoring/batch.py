@@ -18,7 +18,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from chaingraph.errors import ChaingraphError, InvalidTask, InvalidTrajectory
+from chaingraph.errors import BadFile, ChaingraphError, InvalidTask, InvalidTrajectory
+from chaingraph.files import json_problem, read_text
 from chaingraph.lookups import StoreValues
 from chaingraph.necessity import GraphCache
 from chaingraph.scoring.claims import GraphJudge, SupportJudge
@@ -113,15 +114,16 @@ def load_tasks(path: str | Path) -> tuple[dict[str, Task], list[Failure]]:
                 failures.append(Failure(file=str(f), error=str(exc)))
         return tasks, failures
     try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidTask(f"cannot read the tasks ({getattr(exc, 'strerror', None) or exc}); check the path",
-                          file=str(p)) from None
+        text = read_text(p, what="tasks file")
+    except BadFile as exc:
+        raise InvalidTask(exc.problem, file=str(p)) from None
     try:
         data: Any = json.loads(text)
         rows: list[tuple[int | None, Any]] = (list(enumerate(data, start=1)) if isinstance(data, list)
                                               else [(None, data)])
-    except json.JSONDecodeError:
+    except (RecursionError, ValueError) as exc:
+        if not isinstance(exc, json.JSONDecodeError):
+            raise InvalidTask(json_problem(exc), file=str(p)) from None
         rows = []
         for line_no, line in enumerate(text.splitlines(), start=1):
             if line.strip():
@@ -130,6 +132,9 @@ def load_tasks(path: str | Path) -> tuple[dict[str, Task], list[Failure]]:
                 except json.JSONDecodeError as exc:
                     error = f"{p}: item {line_no}: malformed JSON at column {exc.colno}: {exc.msg}"
                     failures.append(Failure(file=str(p), item=line_no, error=error))
+                except (RecursionError, ValueError) as exc:
+                    failures.append(Failure(file=str(p), item=line_no,
+                                            error=f"{p}: item {line_no}: {json_problem(exc)}"))
     for item, row in rows:
         try:
             task = parse_task(row, file=str(p) if item is None else f"{p}: item {item}")
