@@ -20,7 +20,9 @@ Imports flow one way (a module imports only modules above it in this list)::
       ranking, merge     alias merge
     expand               collect, then enumerate, rank and record
     tasks, patterns,     task model; clue patterns (SPARQL semantics); minimal and
-      minimal, necessity minimum clue sets; clue ablation
+      minimal,           minimum clue sets; a task's graph under its policy; clue
+      task_graphs,       ablation
+      necessity
     embed, propose       self-contained tasks; clue proposal: from a chain to a task
                          with a minimal clue set
     units, fusion/       unit table; the exact fusion calculator
