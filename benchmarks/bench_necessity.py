@@ -381,7 +381,7 @@ def _first_pass(graph: Any, values: Any, proposal: Any) -> list[tuple[frozenset[
         trial = kept - {ids.index(cid)}
         pattern = chain_pattern(rec.candidates, trial, rec.chain)
         out.append((trial, pattern))
-        if evaluate(graph, pattern, target=rec.chain.nodes[-1], values=values, detail=False).unique:
+        if evaluate(graph, pattern, target=rec.chain.nodes[-1], values=values, paths=False).unique:
             kept = trial
     return out
 
@@ -477,7 +477,7 @@ def chaingraph_pruning(name: str, count: int) -> Run:
     graph, lookups, work = _peer_patterns(name, count)
 
     def run() -> tuple[int, dict[str, Any]]:
-        n = sum(evaluate(graph, pat, values=lookups["values"], detail=False).answer_count
+        n = sum(evaluate(graph, pat, values=lookups["values"], paths=False).answer_count
                 for pats in work for pat in pats)
         return len(work), {"answers": n, "patterns": sum(map(len, work))}
     return run

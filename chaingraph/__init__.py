@@ -4,6 +4,7 @@ Imports flow one way (a module imports only modules above it in this list)::
 
     errors, ids,         error tree; id validation and IRIs; the progress event long calls
       progress           report to a callback (only cli/ draws it)
+    terminal             control characters neutralised for human-readable output
     settings             crawl limits, chain bounds, traversal policy, endpoint settings
     values               Wikidata values in one canonical (JSON) form
     resources            packaged queries/ and data/
@@ -19,10 +20,15 @@ Imports flow one way (a module imports only modules above it in this list)::
       ranking, merge     alias merge
     expand               collect, then enumerate, rank and record
     tasks, patterns,     task model; clue patterns (SPARQL semantics); minimal and
-      minimal, necessity minimum clue sets; clue ablation
-    propose              clue proposal: from a chain to a task with a minimal clue set
+      minimal,           minimum clue sets; a task's graph under its policy; clue
+      task_graphs,       ablation
+      necessity
+    embed, propose       self-contained tasks; clue proposal: from a chain to a task
+                         with a minimal clue set
     units, fusion/       unit table; the exact fusion calculator
     audit/               corpus relation-class audits
+    trajectory,          agent trajectory record; process metrics of trajectories
+      scoring/             against the evidence graph (DESIGN §12)
     sample_corpus        chain and task corpora from world dumps (notebook, benchmarks)
     cli/                 thin click twins of the library functions
 
@@ -74,6 +80,9 @@ _API: dict[str, str] = {
     # building a corpus
     "build": "build", "build_seed": "build", "BuildParameters": "build", "BuildResult": "build",
     "CorpusTask": "build", "SeedResult": "build", "read_seeds": "build",
+    # process metrics of agent trajectories
+    "Trajectory": "trajectory", "score_trajectory": "scoring", "score_files": "scoring",
+    "ScoreReport": "scoring", "InvalidTrajectory": "errors",
     # the one error tree
     "ChaingraphError": "errors", "InvalidId": "errors", "UnknownEntity": "errors",
     "InvalidInput": "errors", "BadDumpLine": "errors", "UnsupportedFormat": "errors",
@@ -117,6 +126,7 @@ __all__ = [
     "InvalidInput",
     "InvalidSpec",
     "InvalidTask",
+    "InvalidTrajectory",
     "NecessityReport",
     "OfflineCacheMiss",
     "Progress",
@@ -125,11 +135,13 @@ __all__ = [
     "QuantityValue",
     "RelationClassifier",
     "RetryPolicy",
+    "ScoreReport",
     "SeedResult",
     "Store",
     "StoreError",
     "Task",
     "TimeValue",
+    "Trajectory",
     "TraversalPolicy",
     "TypeTable",
     "UnknownEntity",
@@ -163,6 +175,8 @@ __all__ = [
     "read_seeds",
     "relation_classifier",
     "score_chain",
+    "score_files",
+    "score_trajectory",
     "summarize",
     "top_chains",
 ]

@@ -33,7 +33,7 @@ from chaingraph.values import (
 if TYPE_CHECKING:
     from chaingraph.store import Store
 
-__all__ = ["EmbeddedValues", "StoreValues", "ValueLookup", "value_key", "value_matches"]
+__all__ = ["EmbeddedValues", "FactLookup", "StoreValues", "ValueLookup", "value_key", "value_matches"]
 
 
 def _time_unit(precision: int) -> int:
@@ -113,6 +113,15 @@ class ValueLookup(Protocol):
         ...
 
 
+class FactLookup(ValueLookup, Protocol):
+    """A :class:`ValueLookup` that can also list a subject's statements (clue proposal):
+    :class:`StoreValues` and :class:`EmbeddedValues`."""
+
+    def statements_of(self, subjects: Sequence[str]) -> dict[str, tuple[tuple[str, str, Value], ...]]:
+        """Every statement of each subject: ``(statement_id, property, value)``."""
+        ...
+
+
 @dataclass(eq=False)
 class EmbeddedValues:
     """Values from a task's embedded evidence: ``(statement_id, subject, property, value)``."""
@@ -159,8 +168,7 @@ class StoreValues:
         got = self._by_property.get(property_id)
         if got is None:
             got = self._by_property[property_id] = [
-                (subject, have) for _sid, subject, have in sorted(
-                    self.store.statement_values(property=property_id), key=lambda r: (r[1], r[0]))
+                (subject, have) for _sid, subject, have in self.store.statement_values(property=property_id)
                 if have is not None]
         return got
 
@@ -192,5 +200,6 @@ class StoreValues:
             for sid, subject, prop, have in self.store.subject_statements(todo):
                 if have is not None:
                     found[subject].append((sid, prop, have))
-            self._by_subject.update({s: tuple(v) for s, v in found.items()})
+            for s, got in found.items():
+                self._by_subject[s] = tuple(sorted(got, key=lambda t: (t[1], t[0])))
         return {s: self._by_subject[s] for s in subjects}

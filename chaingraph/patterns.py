@@ -498,10 +498,11 @@ def _literal_keys(graph: EvidenceGraph, verts: np.ndarray, values: ValueLookup |
 
 
 def evaluate(graph: EvidenceGraph, pattern: PathPattern, *, target: str | Value | None = None,
-             values: ValueLookup | None = None, first: int = FIRST, detail: bool = True) -> PatternResult:
+             values: ValueLookup | None = None, first: int = FIRST, paths: bool = True) -> PatternResult:
     """Answer set of ``pattern`` on ``graph``, and how ``target`` (an entity id or a value)
-    is reached (``detail=False``: no match count, no witness — uniqueness only). Raises
-    :class:`UnknownEntity` when the anchor is not in the graph."""
+    is reached (with ``paths=False`` the match count and witness are skipped: ``paths`` is
+    0 and ``witness`` ``None``). Raises :class:`UnknownEntity` when the anchor is not in the
+    graph."""
     idx = _index(graph)
     k = pattern.k
     # layers are sorted unique vertex arrays; constraints are length-n masks read per node
@@ -528,7 +529,7 @@ def evaluate(graph: EvidenceGraph, pattern: PathPattern, *, target: str | Value 
     entities = final[~idx.literal[final]]
     shown = entities[np.argsort(idx.id_rank[entities])[:first]]  # entities sort before values
     literal_keys = sorted({key for key, _v in lit.values()}, key=_sort_key)
-    count = len(entities) + len(literal_keys)
+    answer_count = len(entities) + len(literal_keys)
     answers = tuple([graph.name(int(v)) for v in shown] + literal_keys)[:first]
 
     hits: list[int] = []
@@ -541,16 +542,16 @@ def evaluate(graph: EvidenceGraph, pattern: PathPattern, *, target: str | Value 
     tnodes = tnodes[_member(tnodes, final)]
     target_in = len(tnodes) > 0
     unique = target_in and len(tnodes) == len(final)  # every binding of xk is the target
-    paths, witness = 0, None
-    if target_in and detail:
+    matches, witness = 0, None
+    if target_in and paths:
         back = [tnodes]
         for i in range(k, 0, -1):
             prev = idx.advance(back[-1], pattern.steps[i - 1], back=True)[0]
             back.append(prev[_member(prev, layers[i - 1])])
         back.reverse()
-        paths = _count(idx, pattern, back)
+        matches = _count(idx, pattern, back)
         witness = _witness(graph, pattern, back, lit)
-    return PatternResult(count, answers, target_in, unique, paths, witness)
+    return PatternResult(answer_count, answers, target_in, unique, matches, witness)
 
 
 def _count(idx: _Index, pattern: PathPattern, back: list[np.ndarray]) -> int:

@@ -51,9 +51,8 @@ sets that differ in a clue near the target share the work before it.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from itertools import pairwise
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -61,7 +60,7 @@ from pydantic import BaseModel, ConfigDict
 from chaingraph.errors import ChainRuleError, InvalidInput
 from chaingraph.graph import EvidenceGraph
 from chaingraph.ids import is_item_id
-from chaingraph.lookups import ValueLookup, value_key, value_matches
+from chaingraph.lookups import FactLookup, ValueLookup, value_key
 from chaingraph.minimal import largest_removal, prune_sequential
 from chaingraph.patterns import (
     PathPattern,
@@ -69,7 +68,6 @@ from chaingraph.patterns import (
     Step,
     TypeConstraint,
     ValueConstraint,
-    compile_pattern,
     constraint_mask,
     evaluate,
     start_layer,
@@ -80,8 +78,6 @@ from chaingraph.tasks import (
     Anchor,
     Clue,
     Component,
-    Evidence,
-    LiteralStatement,
     Target,
     Task,
     TaskStep,
@@ -95,8 +91,8 @@ from chaingraph.values import (
     Value,
 )
 
-__all__ = ["ChainPath", "FactLookup", "Proposal", "ProposalRecord", "candidate_clues", "chain_pattern",
-           "embed_evidence", "propose_clues", "propose_tasks", "resolve_path"]
+__all__ = ["ChainPath", "Proposal", "ProposalRecord", "candidate_clues", "chain_pattern",
+           "propose_clues", "propose_tasks", "resolve_path"]
 
 Direction = Literal["forward", "backward"]
 #: which step found the clue set with a necessary anchor: the first pruning pass, a rival
@@ -105,13 +101,6 @@ AnchorSearch = Literal["pruning", "rival", "grow", "search", "none"]
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 #: datatypes whose statements may become literal value clues (others: ids, URLs, media)
 VALUE_DATATYPES = frozenset({"time", "quantity", "string", "monolingualtext", "wikibase-item"})
-
-
-class FactLookup(ValueLookup, Protocol):
-    """A :class:`~chaingraph.lookups.ValueLookup` that can also list a subject's statements
-    (:class:`~chaingraph.lookups.StoreValues`, :class:`~chaingraph.lookups.EmbeddedValues`)."""
-
-    def statements_of(self, subjects: Sequence[str]) -> dict[str, tuple[tuple[str, str, Value], ...]]: ...
 
 
 class ChainPath(BaseModel):
@@ -479,7 +468,7 @@ def propose_clues(graph: EvidenceGraph, chain: ChainPath, *, values: FactLookup 
             search_proven=proven, anchor_found_by=found)
 
     if not unique(every):
-        full = evaluate(graph, chain_pattern(clues, every, chain), target=target, values=values, detail=False)
+        full = evaluate(graph, chain_pattern(clues, every, chain), target=target, values=values, paths=False)
         blocked = [f"x{i} {why}" for i, n in enumerate(chain.nodes[1:-1], start=1)
                    if (why := graph.blocked(graph.vertex(n))) is not None]
         if blocked:
@@ -556,91 +545,6 @@ def _task(graph: EvidenceGraph, chain: ChainPath, clues: Sequence[Clue], kept: f
                 anchor_necessary=rec.anchor_necessary, anchor_reason=rec.anchor_reason)
 
 
-# -- self-contained tasks -----------------------------------------------------------
-def embed_evidence(graph: EvidenceGraph, task: Task, values: FactLookup | None = None) -> Task:
-    """``task`` with the evidence subgraph its verdicts rest on embedded (self-contained):
-    the statements of a match reaching the target under every clue, and under each
-    single-clue ablation a match reaching the target and one reaching another answer;
-    each matched node's ``P31`` classes with the ``P279`` links up to every type clue's
-    class, and the statements that satisfy its value clues. Answer sets over the embedded
-    evidence are subsets of those over ``graph`` that keep these matches, so the full
-    set stays unique and every ablation that had several answers still has several.
-    ``P279`` links get synthetic statement ids (``P279:<class>:<superclass>``)."""
-    comp = 0
-    every = list(range(len(task.clues)))
-    target = task.components[comp].target.entity
-    assert target is not None
-    edges: dict[str, tuple[str, str, str, str]] = {}
-    nodes: set[str] = set()
-
-    def take(pattern: PathPattern, end: str) -> None:
-        r = evaluate(graph, pattern, target=end, values=values)
-        if r.witness is None:
-            return
-        for (p, d, sid), a, b in zip(r.witness.steps, r.witness.nodes, r.witness.nodes[1:]):
-            s, o = (a, b) if d == "forward" else (b, a)
-            edges[sid] = (sid, s, p, o)
-        nodes.update(r.witness.nodes)
-
-    for drop in [None, *every]:
-        pattern = compile_pattern(task, comp, [j for j in every if j != drop])
-        take(pattern, target)
-        if drop is not None:
-            r = evaluate(graph, pattern, target=target, values=values, first=2)
-            other = next((a for a in r.answers if a != target), None)
-            if other is not None:
-                take(pattern, other)
-    instance_of = graph.class_statements.get("P31", {}) if graph.class_statements else graph.classes
-    supers = graph.class_statements.get("P279", {}) if graph.class_statements else {}
-    wanted = {c.class_ for c in task.clues if c.kind == "type" and c.class_ is not None}
-    classes = {n: instance_of[n] for n in sorted(nodes) if n in instance_of}
-    for cls in sorted({c for cs in classes.values() for c in cs}):
-        for path in _up(cls, wanted, supers):
-            for a, b in pairwise(path):
-                edges[f"P279:{a}:{b}"] = (f"P279:{a}:{b}", a, "P279", b)
-    literals = []
-    found = values.statements_of(sorted(nodes)) if values is not None else {}
-    for clue in task.clues:
-        if clue.kind != "value" or clue.property is None:
-            continue
-        want = clue.entity_value()
-        assert want is not None
-        for n in sorted(nodes):
-            if n not in graph:
-                continue
-            if isinstance(want, EntityValue):
-                for u, e, fwd in graph.neighbours(graph.vertex(n)):
-                    if fwd and graph.edge_property(e) == clue.property and graph.name(u) == want.id:
-                        edges[graph.edge_statement(e)] = (graph.edge_statement(e), n, clue.property, want.id)
-            for sid, p, v in found.get(n, ()):
-                if p == clue.property and not isinstance(v, EntityValue) and value_matches(want, v):
-                    literals.append(LiteralStatement(statement_id=sid, subject=n, property=p, value=v))
-    named = nodes | {o for _sid, _s, _p, o in edges.values()}
-    labels = {n: graph.labels[n] for n in sorted(named) if n in graph.labels}
-    evidence = Evidence(edges=tuple(sorted(edges.values())), literals=tuple(literals), classes=classes,
-                        labels=labels)
-    return task.model_copy(update={"evidence": evidence, "store": None})
-
-
-def _up(cls: str, wanted: set[str], supers: Mapping[str, tuple[str, ...]]) -> list[list[str]]:
-    """``P279`` paths from ``cls`` to each wanted class above it (breadth-first, first found)."""
-    paths: list[list[str]] = []
-    prev: dict[str, str | None] = {cls: None}
-    todo = [cls]
-    while todo:
-        c = todo.pop(0)
-        if c in wanted and c != cls:
-            path = [c]
-            while (p := prev[path[-1]]) is not None:
-                path.append(p)
-            paths.append(path[::-1])
-        for s in supers.get(c, ()):
-            if s not in prev:
-                prev[s] = c
-                todo.append(s)
-    return paths
-
-
 # -- from a store ---------------------------------------------------------------------
 def propose_tasks(chains: Sequence[ChainPath | Sequence[str]], *, store: str | Path,
                   hub_limit: int | None = None, embed: bool = False, max_values: int = 8,
@@ -648,13 +552,15 @@ def propose_tasks(chains: Sequence[ChainPath | Sequence[str]], *, store: str | P
     """Propose a task for each chain (a :class:`ChainPath`, or a path ``[Q…, (P…,) Q…]``)
     with answer sets over every statement of ``store`` (or under ``hub_limit``); the
     library twin of ``chaingraph task``. ``embed``: each task carries its evidence."""
+    from chaingraph.embed import embed_evidence
     from chaingraph.lookups import StoreValues
     from chaingraph.settings import TraversalPolicy
     from chaingraph.store import Store
 
     path = Path(store)
     if not path.is_file():
-        raise InvalidInput(f"--store {path}: no such store file; create one with `chaingraph load`")
+        raise InvalidInput(f"store: {path}: no such store file; create one with `chaingraph load`"
+                           ).about("store")
     with Store(path, read_only=True) as st:
         graph = EvidenceGraph.from_store(st, policy=TraversalPolicy(hub_limit=hub_limit))
         values = StoreValues(st)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from chaingraph.embed import embed_evidence
 from click.testing import CliRunner
 
 from chaingraph.cli import cli
@@ -22,7 +23,7 @@ from chaingraph.lookups import EmbeddedValues
 from chaingraph.minimal import largest_removal, prune_sequential, removal_order
 from chaingraph.necessity import check_necessity
 from chaingraph.patterns import compile_pattern, evaluate
-from chaingraph.propose import ChainPath, embed_evidence, propose_clues, resolve_path
+from chaingraph.propose import ChainPath, propose_clues, resolve_path
 from chaingraph.settings import TraversalPolicy
 from chaingraph.store import Batch, Store, entity_row, statement_row
 from chaingraph.tasks import Task

@@ -90,7 +90,7 @@ class BuildParameters(BaseModel):
     max_familiarity: int | None = Field(default=DEFAULT_MAX_FAMILIARITY, ge=0)
     task_hub_limit: int | None = Field(default=None, ge=0)
     max_values: int = Field(default=8, ge=0)
-    budget: int = Field(default=100, ge=1)
+    budget: int = Field(default=30, ge=1)  # propose_clues and `chaingraph task` use 30 too
     fuse: bool = False
 
 

@@ -239,7 +239,7 @@ def build(
     max_familiarity: int | None = DEFAULT_MAX_FAMILIARITY,
     task_hub_limit: int | None = None,
     max_values: int = 8,
-    budget: int = 100,
+    budget: int = 30,
     fuse: bool = False,
     workers: int = 1,
     ray: bool = False,

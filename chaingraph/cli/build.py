@@ -60,7 +60,7 @@ def _funnel_table(rows: tuple[FunnelRow, ...]) -> None:
               help="Necessity policy: answer sets under this hub rule. Default: every statement counts.")
 @click.option("--max-values", type=click.IntRange(min=0), default=8, show_default=True,
               help="Candidate value clues per node.")
-@click.option("--budget", type=click.IntRange(min=1), default=100, show_default=True,
+@click.option("--budget", type=click.IntRange(min=1), default=30, show_default=True,
               help="Pattern evaluations the search for a necessary anchor may spend per chain.")
 @click.option("--fuse", is_flag=True, help="Also pair tasks whose targets have comparable values.")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
