@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-#: imported only after checking it is installed (chaingraph.sources.loaders.ntriples falls back on rdflib)
-OPTIONAL = {"pyoxigraph"}
+#: imported only after checking it is installed (chaingraph.sources.loaders.ntriples falls back on rdflib;
+#: build(ray=True) raises MissingExtra without Ray)
+OPTIONAL = {"pyoxigraph", "ray"}
 
 tomllib = pytest.importorskip("tomllib")
 
