@@ -19,8 +19,10 @@ Imports flow one way (a module imports only modules above it in this list)::
     chains, explain,     enumeration and shortcut proof; "why not?"; s_div and top-N;
       ranking, merge     alias merge
     expand               collect, then enumerate, rank and record
-    tasks, patterns,     task model; clue patterns (SPARQL semantics); clue ablation
-      necessity
+    tasks, patterns,     task model; clue patterns (SPARQL semantics); minimal and
+      minimal, necessity minimum clue sets; clue ablation
+    embed, propose       self-contained tasks; clue proposal: from a chain to a task
+                         with a minimal clue set
     units, fusion/       unit table; the exact fusion calculator
     audit/               corpus relation-class audits
     trajectory,          agent trajectory record; process metrics of trajectories
@@ -69,7 +71,9 @@ _API: dict[str, str] = {
     "TimeValue": "values", "QuantityValue": "values", "EntityValue": "values",
     "ChainRecord": "records", "ChainParameters": "records", "Task": "tasks", "load_task": "tasks",
     "parse_task": "tasks", "check_necessity": "necessity", "check_necessity_files": "necessity",
-    "NecessityReport": "necessity", "fuse": "fusion", "fuse_spec": "fusion", "FusionResult": "fusion",
+    "NecessityReport": "necessity", "propose_clues": "propose", "propose_tasks": "propose",
+    "ChainPath": "propose", "Proposal": "propose",
+    "fuse": "fusion", "fuse_spec": "fusion", "FusionResult": "fusion",
     "FusionRefusal": "fusion", "FusionSpec": "fusion", "audit": "audit", "AuditReport": "audit",
     # process metrics of agent trajectories
     "Trajectory": "trajectory", "score_trajectory": "scoring", "score_files": "scoring",
@@ -90,6 +94,7 @@ __all__ = [
     "Chain",
     "ChainBounds",
     "ChainParameters",
+    "ChainPath",
     "ChainRecord",
     "ChainRuleError",
     "ChaingraphError",
@@ -118,6 +123,7 @@ __all__ = [
     "OfflineCacheMiss",
     "Progress",
     "ProgressEvent",
+    "Proposal",
     "QuantityValue",
     "RelationClassifier",
     "RetryPolicy",
@@ -152,6 +158,8 @@ __all__ = [
     "load_task",
     "merge_adjacent",
     "parse_task",
+    "propose_clues",
+    "propose_tasks",
     "rank_chains",
     "relation_classifier",
     "score_chain",
@@ -227,6 +235,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     from chaingraph.merge import merge_adjacent
     from chaingraph.necessity import NecessityReport, check_necessity, check_necessity_files
     from chaingraph.progress import Progress, ProgressEvent
+    from chaingraph.propose import ChainPath, Proposal, propose_clues, propose_tasks
     from chaingraph.ranking import TypeTable, rank_chains, score_chain, top_chains
     from chaingraph.records import ChainParameters, ChainRecord
     from chaingraph.settings import ChainBounds, CrawlLimits, EndpointSettings, RetryPolicy, TraversalPolicy

@@ -75,8 +75,11 @@ __all__ = [
     "ValueLookup",
     "Witness",
     "compile_pattern",
+    "constraint_mask",
     "evaluate",
     "known_class",
+    "start_layer",
+    "step_layer",
     "to_sparql",
     "value_key",
     "value_matches",
@@ -453,6 +456,34 @@ def _value_mask(graph: EvidenceGraph, idx: _Index, c: ValueConstraint,
                 mask[graph.vertex(s)] = True
         idx.masks[key] = mask
     return idx.masks[key]
+
+
+def start_layer(graph: EvidenceGraph, anchor: str | None) -> np.ndarray:
+    """The ``x0`` candidates of :func:`evaluate`: the anchor's vertex, or every entity."""
+    idx = _index(graph)
+    return idx.entities if anchor is None else np.array([graph.vertex(anchor)], dtype=np.int64)
+
+
+def step_layer(graph: EvidenceGraph, nodes: np.ndarray, step: Step, masks: Sequence[np.ndarray] = (), *,
+               inner: bool) -> np.ndarray:
+    """One layer of :func:`evaluate`: the sorted vertices one ``step`` from ``nodes`` that
+    satisfy every mask (and are passable when ``inner``, i.e. not ``xk``)."""
+    idx = _index(graph)
+    out = idx.advance(nodes, step)[0]
+    keep = idx.passable[out] if inner else None
+    for mask in masks:
+        keep = mask[out] if keep is None else keep & mask[out]
+    return out if keep is None else out[keep]
+
+
+def constraint_mask(graph: EvidenceGraph, constraint: TypeConstraint | ValueConstraint,
+                    values: ValueLookup | None = None) -> np.ndarray:
+    """Which vertices of ``graph`` satisfy a type or value constraint (a boolean array by
+    vertex index; shared and cached, do not modify)."""
+    idx = _index(graph)
+    if isinstance(constraint, TypeConstraint):
+        return _type_mask(graph, idx, constraint.class_id)
+    return _value_mask(graph, idx, constraint, values)
 
 
 def _literal_keys(graph: EvidenceGraph, verts: np.ndarray, values: ValueLookup | None,

@@ -176,6 +176,15 @@ class StoreReads:
                          f"WHERE {' AND '.join(where)}", params)
         return [(r[0], r[1], value_from_columns(dict(zip(_VC, r[2:])))) for r in rows]
 
+    def subject_statements(self, subjects: Collection[str]) -> list[tuple[str, str, str, Value | None]]:
+        """``(statement id, subject, property, value)`` of the non-deprecated value
+        statements of ``subjects`` (item and literal values alike)."""
+        rows = self._all(f"SELECT statement_id, subject, property, {', '.join(_VC)} FROM statements "
+                         "WHERE rank <> 'deprecated' AND snaktype = 'value' "
+                         "AND subject IN (SELECT UNNEST(?))",
+                         [list(subjects)])
+        return [(r[0], r[1], r[2], value_from_columns(dict(zip(_VC, r[3:])))) for r in rows]
+
     def statement(self, statement_id: str) -> StatementInfo | None:
         """A statement with its qualifiers, references and sources, or ``None``."""
         cols = ["statement_id", "subject", "property", "rank", "snaktype", *_VC]

@@ -278,9 +278,16 @@ class Task(BaseModel):
     clues: tuple[Clue, ...] = ()
     evidence: Evidence | None = None
     store: str | None = None
-    policy: TraversalPolicy = TraversalPolicy()
+    policy: TraversalPolicy = Field(
+        default_factory=TraversalPolicy,
+        description="the policy answer sets are computed under; the hub rule applies only when hub_limit "
+        "is given (by default every statement counts, DESIGN §6)")
     solver: SolverEvidence | None = None
     fusion: Fusion | None = None
+    anchor_necessary: bool | None = Field(
+        default=None, description="set by clue proposal: false when no clue set keeps the anchor necessary "
+        "(the text alone singles out the target; see anchor_reason), true when the proposal checked it")
+    anchor_reason: str | None = Field(default=None, description="why the anchor is not necessary")
     _file: str | None = PrivateAttr(default=None)
 
     @property

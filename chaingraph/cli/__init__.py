@@ -78,6 +78,11 @@ COMMANDS: dict[str, CommandEntry] = {
     "score": CommandEntry(
         "score", "Score agent trajectories against their tasks' evidence graphs (DESIGN §12)."
     ),
+    "task": CommandEntry(
+        "task",
+        "Propose a task (task.json) for a chain: a minimal clue set that keeps the target the unique "
+        "answer and the anchor necessary.",
+    ),
     "summary": CommandEntry(
         "load",
         "Print what a store holds: entities, statements, qualifiers, references, literals by type.",
