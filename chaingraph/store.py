@@ -506,6 +506,34 @@ class Store:
         sql, params = self._edge_sql(subject, property, object, ranks, item_only)
         return dict(self.con.execute(sql, params).fetchnumpy())
 
+    def edge_table(self, *, ranks: Collection[str] = TRAVERSABLE_RANKS, item_only: bool = True,
+                   literal_types: Collection[str] | None = None) -> pa.Table:
+        """Every edge of :meth:`edges` as one Arrow table (columns ``statement_id``,
+        ``subject``, ``property``, ``object``, ``value_type``), in no particular order: the
+        bulk read the evidence graph is built from, without a Python object per row.
+        ``literal_types`` (with ``item_only=False``) keeps only items and literal statements
+        of those property datatypes (and of properties whose datatype is unknown)."""
+        where, params = ["rank IN (SELECT UNNEST(?))", "snaktype = 'value'"], [list(ranks)]
+        join = ""
+        if item_only:
+            where.append("value_type = 'item'")
+        elif literal_types is not None:
+            join = "LEFT JOIN (SELECT id AS property, datatype FROM properties) USING (property) "
+            where.append("(value_type = 'item' OR coalesce(datatype IN (SELECT UNNEST(?)), true))")
+            params.append(sorted(literal_types))
+        sql = ("SELECT statement_id, subject, property, object, value_type FROM statements "
+               f"{join}WHERE {' AND '.join(where)}")
+        return self.con.sql(sql, params=params).to_arrow_table()
+
+    def entity_labels(self) -> dict[str, str]:
+        """English (or ``mul``) label of every entity that has one."""
+        return dict(self.con.execute("SELECT id, label FROM entities WHERE label IS NOT NULL").fetchall())
+
+    def entity_sitelinks(self) -> dict[str, int]:
+        """Sitelink count of every entity where it is known."""
+        return dict(self.con.execute(
+            "SELECT id, sitelinks FROM entities WHERE sitelinks IS NOT NULL").fetchall())
+
     # -- convenience reads (all small) -------------------------------------------------
     def entity(self, entity_id: str) -> EntityInfo | None:
         rows = self.con.execute(
