@@ -1,6 +1,6 @@
 """The evidence graph: an igraph view of the store under one traversal policy.
 
-:class:`TraversalPolicy` decides which statements are chain steps (DESIGN §2). The chain
+:class:`~chaingraph.settings.TraversalPolicy` decides which statements are chain steps (DESIGN §2). The chain
 engine, the shortcut check and clue ablation all read the same :class:`EvidenceGraph`, so
 a path the engine may walk is exactly a path the checks see.
 
@@ -22,8 +22,7 @@ a path the engine may walk is exactly a path the checks see.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +30,9 @@ import numpy as np
 import pyarrow as pa
 
 from chaingraph.compact import GraphArrays, build_arrays
+from chaingraph.crosswalk.relations import RelationClassifier, relation_classifier
 from chaingraph.errors import UnknownEntity
+from chaingraph.settings import TraversalPolicy
 
 if TYPE_CHECKING:
     import igraph as ig
@@ -39,46 +40,10 @@ if TYPE_CHECKING:
 
     from chaingraph.store import Store
 
-__all__ = ["EvidenceGraph", "TraversalPolicy"]
+__all__ = ["EvidenceGraph"]
 
-DEFAULT_CLASS_PROPERTIES = frozenset({"P31", "P279"})
 #: property datatypes (JSON spelling) whose statements may become literal nodes
 LITERAL_DATATYPES = frozenset({"time", "quantity", "string", "monolingualtext", "globe-coordinate"})
-
-
-@dataclass(frozen=True)
-class TraversalPolicy:
-    """Which statements are steps. Defaults follow DESIGN §2.
-
-    ``hub_limit``: an entity with more incident step edges than this is not walked
-    through (``None`` disables the limit). ``properties`` restricts steps to a set of
-    properties; ``excluded_properties`` removes some.
-
-    >>> TraversalPolicy(hub_limit=3).allows("P31"), TraversalPolicy().allows("P361")
-    (False, True)
-    """
-
-    class_properties: frozenset[str] = DEFAULT_CLASS_PROPERTIES
-    hub_limit: int | None = 1000
-    include_literals: bool = False
-    excluded_properties: frozenset[str] = field(default_factory=frozenset)
-    properties: frozenset[str] | None = None
-
-    def allows(self, property_id: str) -> bool:
-        """True when statements of this property may be chain steps."""
-        if property_id in self.class_properties or property_id in self.excluded_properties:
-            return False
-        return self.properties is None or property_id in self.properties
-
-    def describe(self) -> dict[str, Any]:
-        """A JSON-ready description, recorded in every chain record."""
-        return {
-            "class_properties": sorted(self.class_properties),
-            "hub_limit": self.hub_limit,
-            "include_literals": self.include_literals,
-            "excluded_properties": sorted(self.excluded_properties),
-            "properties": None if self.properties is None else sorted(self.properties),
-        }
 
 
 class EvidenceGraph:
@@ -91,10 +56,13 @@ class EvidenceGraph:
     :attr:`graph` is an igraph view (vertex attribute ``name``; edge attributes
     ``property``, ``statement_id``, ``relation``), made on first use.
     Build with :meth:`from_store`, :meth:`from_arrays` or :meth:`from_edges`.
+
+    :attr:`classifier` is the one source of relation classes for everything built on the
+    graph (ranking, chain records, audits of what it produced).
     """
 
     def __init__(self, arrays: GraphArrays, policy: TraversalPolicy, *,
-                 classify: Callable[[str], str | None] | None = None,
+                 classifier: RelationClassifier | None = None,
                  labels: dict[str, str] | None = None, sitelinks: dict[str, int] | None = None) -> None:
         self.arrays = arrays
         self.policy = policy
@@ -102,7 +70,9 @@ class EvidenceGraph:
         self.sitelinks = sitelinks or {}
         self.property_ids = arrays.properties
         self.prop_codes = arrays.prop
-        per_property = [classify(p) if classify else None for p in arrays.properties]
+        #: relation class and rule per property: the one source of relation classes
+        self.classifier = classifier if classifier is not None else relation_classifier(arrays.properties)
+        per_property = [self.classifier.relation(p) for p in arrays.properties]
         #: relation classes present, sorted; :attr:`relation_codes` index into it
         self.relation_names: tuple[str, ...] = tuple(sorted({r for r in per_property if r is not None}))
         index = {r: i for i, r in enumerate(self.relation_names)}
@@ -123,9 +93,12 @@ class EvidenceGraph:
                     policy: TraversalPolicy | None = None, literal_statement_id: pa.Array | None = None,
                     literal_subject: pa.Array | None = None, literal_property: pa.Array | None = None,
                     labels: dict[str, str] | None = None, sitelinks: dict[str, int] | None = None,
-                    classify: Callable[[str], str | None] | None = None) -> EvidenceGraph:
+                    classifier: RelationClassifier | None = None, store: Store | None = None
+                    ) -> EvidenceGraph:
         """Build from column arrays (Arrow or anything ``pyarrow.array`` takes) of item
-        edges and, optionally, literal statements; no Python object is made per edge."""
+        edges and, optionally, literal statements; no Python object is made per edge.
+        Relation classes come from ``classifier`` (default: the shipped crosswalk on the
+        graph's properties, told what ``store`` knows of them)."""
         policy = policy or TraversalPolicy()
         lits = ((literal_statement_id, literal_subject, literal_property) if policy.include_literals
                 else (None, None, None))
@@ -133,27 +106,32 @@ class EvidenceGraph:
                               class_properties=frozenset(policy.class_properties), allows=policy.allows,
                               literal_statement_id=_arrow(lits[0]), literal_subject=_arrow(lits[1]),
                               literal_property=_arrow(lits[2]))
-        return cls(arrays, policy, classify=classify, labels=labels, sitelinks=sitelinks)
+        if classifier is None:
+            classifier = relation_classifier(arrays.properties, store)
+        return cls(arrays, policy, classifier=classifier, labels=labels, sitelinks=sitelinks)
 
     @classmethod
     def from_edges(cls, edges: Iterable[Sequence[str]], *, policy: TraversalPolicy | None = None,
                    literals: Iterable[tuple[str, str, str]] = (),
                    labels: dict[str, str] | None = None, sitelinks: dict[str, int] | None = None,
-                   classify: Callable[[str], str | None] | None = None) -> EvidenceGraph:
+                   classifier: RelationClassifier | None = None) -> EvidenceGraph:
         """Build from ``(statement_id, subject, property, object)`` item edges and optional
-        ``(statement_id, subject, property)`` literal statements."""
+        ``(statement_id, subject, property)`` literal statements. Relation classes come
+        from ``classifier`` (default: the shipped crosswalk on the graph's properties)."""
         cols = list(zip(*edges)) or [(), (), (), ()]
         lcols = list(zip(*literals)) or [(), (), ()]
         return cls.from_arrays(*(pa.array(c, type=pa.string()) for c in cols[:4]), policy=policy,
                                literal_statement_id=pa.array(lcols[0], type=pa.string()),
                                literal_subject=pa.array(lcols[1], type=pa.string()),
                                literal_property=pa.array(lcols[2], type=pa.string()),
-                               labels=labels, sitelinks=sitelinks, classify=classify)
+                               labels=labels, sitelinks=sitelinks, classifier=classifier)
 
     @classmethod
     def from_store(cls, store: Store, *, policy: TraversalPolicy | None = None,
-                   classify: Callable[[str], str | None] | None = None) -> EvidenceGraph:
+                   classifier: RelationClassifier | None = None) -> EvidenceGraph:
         """Build from every traversable statement in ``store`` (read as Arrow columns).
+        Relation classes come from ``classifier`` (default: the shipped crosswalk, told
+        what ``store`` knows of each property).
 
         External ids, URLs, media ... are never edges (DESIGN §2): literal nodes are only
         made for literal datatypes (or properties whose datatype is unknown)."""
@@ -172,7 +150,7 @@ class EvidenceGraph:
                                literal_subject=None if lits is None else lits["subject"],
                                literal_property=None if lits is None else lits["property"],
                                labels=store.entity_labels(), sitelinks=store.entity_sitelinks(),
-                               classify=classify)
+                               classifier=classifier, store=store)
 
     # -- lookups ----------------------------------------------------------------------
     @cached_property

@@ -62,7 +62,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from chaingraph.errors import ChaingraphError, InvalidInput, InvalidTask, UnknownEntity
-from chaingraph.graph import EvidenceGraph, TraversalPolicy
+from chaingraph.graph import EvidenceGraph
 from chaingraph.patterns import (
     EmbeddedValues,
     PatternResult,
@@ -74,6 +74,7 @@ from chaingraph.patterns import (
     value_key,
 )
 from chaingraph.records import Level, difficulty_level
+from chaingraph.settings import TraversalPolicy
 from chaingraph.store import Store
 from chaingraph.tasks import SolverResult, Task, load_task
 from chaingraph.values import EntityValue, Value
@@ -303,14 +304,13 @@ def _fuse(operation: str, values: Sequence[tuple[str, Value]], minuend: str | No
 
 # -- graphs -------------------------------------------------------------------------
 def policy_for(task: Task) -> TraversalPolicy:
-    """The traversal policy a task names (literal nodes on when a target is a value)."""
-    spec = task.policy
-    literals = spec.include_literals
-    if literals is None:
-        literals = any(c.target.value is not None for c in task.components)
-    return TraversalPolicy(class_properties=frozenset(spec.class_properties), hub_limit=spec.hub_limit,
-                           include_literals=literals, excluded_properties=frozenset(spec.excluded_properties),
-                           properties=None if spec.properties is None else frozenset(spec.properties))
+    """The traversal policy a task names; unless the task says otherwise, literal nodes are
+    on exactly when some component's target is a value."""
+    policy = task.policy
+    if "include_literals" in policy.model_fields_set:
+        return policy
+    literals = any(c.target.value is not None for c in task.components)
+    return policy.model_copy(update={"include_literals": literals})
 
 
 @dataclass

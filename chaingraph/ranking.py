@@ -32,12 +32,10 @@ from typing import NamedTuple
 from chaingraph.chains import Chain, ChainDag, EdgeVerifier, shortest_path_dag, validate_bounds
 from chaingraph.errors import ChainRuleError, InvalidInput
 from chaingraph.graph import EvidenceGraph
+from chaingraph.records import TYPES
 from chaingraph.resources import data_file
 
 __all__ = [
-    "ALPHA",
-    "BETA",
-    "TYPES",
     "RankedChain",
     "TypeTable",
     "chain_types",
@@ -51,9 +49,6 @@ __all__ = [
     "top_chains",
 ]
 
-#: The entity-type inventory T (DESIGN §4), in tie-break priority order; Value is for literals.
-TYPES = ("Person", "Organization", "Location", "Event", "Product", "Work", "Symbol", "Concept", "Value")
-ALPHA, BETA = 0.6, 0.4
 _A_NUM, _B_NUM, _DEN = 3, 2, 5  # α = 3/5, β = 2/5, exactly
 MAX_RELATION_DENOMINATOR = 7
 

@@ -57,6 +57,7 @@ from pydantic import (
 
 from chaingraph.errors import InvalidId, InvalidTask
 from chaingraph.ids import pid, qid
+from chaingraph.settings import TraversalPolicy
 from chaingraph.values import EntityValue, Value
 
 __all__ = [
@@ -68,7 +69,6 @@ __all__ = [
     "Evidence",
     "Fusion",
     "LiteralStatement",
-    "PolicySpec",
     "SolverEvidence",
     "SolverResult",
     "Target",
@@ -236,18 +236,6 @@ class Evidence(BaseModel):
     labels: dict[str, str] = Field(default_factory=dict)
 
 
-class PolicySpec(BaseModel):
-    """The traversal policy the task was built under (DESIGN §2); defaults as the engine's.
-    ``include_literals`` defaults to true exactly when some component target is a value."""
-
-    model_config = _FROZEN
-    hub_limit: int | None = 1000
-    class_properties: tuple[str, ...] = ("P31", "P279")
-    excluded_properties: tuple[str, ...] = ()
-    properties: tuple[str, ...] | None = None
-    include_literals: bool | None = None
-
-
 class SolverResult(BaseModel):
     model_config = _FROZEN
     answer: str | None = None
@@ -290,7 +278,7 @@ class Task(BaseModel):
     clues: tuple[Clue, ...] = ()
     evidence: Evidence | None = None
     store: str | None = None
-    policy: PolicySpec = Field(default_factory=PolicySpec)
+    policy: TraversalPolicy = TraversalPolicy()
     solver: SolverEvidence | None = None
     fusion: Fusion | None = None
     _file: str | None = PrivateAttr(default=None)

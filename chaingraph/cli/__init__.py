@@ -63,11 +63,27 @@ class LazyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except ChaingraphError as exc:
-            click.echo(f"error: {exc}", err=True)
+            click.echo(f"error: {self._in_cli_terms(ctx, exc)}", err=True)
             sys.exit(exc.exit_code)
         except KeyboardInterrupt:
             click.echo("interrupted: everything committed so far is kept in the store", err=True)
             sys.exit(130)
+
+
+    def _in_cli_terms(self, ctx: click.Context, exc: ChaingraphError) -> str:
+        """The error's message, naming the command's option where the library named its
+        parameter (``--seed`` where a pipeline would read ``seeds``)."""
+        message = str(exc)
+        name = exc.parameter
+        cmd = self.get_command(ctx, ctx.invoked_subcommand) if ctx.invoked_subcommand else None
+        if not name or cmd is None or not message.startswith(f"{name}:"):
+            return message
+        for param in cmd.params:
+            if param.name == name and isinstance(param, click.Option) and param.opts:
+                return param.opts[0] + message[len(name):]
+            if param.name == name and isinstance(param, click.Argument):
+                return param.human_readable_name + message[len(name):]
+        return message
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
