@@ -58,6 +58,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import Any
 
+import pyarrow as pa
 from pydantic import BaseModel, ConfigDict
 
 from chaingraph.errors import InvalidInput
@@ -182,12 +183,17 @@ class _Crawl:
         now = datetime.now(timezone.utc)
         with self.store.transaction() as con:
             ids: dict[SourceRef, str] = {}
-            refs = {r for _, r in part.provenance} | set(part.sources)
+            refs = {r for _, r in part.provenance} | set(part.sources) | set(part.provenance_refs)
             for ref in sorted(refs, key=lambda r: tuple(map(str, r))):
                 ids[ref] = self.store.add_source(
                     ref.kind, ref.location, query_file=ref.query_file, query_hash=ref.query_hash,
                     dump_date=ref.dump_date, revision=ref.revision, retrieved_at=ref.retrieved_at)
             part.batch.statement_sources = [(sid, ids[ref]) for sid, ref in part.provenance]
+            if part.provenance_rows is not None:
+                source_ids = pa.array([ids[r] for r in part.provenance_refs], type=pa.string())
+                part.batch.tables["statement_sources"] = pa.table({
+                    "statement_id": part.provenance_rows["statement_id"],
+                    "source_id": source_ids.take(part.provenance_rows["ref"])})
             self.store.write(part.batch)
             con.execute(
                 "INSERT OR IGNORE INTO crawl_entities SELECT ?, UNNEST(?), ?, ?, ?",
@@ -201,11 +207,16 @@ class _Crawl:
                                                n in picked)):
                         cols[key].append(val)
             if cols["ent"]:
-                con.execute(
-                    "INSERT OR IGNORE INTO crawl_neighbours SELECT ?, UNNEST(?), UNNEST(?), UNNEST(?), "
-                    "UNNEST(?), UNNEST(?), UNNEST(?), UNNEST(?)",
-                    [self.run_id, *cols.values()],
-                )
+                # an Arrow table, not list parameters: DuckDB converts those value by value
+                types = (pa.string(), pa.int32(), pa.string(), pa.string(), pa.string(), pa.bool_(),
+                         pa.bool_())
+                con.register("_cg_kept", pa.table({k: pa.array(v, type=t)
+                                                   for (k, v), t in zip(cols.items(), types)}))
+                try:
+                    con.execute("INSERT OR IGNORE INTO crawl_neighbours "
+                                "SELECT ?, ent, pos, nb, prop, sid, fwd, sel FROM _cg_kept", [self.run_id])
+                finally:
+                    con.unregister("_cg_kept")
 
     def finish(self) -> None:
         with self.store.transaction() as con:
@@ -334,7 +345,7 @@ def collect(
                     offer = [n for n in keep if n.entity not in seen]
                     fresh[ent] = (keep, _check_selection(ent, pick(ent, offer, select), offer, select))
                 crawl.commit(part, "expanded", depth, chunk, fresh)
-                written.update(r[0] for r in part.batch.statements)
+                written.update(part.batch.statement_ids())
                 kept.update(fresh)
                 bar.advance(task, len(chunk), cost)
             # describe this depth's entities and every kept neighbour
@@ -344,7 +355,7 @@ def collect(
                 part = source.describe(chunk)
                 account(part)
                 crawl.commit(part, "described", depth, chunk, {})
-                written.update(r[0] for r in part.batch.statements)
+                written.update(part.batch.statement_ids())
                 done_desc.update(chunk)
                 bar.advance(task, 0, cost)
             layers.append(

@@ -208,7 +208,7 @@ class EvidenceGraph:
     def edge_relation(self, e: int) -> str | None:
         return self._per_property[int(self.prop_codes[e])]
 
-    @property
+    @cached_property
     def relations(self) -> tuple[str | None, ...]:
         """Relation class of every edge, by edge index (``None`` where unclassified).
         (A tuple of strings: prefer :attr:`relation_codes` on large graphs.)"""

@@ -57,6 +57,7 @@ import duckdb
 import pyarrow as pa
 
 from chaingraph.errors import StoreError
+from chaingraph.store_bulk import BulkReads
 from chaingraph.values import VALUE_COLUMNS, Value, value_columns, value_from_columns
 
 __all__ = [
@@ -223,7 +224,11 @@ def property_row(property_id: str, label: str | None = None, description: str | 
 
 @dataclass
 class Batch:
-    """Rows for one transactional write. ``statements`` rows come from :func:`statement_row`."""
+    """Rows for one transactional write. ``statements`` rows come from :func:`statement_row`.
+
+    ``tables`` holds more rows column-wise (Arrow tables named as store tables, see
+    :meth:`Store.write_arrow`), for sources that read in bulk; they are written in the
+    same transaction."""
 
     entities: list[tuple[Any, ...]] = field(default_factory=list)
     properties: list[tuple[Any, ...]] = field(default_factory=list)
@@ -231,9 +236,19 @@ class Batch:
     qualifiers: list[tuple[Any, ...]] = field(default_factory=list)
     reference_snaks: list[tuple[Any, ...]] = field(default_factory=list)
     statement_sources: list[tuple[Any, ...]] = field(default_factory=list)
+    tables: dict[str, pa.Table] = field(default_factory=dict)
+    #: the source promises each key occurs at most once per table in ``tables`` (rows may
+    #: still exist in the store already): they are then inserted without deduplication
+    tables_unique: bool = False
 
     def __len__(self) -> int:
-        return sum(len(getattr(self, t)) for t in _TABLE_COLUMNS)
+        return (sum(len(getattr(self, t)) for t in _TABLE_COLUMNS)
+                + sum(int(t.num_rows) for t in self.tables.values()))
+
+    def statement_ids(self) -> list[str]:
+        """Ids of every statement row, list rows first."""
+        extra = self.tables.get("statements")
+        return [r[0] for r in self.statements] + ([] if extra is None else extra["statement_id"].to_pylist())
 
 
 class Edge(NamedTuple):
@@ -284,7 +299,7 @@ def _ids(value: str | Collection[str] | None) -> list[str] | None:
     return [value] if isinstance(value, str) else list(value)
 
 
-class Store:
+class Store(BulkReads):
     """A DuckDB-backed evidence store; ``path=None`` keeps it in memory.
 
     Use as a context manager to close the connection. All writes go through :meth:`write`
@@ -411,6 +426,8 @@ class Store:
                 rows = getattr(batch, table)
                 if rows:
                     self._insert(table, columns, rows, fast=fast)
+            if batch.tables:
+                self._write_arrow(batch.tables, fast=fast or batch.tables_unique)
 
     def _insert(self, table: str, columns: list[str], rows: list[tuple[Any, ...]], *,
                 fast: bool = False) -> None:
@@ -583,33 +600,47 @@ class Store:
             "SELECT id, datatype FROM properties WHERE datatype IS NOT NULL").fetchall())
 
     def statement(self, statement_id: str) -> StatementInfo | None:
+        return self.statements([statement_id]).get(statement_id)
+
+    def statements(self, statement_ids: Collection[str]) -> dict[str, StatementInfo]:
+        """:meth:`statement` for many ids in four queries (ids not in the store are left out)."""
+        ids = sorted(set(statement_ids))
         cols = ["statement_id", "subject", "property", "rank", "snaktype", *_VC]
-        cur = self.con.execute(f"SELECT {', '.join(cols)} FROM statements WHERE statement_id = ?",
-                               [statement_id])
-        rows = cur.fetchall()  # fetchall closes the result (fetchone leaves it open in DuckDB 2)
-        row = rows[0] if rows else None
-        if row is None:
-            return None
-        rec = dict(zip(cols, row))
-        quals = self._snaks("qualifiers", ["property", "snaktype"], statement_id)
-        refs = self._snaks("reference_snaks", ["reference_hash", "property", "snaktype"], statement_id)
+        rows = self.con.execute(f"SELECT {', '.join(cols)} FROM statements "
+                                "WHERE statement_id IN (SELECT UNNEST(?))", [ids]).fetchall()
+        if not rows:
+            return {}
+        quals = self._snaks("qualifiers", ["property", "snaktype"], ids)
+        refs = self._snaks("reference_snaks", ["reference_hash", "property", "snaktype"], ids)
         src_cols = ["source_id", "kind", "location", "query_file", "query_hash", "retrieved_at",
                     "dump_date", "revision"]
-        srcs = self.con.execute(
-            f"SELECT {', '.join('s.' + c for c in src_cols)} FROM statement_sources ss "
-            "JOIN sources s USING (source_id) WHERE ss.statement_id = ? ORDER BY s.source_id",
-            [statement_id]).fetchall()
-        return StatementInfo(rec["statement_id"], rec["subject"], rec["property"], rec["rank"],
-                             rec["snaktype"], value_from_columns(rec),
-                             tuple(quals),
-                             tuple(refs),
-                             tuple(dict(zip(src_cols, s)) for s in srcs))
+        srcs: dict[str, list[dict[str, Any]]] = {}
+        for sid, *src in self.con.execute(
+                f"SELECT ss.statement_id, {', '.join('s.' + c for c in src_cols)} FROM statement_sources ss "
+                "JOIN sources s USING (source_id) WHERE ss.statement_id IN (SELECT UNNEST(?)) "
+                "ORDER BY ss.statement_id, s.source_id", [ids]).fetchall():
+            srcs.setdefault(sid, []).append(dict(zip(src_cols, src)))
+        out = {}
+        for row in rows:
+            rec = dict(zip(cols, row))
+            sid = rec["statement_id"]
+            out[sid] = StatementInfo(sid, rec["subject"], rec["property"], rec["rank"], rec["snaktype"],
+                                     value_from_columns(rec), tuple(quals.get(sid, ())),
+                                     tuple(refs.get(sid, ())), tuple(srcs.get(sid, ())))
+        return out
 
-    def _snaks(self, table: str, keys: list[str], statement_id: str) -> list[tuple[Any, ...]]:
+    def _snaks(self, table: str, keys: list[str], statement_ids: list[str]
+               ) -> dict[str, list[tuple[Any, ...]]]:
         cols = [*keys, *_VC]
-        rows = self.con.execute(f"SELECT {', '.join(cols)} FROM {table} WHERE statement_id = ? "
-                                f"ORDER BY {', '.join(keys)}, snak_hash", [statement_id]).fetchall()
-        return [(*row[: len(keys)], value_from_columns(dict(zip(cols, row)))) for row in rows]
+        rows = self.con.execute(f"SELECT statement_id, {', '.join(cols)} FROM {table} "
+                                "WHERE statement_id IN (SELECT UNNEST(?)) "
+                                f"ORDER BY statement_id, {', '.join(keys)}, snak_hash",
+                                [statement_ids]).fetchall()
+        out: dict[str, list[tuple[Any, ...]]] = {}
+        for sid, *row in rows:
+            out.setdefault(sid, []).append(
+                (*row[: len(keys)], value_from_columns(dict(zip(cols, row)))))
+        return out
 
     def counts(self) -> dict[str, int]:
         """Row counts per table, plus literal statements by value type."""
