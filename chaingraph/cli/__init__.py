@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "fuse": "fuse",
     "audit": "audit",
     "schema": "schema",
+    "export": "export",
 }
 
 
