@@ -115,7 +115,7 @@ class BadDumpLine(InvalidInput):
         self.path = path
         self.line = line
         self.problem = problem
-        hint = hint or "fix or remove the line, or pass --skip-bad-lines to skip and count such lines"
+        hint = hint or "fix or remove the line, or pass `skip_bad_lines` to skip and count such lines"
         super().__init__(f"{path}:{line}: {problem}; {hint}")
 
 

@@ -149,7 +149,7 @@ class EvidenceGraph:
                                literal_statement_id=None if lits is None else lits["statement_id"],
                                literal_subject=None if lits is None else lits["subject"],
                                literal_property=None if lits is None else lits["property"],
-                               labels=store.entity_labels(), sitelinks=store.entity_sitelinks(),
+                               labels=store.entity_labels(), sitelinks=store.sitelinks(),
                                classifier=classifier, store=store)
 
     # -- lookups ----------------------------------------------------------------------

@@ -328,7 +328,7 @@ class GraphCache:
         where = self.store if self.store is not None else task.store
         if where is None and task.evidence is None:
             raise InvalidTask("the task has neither 'evidence' nor 'store'; embed its evidence subgraph "
-                              "or pass --store", path="evidence", file=file)
+                              "or pass `store`", path="evidence", file=file)
         if where is not None and (self.store is not None or task.evidence is None):
             path = Path(where)
             if not path.is_absolute() and base is not None and self.store is None:

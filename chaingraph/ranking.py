@@ -209,7 +209,7 @@ def top_chains(graph: EvidenceGraph, seed: int | str, n: int = 20, min_hops: int
     beat the n-th best found so far."""
     min_hops, max_hops = validate_bounds(min_hops, max_hops)
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ChainRuleError(f"n (--top) must be a positive integer, got {n!r}")
+        raise ChainRuleError(f"n: must be a positive integer, got {n!r}").about("n")
     table = table or default_type_table()
     dag = shortest_path_dag(graph, seed, min_hops, max_hops)
     return _BranchAndBound(graph, dag, n, min_hops, max_hops, verifier, table).run()

@@ -22,10 +22,14 @@ rows without a Python object per row, ready for :meth:`Store.write_arrow`.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from chaingraph.store_reads import StatementInfo
+from chaingraph.store_schema import TABLE_COLUMNS, TRAVERSABLE_RANKS
+from chaingraph.values import VALUE_COLUMNS, value_from_columns
 
 if TYPE_CHECKING:
     import duckdb
@@ -43,8 +47,6 @@ class BulkReads:
     con: duckdb.DuckDBPyConnection
 
     def _columns(self, table: str) -> str:
-        from chaingraph.store import TABLE_COLUMNS
-
         return ", ".join(f'"{c}"' for c in TABLE_COLUMNS[table])
 
     def neighbour_table(self, entities: Sequence[str], *, in_limit: int,
@@ -123,4 +125,63 @@ class BulkReads:
                            params=[class_property, ents]).to_arrow_table()
         out = self.statement_tables(ids["statement_id"])
         out["entities"] = rows
+        return out
+
+    def edge_table(self, *, ranks: Collection[str] = TRAVERSABLE_RANKS, item_only: bool = True,
+                   literal_types: Collection[str] | None = None) -> pa.Table:
+        """Every edge of :meth:`Store.edges` as one Arrow table (columns ``statement_id``,
+        ``subject``, ``property``, ``object``, ``value_type``), in no particular order: the
+        bulk read the evidence graph is built from, without a Python object per row.
+        ``literal_types`` (with ``item_only=False``) keeps only items and literal statements
+        of those property datatypes (and of properties whose datatype is unknown)."""
+        where, params = ["rank IN (SELECT UNNEST(?))", "snaktype = 'value'"], [list(ranks)]
+        join = ""
+        if item_only:
+            where.append("value_type = 'item'")
+        elif literal_types is not None:
+            join = "LEFT JOIN (SELECT id AS property, datatype FROM properties) USING (property) "
+            where.append("(value_type = 'item' OR coalesce(datatype IN (SELECT UNNEST(?)), true))")
+            params.append(sorted(literal_types))
+        sql = ("SELECT statement_id, subject, property, object, value_type FROM statements "
+               f"{join}WHERE {' AND '.join(where)}")
+        return self.con.sql(sql, params=params).to_arrow_table()
+
+    def statements(self, statement_ids: Collection[str]) -> dict[str, StatementInfo]:
+        """:meth:`Store.statement` for many ids in four queries (ids not in the store are
+        left out)."""
+        ids = sorted(set(statement_ids))
+        vc = list(VALUE_COLUMNS)
+        cols = ["statement_id", "subject", "property", "rank", "snaktype", *vc]
+        rows = self.con.execute(f"SELECT {', '.join(cols)} FROM statements "
+                                "WHERE statement_id IN (SELECT UNNEST(?))", [ids]).fetchall()
+        if not rows:
+            return {}
+        quals = self._many_snaks("qualifiers", ["property", "snaktype"], ids)
+        refs = self._many_snaks("reference_snaks", ["reference_hash", "property", "snaktype"], ids)
+        srcs: dict[str, list[dict[str, Any]]] = {}
+        for sid, *src in self.con.execute(
+                f"SELECT ss.statement_id, {', '.join('s.' + c for c in SOURCE_COLUMNS)} "
+                "FROM statement_sources ss JOIN sources s USING (source_id) "
+                "WHERE ss.statement_id IN (SELECT UNNEST(?)) ORDER BY ss.statement_id, s.source_id",
+                [ids]).fetchall():
+            srcs.setdefault(sid, []).append(dict(zip(SOURCE_COLUMNS, src)))
+        out = {}
+        for row in rows:
+            rec = dict(zip(cols, row))
+            sid = rec["statement_id"]
+            out[sid] = StatementInfo(sid, rec["subject"], rec["property"], rec["rank"], rec["snaktype"],
+                                     value_from_columns(rec), tuple(quals.get(sid, ())),
+                                     tuple(refs.get(sid, ())), tuple(srcs.get(sid, ())))
+        return out
+
+    def _many_snaks(self, table: str, keys: list[str], statement_ids: list[str]
+                    ) -> dict[str, list[tuple[Any, ...]]]:
+        cols = [*keys, *VALUE_COLUMNS]
+        rows = self.con.execute(f"SELECT statement_id, {', '.join(cols)} FROM {table} "
+                                "WHERE statement_id IN (SELECT UNNEST(?)) "
+                                f"ORDER BY statement_id, {', '.join(keys)}, snak_hash",
+                                [statement_ids]).fetchall()
+        out: dict[str, list[tuple[Any, ...]]] = {}
+        for sid, *row in rows:
+            out.setdefault(sid, []).append((*row[: len(keys)], value_from_columns(dict(zip(cols, row)))))
         return out

@@ -47,8 +47,8 @@ def test_corpus_writer_records_agree_with_their_steps(shared_data: Path) -> None
 
 
 def test_merged_records_agree_with_their_steps() -> None:
-    from chaingraph.explain import explain_chain
     from chaingraph.expand import chain_record
+    from chaingraph.explain import explain_chain
     from chaingraph.records import ChainParameters
 
     world = Path(__file__).parent / "fixtures" / "chains" / "world.json"

@@ -11,6 +11,7 @@ committed.
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 from typing import Any
 
@@ -34,6 +35,9 @@ COMMANDS: dict[str, str] = {
     "schema": "schema",
     "export": "export",
 }
+
+
+_BACKTICKED = re.compile(r"`([a-z_]+)`")
 
 
 class LazyGroup(click.Group):
@@ -72,19 +76,22 @@ class LazyGroup(click.Group):
 
 
     def _in_cli_terms(self, ctx: click.Context, exc: ChaingraphError) -> str:
-        """The error's message, naming the command's option where the library named its
-        parameter (``--seed`` where a pipeline would read ``seeds``)."""
+        """The error's message in the command's terms: the parameter it is about (its
+        leading ``name:``) and every parameter it names in backticks (`` `store` ``) become
+        the command's options (``--store``), so a pipeline reads ``seeds`` and a shell
+        user ``--seed``."""
         message = str(exc)
-        name = exc.parameter
         cmd = self.get_command(ctx, ctx.invoked_subcommand) if ctx.invoked_subcommand else None
-        if not name or cmd is None or not message.startswith(f"{name}:"):
-            return message
-        for param in cmd.params:
-            if param.name == name and isinstance(param, click.Option) and param.opts:
-                return param.opts[0] + message[len(name):]
-            if param.name == name and isinstance(param, click.Argument):
-                return param.human_readable_name + message[len(name):]
-        return message
+        flags: dict[str, str] = {}
+        for param in cmd.params if cmd is not None else ():
+            if isinstance(param, click.Option) and param.name and param.opts:
+                flags[param.name] = max(param.opts, key=len)
+            elif isinstance(param, click.Argument) and param.name:
+                flags[param.name] = param.human_readable_name
+        name = exc.parameter
+        if name and name in flags and message.startswith(f"{name}:"):
+            message = flags[name] + message[len(name):]
+        return _BACKTICKED.sub(lambda m: flags.get(m.group(1), m.group(1)), message)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
