@@ -132,7 +132,7 @@ def _manifest(directory: Path) -> dict[str, Any]:
         if not (directory / str(table.get("file", ""))).is_file():
             raise InvalidInput(f"{directory}: table {name} lists file {table.get('file')!r}, "
                                "which is missing; export the store again")
-    return manifest
+    return dict(manifest)
 
 
 def load_parquet(directory: str | Path, store: Store) -> dict[str, int]:
