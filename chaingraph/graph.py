@@ -1,8 +1,10 @@
-"""The evidence graph: an igraph view of the store under one traversal policy.
+"""The evidence graph: compact arrays over the store under one traversal policy.
 
-:class:`~chaingraph.settings.TraversalPolicy` decides which statements are chain steps (DESIGN §2). The chain
-engine, the shortcut check and clue ablation all read the same :class:`EvidenceGraph`, so
-a path the engine may walk is exactly a path the checks see.
+:class:`~chaingraph.settings.TraversalPolicy` decides which statements are chain steps
+(DESIGN §2). The chain engine, the shortcut check and clue ablation all read the same
+:class:`EvidenceGraph`, so a path the engine may walk is exactly a path the checks see.
+The graph is integer arrays built without a Python object per edge
+(:mod:`chaingraph.compact`, DESIGN §13); an igraph or networkx view is made on request.
 
 * entity vertices are items; class edges (``P31``/``P279`` by default) are not steps but
   are kept as node types in :attr:`EvidenceGraph.classes`;
