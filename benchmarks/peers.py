@@ -57,7 +57,8 @@ def _duckdb_arcs(g: Any) -> Any:
     import pyarrow as pa
 
     src, dst = _arcs(g)
-    con = duckdb.connect(config={"enable_progress_bar": False})
+    con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")
     con.register("_a", pa.table({"src": src, "dst": dst}))
     con.execute("CREATE TABLE arcs AS SELECT * FROM _a")
     con.unregister("_a")
@@ -221,7 +222,8 @@ def prepare_build(world: str, who: str) -> Run:
         import duckdb
         import pyarrow as pa
 
-        con = duckdb.connect(config={"enable_progress_bar": False})
+        con = duckdb.connect()
+        con.execute("SET enable_progress_bar = false")
         con.register("_e", pa.table({"sid": cols[0], "s": cols[1], "p": cols[2], "o": cols[3]}))
         con.execute("CREATE TABLE v AS SELECT name, row_number() OVER (ORDER BY name) - 1 AS id "
                     "FROM (SELECT s AS name FROM _e UNION SELECT o FROM _e)")
