@@ -83,12 +83,14 @@ def _sorted_codes(values: pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
     return dictionary.take(pa.array(order, type=pa.int64())), codes
 
 
-def _string_rank(values: pa.Array) -> np.ndarray:
-    """Rank of each string among ``values`` (ties keep input order)."""
-    order = pc.sort_indices(values).to_numpy()
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = np.arange(len(order), dtype=np.int64)
-    return rank
+def _string_rank(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Dense rank of each string among ``values`` (equal strings, equal rank)."""
+    if len(values) == 0:
+        return np.zeros(0, dtype=np.int64)
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    ranked = pc.rank(values, sort_keys="ascending", tiebreaker="dense")
+    return np.asarray(ranked.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
 def _order(keys: list[np.ndarray], sids: pa.ChunkedArray, rows_of: np.ndarray) -> np.ndarray:
