@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections import Counter
 
 from hypothesis import given, settings
+from test_chains_properties import World, build, worlds
 
 from chaingraph.chain_tree import chain_tree
 from chaingraph.chains import Chain, Verdict, chain_ids, enumerate_chains
 from chaingraph.graph import EvidenceGraph
-from tests.test_chains_properties import World, build, worlds
 
 STORY = [("s1", "Q1", "P1", "Q2"), ("s2", "Q2", "P2", "Q3"), ("s3", "Q2", "P3", "Q4"),
          ("s4", "Q3", "P4", "Q5"), ("s5", "Q4", "P4", "Q5"), ("s6", "Q4", "P5", "Q5")]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pyarrow as pa
 from hypothesis import given, settings
+from test_chains_properties import World, build, worlds
 
 from chaingraph.graph import EvidenceGraph
-from tests.test_chains_properties import World, build, worlds
 
 
 def _expected_neighbours(g: EvidenceGraph, v: int) -> list[tuple[str, str, str, bool]]:
