@@ -65,29 +65,39 @@ def _duckdb_arcs(g: Any) -> Any:
     return con
 
 
-CTE = f"""
-WITH RECURSIVE bfs(v, d) AS (
-    SELECT ?::BIGINT, 0
-    UNION
-    SELECT a.dst, b.d + 1 FROM bfs b JOIN arcs a ON a.src = b.v WHERE b.d < {HI}),
-dist AS (SELECT v, min(d) AS d FROM bfs GROUP BY v),
-paths(v, k) AS (
+PATHS = f"""
+WITH RECURSIVE paths(v, k) AS (
     SELECT ?::BIGINT, 0
     UNION ALL
     SELECT a.dst, p.k + 1 FROM paths p JOIN arcs a ON a.src = p.v
-    JOIN dist ON dist.v = a.dst AND dist.d = p.k + 1 WHERE p.k < {HI})
+    JOIN useful u ON u.v = a.dst AND u.d = p.k + 1 WHERE p.k < {HI})
 SELECT count(*) FROM paths WHERE k BETWEEN {LO} AND {HI}
 """
 
 
+def duckdb_chains(con: Any, seed: int) -> int:
+    """BFS layers in SQL (one statement per layer, each vertex once), the vertices that
+    reach a layer >= LO (backwards, a statement per layer: the same pruning as
+    chaingraph's DAG), then every layer-to-layer path from the seed by a recursive CTE."""
+    con.execute("CREATE OR REPLACE TEMP TABLE dist AS SELECT ?::BIGINT AS v, 0 AS d", [seed])
+    for d in range(1, HI + 1):
+        con.execute("INSERT INTO dist SELECT DISTINCT a.dst, ? FROM dist f JOIN arcs a ON a.src = f.v "
+                    "WHERE f.d = ? AND a.dst NOT IN (SELECT v FROM dist)", [d, d - 1])
+    con.execute(f"CREATE OR REPLACE TEMP TABLE useful AS SELECT v, d FROM dist WHERE d >= {LO}")
+    for d in range(LO - 1, -1, -1):
+        con.execute("INSERT INTO useful SELECT DISTINCT f.v, f.d FROM dist f JOIN arcs a ON a.src = f.v "
+                    "JOIN useful u ON u.v = a.dst AND u.d = f.d + 1 WHERE f.d = ?", [d])
+    return int(con.execute(PATHS, [seed]).fetchall()[0][0])
+
+
 def prepare_duckdb_cte(world: str, seed: str) -> Run:
-    """DuckDB: BFS layers by a recursive CTE, then every layer-to-layer path by another."""
+    """DuckDB: BFS layers, then every layer-to-layer path by a recursive CTE."""
     g = _graph(world)
     v = g.vertex(seed)
     con = _duckdb_arcs(g)
 
     def run() -> tuple[int, dict[str, Any]]:
-        return int(con.execute(CTE, [v, v]).fetchall()[0][0]), {}
+        return duckdb_chains(con, v), {}
 
     return run
 
@@ -174,7 +184,7 @@ def verify_peers(world: str, seed: str) -> str:
     multi = chain_tree(g, v, LO, HI).count()
     assert multi == sum(1 for _ in enumerate_chains(g, v, LO, HI)), "tree and walk differ"
     con = _duckdb_arcs(g)
-    assert int(con.execute(CTE, [v, v]).fetchall()[0][0]) == multi, "DuckDB CTE differs"
+    assert duckdb_chains(con, v) == multi, "DuckDB CTE differs"
     assert prepare_python_walker(world, seed)()[0] == multi, "python walker differs"
     distinct = len({c.nodes for c in enumerate_chains(g, v, LO, HI)}) if multi < 3_000_000 else None
     if distinct is not None:
