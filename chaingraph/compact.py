@@ -115,7 +115,7 @@ def _order(keys: list[np.ndarray], sids: pa.ChunkedArray, rows_of: np.ndarray) -
             same &= ks[1:] == ks[:-1]
         tie = np.flatnonzero(same)
     if len(tie):
-        members = np.unique(np.concatenate([tie, tie + 1]))
+        members = _runs(tie, n)
         rows = order[members]
         row_sids = sids.take(pa.array(rows_of[rows], type=pa.int64()))
         rank = _string_rank(row_sids)
@@ -234,22 +234,52 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
                        fwd=fwd, literal=~item_mask(names), classes=classes, excluded=excluded)
 
 
+def _runs(tie: np.ndarray, n: int) -> np.ndarray:
+    """Positions in runs of equal sorted keys, given where ``key[i] == key[i + 1]``."""
+    mask = np.zeros(n, dtype=bool)
+    mask[tie] = True
+    mask[tie + 1] = True
+    return np.flatnonzero(mask)
+
+
 def _arc_order(at: np.ndarray, nbr: np.ndarray, arc_edge: np.ndarray, eprop: np.ndarray,
                sids: pa.Array, n: int) -> np.ndarray:
     """Order of the arcs by (at, neighbour) — vertices are numbered in id order, so this is
     neighbour-id order — and, where parallel statements tie, (property, statement id,
-    forward)."""
+    forward).
+
+    Edges are in (subject, property, object, statement id) order, so among parallel arcs
+    of one direction and property the edge index is the statement-id order; statement ids
+    are compared as strings only where both directions meet (mutual statements)."""
     if len(at) == 0:
         return np.zeros(0, dtype=np.int64)
     key = at.astype(np.int64) * max(n, 1) + nbr
     order = np.argsort(key)
     ks = key[order]
     tie = np.flatnonzero(ks[1:] == ks[:-1])
-    if len(tie):
-        members = np.unique(np.concatenate([tie, tie + 1]))
-        rows = order[members]
-        e = arc_edge[rows]
-        rank = _string_rank(sids.take(pa.array(e, type=pa.int64())))
-        forward = rows < len(at) // 2
-        order[members] = rows[np.lexsort((forward, rank, eprop[e], ks[members]))]
+    if len(tie) == 0:
+        return order
+    members = _runs(tie, len(at))
+    rows = order[members]
+    e = arc_edge[rows].astype(np.int64)
+    forward = rows < len(at) // 2
+    kmem, pmem = ks[members], eprop[e]
+    sub = np.lexsort((forward, e, pmem, kmem))
+    rows, e, forward, kmem, pmem = rows[sub], e[sub], forward[sub], kmem[sub], pmem[sub]
+    # groups of equal (key, property) holding both directions between two different vertices
+    new = np.ones(len(rows), dtype=bool)
+    new[1:] = (kmem[1:] != kmem[:-1]) | (pmem[1:] != pmem[:-1])
+    group = np.cumsum(new) - 1
+    has_f = np.zeros(group[-1] + 1, dtype=bool)
+    has_b = np.zeros(group[-1] + 1, dtype=bool)
+    has_f[group[forward]] = True
+    has_b[group[~forward]] = True
+    loop = at[rows] == nbr[rows]
+    mixed = (has_f & has_b)[group] & ~loop
+    if mixed.any():
+        idx = np.flatnonzero(mixed)
+        rank = _string_rank(sids.take(pa.array(e[idx], type=pa.int64())))
+        fix = np.lexsort((forward[idx], rank, group[idx]))
+        rows[idx] = rows[idx][fix]
+    order[members] = rows
     return order
