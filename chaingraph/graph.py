@@ -190,6 +190,20 @@ class EvidenceGraph:
         """May a path pass *through* vertex ``v`` (not a literal, not a hub)?"""
         return bool(self.passable_mask[v])
 
+    def blocked(self, v: int) -> str | None:
+        """Why a path may not pass through ``v`` (``None`` when it may), naming the rule.
+
+        >>> g = EvidenceGraph.from_edges([("s1", "Q1", "P1", "Q2"), ("s2", "Q3", "P1", "Q2")],
+        ...                              policy=TraversalPolicy(hub_limit=1))
+        >>> g.blocked(g.vertex("Q2")), g.blocked(g.vertex("Q1"))
+        ('Q2 has 2 step edges > hub limit 1', None)
+        """
+        if self._passable[v]:
+            return None
+        if self._literal[v]:
+            return f"{self._names[v]} is a literal value (it may only end a path)"
+        return f"{self._names[v]} has {len(self._adj[v]):,} step edges > hub limit {self.policy.hub_limit}"
+
     def neighbours(self, v: int) -> list[tuple[int, int, bool]]:
         """``(neighbour, edge index, forward)`` for every step edge at ``v``, deterministic order
         (neighbour id, property, statement id, direction). ``forward`` is True when the

@@ -26,7 +26,7 @@ PUBLIC = {
     # records, tasks, necessity, fusion, audits
     "ChainRecord", "ChainParameters", "Task", "load_task", "parse_task", "check_necessity",
     "check_necessity_files", "NecessityReport", "fuse", "fuse_spec", "FusionResult", "FusionRefusal",
-    "FusionSpec", "audit", "AuditReport",
+    "FusionSpec", "audit", "AuditReport", "propose_clues", "propose_tasks", "ChainPath", "Proposal",
     # errors
     "ChaingraphError", "InvalidId", "UnknownEntity", "InvalidInput", "BadDumpLine", "UnsupportedFormat",
     "InvalidTask", "InvalidSpec", "CorpusProblem", "UnknownUnit", "IncompatibleUnits", "StoreError",

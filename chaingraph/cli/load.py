@@ -10,6 +10,7 @@ import click
 
 from chaingraph.cli.progress import progress_bars
 from chaingraph.errors import StoreError
+from chaingraph.terminal import safe_markup, safe_text
 
 if TYPE_CHECKING:  # the loaders and the store (DuckDB, pyarrow) are imported when a command runs
     from rich.table import Table
@@ -23,7 +24,7 @@ _FORMAT = click.option("--format", "output_format", type=click.Choice(["table", 
 def _summary_table(summary: StoreSummary, report: LoadReport | None = None) -> Table:
     from rich.table import Table
 
-    table = Table(title=f"store {summary.store}", show_header=True)
+    table = Table(title=f"store {safe_markup(summary.store)}", show_header=True)
     table.add_column("what")
     table.add_column("count", justify="right")
     rows = [("entities", summary.entities), ("properties", summary.properties),
@@ -33,7 +34,7 @@ def _summary_table(summary: StoreSummary, report: LoadReport | None = None) -> T
     rows += [(f"statements: {vt}", n) for vt, n in summary.statements_by_value_type.items()]
     rows += [(f"rank: {rank}", n) for rank, n in summary.ranks.items()]
     for what, n in rows:
-        table.add_row(what, f"{n:,}")
+        table.add_row(safe_markup(what), f"{n:,}")
     if report is not None:
         bad = sum(f.bad_lines for f in report.files)
         if bad:
@@ -72,7 +73,7 @@ def load(files: tuple[Path, ...], store_path: Path, skip_bad_lines: bool, progre
     console.print(_summary_table(report.summary, report))
     for f in report.files:
         for example in f.bad_line_examples:
-            click.echo(f"skipped {example}", err=True)
+            click.echo(f"skipped {safe_text(example)}", err=True)
 
 
 @click.command()

@@ -23,6 +23,8 @@ SCHEMAS: dict[str, str] = {
     "crosswalk-report": "chaingraph.crosswalk:CrosswalkReport",
     "load-report": "chaingraph.sources.loaders:LoadReport",
     "store-summary": "chaingraph.sources.loaders:StoreSummary",
+    "trajectory": "chaingraph.trajectory:Trajectory",
+    "score-report": "chaingraph.scoring:ScoreReport",
 }
 
 
