@@ -33,7 +33,7 @@ import pyarrow as pa
 
 from chaingraph.compact import GraphArrays, build_arrays
 from chaingraph.crosswalk.relations import RelationClassifier, relation_classifier
-from chaingraph.errors import UnknownEntity
+from chaingraph.errors import InvalidInput, UnknownEntity
 from chaingraph.settings import TraversalPolicy
 
 if TYPE_CHECKING:
@@ -198,11 +198,21 @@ class EvidenceGraph:
         >>> g.blocked(g.vertex("Q2")), g.blocked(g.vertex("Q1"))
         ('Q2 has 2 step edges > hub limit 1', None)
         """
-        if self._passable[v]:
+        if self.passable_mask[v]:
             return None
-        if self._literal[v]:
+        if self.arrays.literal[v]:
             return f"{self._names[v]} is a literal value (it may only end a path)"
-        return f"{self._names[v]} has {len(self._adj[v]):,} step edges > hub limit {self.policy.hub_limit}"
+        return f"{self._names[v]} has {self.degree(v):,} step edges > hub limit {self.policy.hub_limit}"
+
+    def with_policy(self, policy: TraversalPolicy) -> EvidenceGraph:
+        """The same edges under another hub limit (the arrays are shared, not copied).
+        Only ``hub_limit`` may differ: which statements are steps was decided when the
+        graph was built."""
+        if policy.model_copy(update={"hub_limit": self.policy.hub_limit}) != self.policy:
+            raise InvalidInput("policy: with_policy changes only hub_limit; build a new graph for "
+                               "other step rules")
+        return EvidenceGraph(self.arrays, policy, classifier=self.classifier, labels=self.labels,
+                             sitelinks=self.sitelinks)
 
     def neighbours(self, v: int) -> list[tuple[int, int, bool]]:
         """``(neighbour, edge index, forward)`` for every step edge at ``v``, deterministic order

@@ -432,7 +432,7 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache):
                 if rows:
                     self._insert(table, columns, rows, fast=fast)
             if batch.tables:
-                self._write_arrow(batch.tables, fast=fast or batch.tables_unique)
+                self._write_arrow(batch.tables, fast=fast or batch.tables_unique, replace=())
 
     def _insert(self, table: str, columns: list[str], rows: list[tuple[Any, ...]], *,
                 fast: bool = False) -> None:
