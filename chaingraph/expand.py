@@ -296,8 +296,10 @@ def expand(seeds: Sequence[str], *, store: Store | str | Path | None = None,
                                     "check the id, or collect from a source that holds it")
             best = top_chains(graph, seed, bounds.top, bounds.min_hops, bounds.max_hops, verifier=verifier,
                               table=table)
+            scope = "neighbourhood" if collect else "source"
             records += [chain_record(graph, r.chain, store=built_from, parameters=parameters, table=table,
-                                     verifier=verifier) for r in best]
+                                     verifier=verifier).model_copy(update={"shortcut_scope": scope})
+                        for r in best]
             summaries.append(SeedSummary(seed, len(best), best[0].s_div if best else None,
                                          time.perf_counter() - started))
         if progress is not None:
