@@ -20,7 +20,9 @@ Imports flow one way (a module imports only modules above it in this list)::
       ranking, merge     alias merge
     expand               collect, then enumerate, rank and record
     tasks, patterns,     task model; clue patterns (SPARQL semantics); minimal and
-      minimal, necessity minimum clue sets; clue ablation
+      minimal,           minimum clue sets; a task's graph under its policy; clue
+      task_graphs,       ablation
+      necessity
     embed, propose       self-contained tasks; clue proposal: from a chain to a task
                          with a minimal clue set
     units, fusion/       unit table; the exact fusion calculator
@@ -75,6 +77,9 @@ _API: dict[str, str] = {
     "ChainPath": "propose", "Proposal": "propose",
     "fuse": "fusion", "fuse_spec": "fusion", "FusionResult": "fusion",
     "FusionRefusal": "fusion", "FusionSpec": "fusion", "audit": "audit", "AuditReport": "audit",
+    # building a corpus
+    "build": "build", "build_seed": "build", "BuildParameters": "build", "BuildResult": "build",
+    "CorpusTask": "build", "SeedResult": "build", "read_seeds": "build",
     # process metrics of agent trajectories
     "Trajectory": "trajectory", "score_trajectory": "scoring", "score_files": "scoring",
     "ScoreReport": "scoring", "InvalidTrajectory": "errors",
@@ -91,6 +96,8 @@ _API: dict[str, str] = {
 __all__ = [
     "AuditReport",
     "BadDumpLine",
+    "BuildParameters",
+    "BuildResult",
     "Chain",
     "ChainBounds",
     "ChainParameters",
@@ -100,6 +107,7 @@ __all__ = [
     "ChaingraphError",
     "CollectReport",
     "CorpusProblem",
+    "CorpusTask",
     "CrawlLimits",
     "Crosswalk",
     "EndpointError",
@@ -128,6 +136,7 @@ __all__ = [
     "RelationClassifier",
     "RetryPolicy",
     "ScoreReport",
+    "SeedResult",
     "Store",
     "StoreError",
     "Task",
@@ -140,6 +149,8 @@ __all__ = [
     "UnsupportedFormat",
     "__version__",
     "audit",
+    "build",
+    "build_seed",
     "chain_blocks",
     "chain_record",
     "check_necessity",
@@ -161,6 +172,7 @@ __all__ = [
     "propose_clues",
     "propose_tasks",
     "rank_chains",
+    "read_seeds",
     "relation_classifier",
     "score_chain",
     "score_files",
@@ -200,6 +212,15 @@ sys.modules[__name__].__class__ = _Package
 
 if TYPE_CHECKING:  # the same names, for type checkers and editors
     from chaingraph.audit import AuditReport, audit
+    from chaingraph.build import (
+        BuildParameters,
+        BuildResult,
+        CorpusTask,
+        SeedResult,
+        build,
+        build_seed,
+        read_seeds,
+    )
     from chaingraph.chains import Chain, chain_blocks, enumerate_chains
     from chaingraph.collect import CollectReport, collect
     from chaingraph.crosswalk import (

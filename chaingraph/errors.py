@@ -22,6 +22,7 @@ inherits the builtin it resembles, so library callers can catch either::
     │   └── EndpointResponseError                     exit 4   truncated / non-JSON body after retries
     ├── OfflineCacheMiss (LookupError)                exit 4   --offline and the answer is not cached
     ├── ChainRuleError (ValueError)                   exit 2   bad enumeration bounds / arguments
+    ├── MissingExtra (ImportError)                    exit 5   an optional extra is not installed
     └── InternalError (RuntimeError)                  exit 70  a bug: anything not foreseen above
 
 Messages are one line, name the offending file, field or id, and say what to do.
@@ -34,6 +35,7 @@ The exit-code contract of the command line (mapped in one place, ``chaingraph.cl
 2     bad input: a file, record, id, option or argument (click usage errors too)
 3     the store cannot be opened, read or written
 4     the SPARQL endpoint failed, or ``--offline`` lacks a cached answer
+5     an optional extra is needed and not installed (``--ray`` without ``chaingraph[ray]``)
 70    internal error (a bug): one line to report, no traceback
 130   interrupted (Ctrl-C); whatever was committed stays committed
 ====  ======================================================================
@@ -69,6 +71,7 @@ __all__ = [
     "InvalidSpec",
     "InvalidTask",
     "InvalidTrajectory",
+    "MissingExtra",
     "OfflineCacheMiss",
     "StoreError",
     "UnknownEntity",
@@ -236,6 +239,13 @@ class OfflineCacheMiss(LookupError, ChaingraphError):
 
 class ChainRuleError(ValueError, ChaingraphError):
     """Arguments to chain enumeration or checking are inconsistent (e.g. min_hops > max_hops)."""
+
+
+class MissingExtra(ImportError, ChaingraphError):
+    """An optional dependency is needed; the message names the extra to install
+    (``build(ray=True)`` without ``pip install 'chaingraph[ray]'``)."""
+
+    exit_code = 5
 
 
 class CorpusProblem(InvalidInput):

@@ -179,6 +179,9 @@ class ChainRecord(BaseModel):
     crosswalk_version: str
     parameters: ChainParameters = Field(default_factory=ChainParameters)
     merged: tuple[MergeNote, ...] = ()
+    shortcut_scope: Literal["neighbourhood", "source"] | None = Field(
+        default=None, description="where the no-shortcut rule was checked: the collected (capped) "
+        "neighbourhood, or the whole source (the whole store; `build` certifies this)")
 
     @property
     def target(self) -> str:

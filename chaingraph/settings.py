@@ -30,7 +30,15 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_serializer,
+    field_validator,
+)
 
 from chaingraph import __version__
 from chaingraph.errors import InvalidInput
@@ -167,6 +175,12 @@ class TraversalPolicy(BaseModel):
         if value is None or isinstance(value, str):
             return value  # a bare string is refused by the field type, not split into letters
         return frozenset(pid(p) for p in value)
+
+    @field_serializer("class_properties", "excluded_properties", "properties", when_used="json")
+    def _sorted(self, value: frozenset[str] | None) -> list[str] | None:
+        """Sets as sorted lists in JSON: a set's iteration order depends on the process's hash
+        seed, and records must be byte-identical whichever process wrote them."""
+        return None if value is None else sorted(value)
 
     def allows(self, property_id: str) -> bool:
         """True when statements of this property may be chain steps."""

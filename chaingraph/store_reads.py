@@ -185,6 +185,27 @@ class StoreReads:
                          [list(subjects)])
         return [(r[0], r[1], r[2], value_from_columns(dict(zip(_VC, r[3:])))) for r in rows]
 
+    def entities_named(self, names: Collection[str]
+                       ) -> dict[str, list[tuple[str, str | None, int | None, str]]]:
+        """Items whose label or an alias equals each name, case-insensitively (after
+        trimming): name (lower-cased) -> ``(id, label, sitelinks, "label" | "alias")``,
+        sorted by id; an item matched by both its label and an alias is listed once, as
+        ``label``."""
+        keys = sorted({n.strip().lower() for n in names})
+        rows = self._all(
+            "WITH wanted AS (SELECT UNNEST(?) AS name), hits AS ("
+            " SELECT w.name, e.id, e.label, e.sitelinks, 'label' AS how FROM entities e "
+            " JOIN wanted w ON lower(trim(e.label)) = w.name "
+            " UNION ALL SELECT w.name, e.id, e.label, e.sitelinks, 'alias' FROM "
+            " (SELECT id, label, sitelinks, UNNEST(aliases) AS alias FROM entities) e "
+            " JOIN wanted w ON lower(trim(e.alias)) = w.name) "
+            "SELECT name, id, any_value(label), any_value(sitelinks), min(how) FROM hits "
+            "WHERE id LIKE 'Q%' GROUP BY name, id ORDER BY name, id", [keys])
+        out: dict[str, list[tuple[str, str | None, int | None, str]]] = {k: [] for k in keys}
+        for name, ident, label, sitelinks, how in rows:
+            out[name].append((ident, label, sitelinks, how))
+        return out
+
     def statement(self, statement_id: str) -> StatementInfo | None:
         """A statement with its qualifiers, references and sources, or ``None``."""
         cols = ["statement_id", "subject", "property", "rank", "snaktype", *_VC]

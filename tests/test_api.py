@@ -11,6 +11,8 @@ import chaingraph as cg
 #: every public name a pipeline may rely on; removing one must be a deliberate change here
 PUBLIC = {
     "__version__",
+    # building a corpus
+    "build", "build_seed", "BuildParameters", "BuildResult", "CorpusTask", "SeedResult", "read_seeds",
     # settings
     "ChainBounds", "CrawlLimits", "EndpointSettings", "RetryPolicy", "TraversalPolicy",
     # progress reports

@@ -56,9 +56,18 @@ COMMANDS: dict[str, CommandEntry] = {
         "Collect the Wikidata neighbourhoods of seeds over SPARQL into a store (batched, "
         "capped, cached; an interrupted run resumes when repeated).",
     ),
+    "build": CommandEntry(
+        "build",
+        "Build a certified task corpus from SEEDS (a text, CSV or JSON Lines file of Q-ids or "
+        "names): collect, rank, filter by familiarity, certify no shortcut in the whole store, "
+        "propose minimal clues, screen the anchor, record H and the level (DESIGN §10).",
+    ),
     "crosswalk": CommandEntry(
         "crosswalk",
         "Print the relation class, deciding rule and reason of property ids and relation labels.",
+    ),
+    "export": CommandEntry(
+        "export", "Write every store table as Parquet (plus a manifest) for DuckDB, Polars, Spark, ..."
     ),
     "expand": CommandEntry(
         "expand", "Collect around seeds and print their best evidence chains (DESIGN §3, §4)."

@@ -133,8 +133,8 @@ def necessity(tasks: tuple[str, ...], store: str | None, fmt: str, hub_limit: st
     err = Console(stderr=True)
     show = sys.stderr.isatty() and len(tasks) > 1
     result = check_necessity_files(
-        tasks, store=store, on_task=(lambda f: err.print(f"[dim]checking {safe_markup(f)}[/dim]")) if show
-        else None,
+        tasks, store=store,
+        on_task=(lambda f: err.print(f"[dim]checking {safe_markup(f)}[/dim]")) if show else None,
         hub_limit=_hub_limit(hub_limit), minimum=minimum, minimum_budget=minimum_budget)
     if fmt == "json":
         reports = [r.model_dump(mode="json") for r in result.reports]

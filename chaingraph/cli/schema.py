@@ -25,6 +25,7 @@ SCHEMAS: dict[str, str] = {
     "store-summary": "chaingraph.sources.loaders:StoreSummary",
     "trajectory": "chaingraph.trajectory:Trajectory",
     "score-report": "chaingraph.scoring:ScoreReport",
+    "corpus-task": "chaingraph.build:CorpusTask",
 }
 
 
