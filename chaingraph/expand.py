@@ -212,8 +212,9 @@ def chain_record(graph: EvidenceGraph, chain: Chain, *, store: Store | None,
     ranked = score_chain(graph, chain, table)
     types = node_types(graph, table)
     prop_labels = store.labels(sorted({graph.edge_property(e) for e in chain.edges})) if store else {}
-    infos = {graph.edge_statement(e): store.statement(graph.edge_statement(e)) if store else None
-             for e in chain.edges}
+    sids = [graph.edge_statement(e) for e in chain.edges]
+    found = store.statements(sids) if store else {}
+    infos = {sid: found.get(sid) for sid in sids}
     nodes = []
     for v in chain.nodes:
         name = graph.name(v)

@@ -388,9 +388,7 @@ def _blocked(task: Task, c: int, graph: EvidenceGraph, values: ValueLookup | Non
     comp = task.components[c]
     nodes: Sequence[str | None] = [s.target for s in comp.steps[:-1]]
     if any(n is None or n not in graph for n in nodes):
-        free = EvidenceGraph(graph.graph, graph.classes, graph.policy.model_copy(update={"hub_limit": None}),
-                             graph.labels,
-                             graph.sitelinks, graph.class_statements)
+        free = graph.with_policy(graph.policy.model_copy(update={"hub_limit": None}))
         r = evaluate(free, compile_pattern(task, c), target=_target(task, c), values=values)
         if r.witness is None:
             return None

@@ -264,11 +264,12 @@ class _Index:
     def __init__(self, graph: EvidenceGraph) -> None:
         n, m = graph.vcount(), graph.ecount()
         self.n = n
-        el = np.asarray(graph.graph.get_edgelist(), dtype=np.int64).reshape(-1, 2)
-        props = list(graph.graph.es["property"]) if m else []
-        self.properties = sorted(set(props))
+        el = np.column_stack([graph.arrays.src, graph.arrays.dst]).astype(np.int64).reshape(-1, 2)
+        # the graph's property codes are in id order already; keep the codes of edges present
+        used, pc = np.unique(graph.prop_codes.astype(np.int64), return_inverse=True)
+        self.properties = [graph.property_ids[c] for c in used.tolist()]
         self.code = {p: i for i, p in enumerate(self.properties)}
-        pc = np.fromiter((self.code[p] for p in props), dtype=np.int64, count=m)
+        pc = pc.reshape(-1).astype(np.int64) if m else np.zeros(0, dtype=np.int64)
         self.edge_code = pc  # property code per graph edge
         key = (el[:, 0] * max(1, len(self.properties)) + pc) * max(1, n) + el[:, 1]
         _, first = np.unique(key, return_index=True)  # one edge per (subject, property, object)
@@ -291,8 +292,8 @@ class _Index:
             for pcode in range(len(self.properties)):
                 sl = order[bounds[pcode]:bounds[pcode + 1]]
                 self.by_property[(pcode, by_subject)] = (at[sl], to[sl])
-        self.passable = np.fromiter((graph.passable(v) for v in range(n)), dtype=bool, count=n)
-        self.literal = np.fromiter((graph.is_literal(v) for v in range(n)), dtype=bool, count=n)
+        self.passable = np.asarray(graph.passable_mask, dtype=bool).reshape(n)
+        self.literal = np.asarray(graph.arrays.literal, dtype=bool).reshape(n)
         self.entities = np.flatnonzero(~self.literal)
         cs = graph.class_statements
         instance_of: dict[str, tuple[str, ...]] = cs.get("P31", {}) if cs else graph.classes

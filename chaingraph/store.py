@@ -37,6 +37,7 @@ import duckdb
 import pyarrow as pa
 
 from chaingraph.errors import StoreError
+from chaingraph.store_bulk import BulkReads
 from chaingraph.store_reads import PropertyInfo, SourceInfo, StatementInfo, StatementRows, StoreReads
 from chaingraph.store_schema import (
     ARROW_TYPES,
@@ -128,7 +129,11 @@ def property_row(property_id: str, label: str | None = None, description: str | 
 
 @dataclass
 class Batch:
-    """Rows for one transactional write. ``statements`` rows come from :func:`statement_row`."""
+    """Rows for one transactional write. ``statements`` rows come from :func:`statement_row`.
+
+    ``tables`` holds more rows column-wise (Arrow tables named as store tables, see
+    :meth:`Store.write_arrow`), for sources that read in bulk; they are written in the
+    same transaction."""
 
     entities: list[tuple[Any, ...]] = field(default_factory=list)
     properties: list[tuple[Any, ...]] = field(default_factory=list)
@@ -136,9 +141,19 @@ class Batch:
     qualifiers: list[tuple[Any, ...]] = field(default_factory=list)
     reference_snaks: list[tuple[Any, ...]] = field(default_factory=list)
     statement_sources: list[tuple[Any, ...]] = field(default_factory=list)
+    tables: dict[str, pa.Table] = field(default_factory=dict)
+    #: the source promises each key occurs at most once per table in ``tables`` (rows may
+    #: still exist in the store already): they are then inserted without deduplication
+    tables_unique: bool = False
 
     def __len__(self) -> int:
-        return sum(len(getattr(self, t)) for t in TABLE_COLUMNS)
+        return (sum(len(getattr(self, t)) for t in TABLE_COLUMNS)
+                + sum(int(t.num_rows) for t in self.tables.values()))
+
+    def statement_ids(self) -> list[str]:
+        """Ids of every statement row, list rows first."""
+        extra = self.tables.get("statements")
+        return [r[0] for r in self.statements] + ([] if extra is None else extra["statement_id"].to_pylist())
 
 
 class Edge(NamedTuple):
@@ -222,7 +237,7 @@ def _ids(value: str | Collection[str] | None) -> list[str] | None:
     return [value] if isinstance(value, str) else list(value)
 
 
-class Store(StoreReads, CrawlState, ResponseCache):
+class Store(StoreReads, BulkReads, CrawlState, ResponseCache):
     """A DuckDB-backed evidence store; ``path=None`` keeps it in memory.
 
     Use as a context manager to close the connection. All writes go through :meth:`write`
@@ -416,6 +431,8 @@ class Store(StoreReads, CrawlState, ResponseCache):
                 rows = getattr(batch, table)
                 if rows:
                     self._insert(table, columns, rows, fast=fast)
+            if batch.tables:
+                self._write_arrow(batch.tables, fast=fast or batch.tables_unique, replace=())
 
     def _insert(self, table: str, columns: list[str], rows: list[tuple[Any, ...]], *,
                 fast: bool = False) -> None:

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from chaingraph.embed import embed_evidence
 from click.testing import CliRunner
 
 from chaingraph.cli import cli
+from chaingraph.embed import embed_evidence
 from chaingraph.graph import EvidenceGraph
 from chaingraph.lookups import EmbeddedValues
 from chaingraph.minimal import largest_removal, prune_sequential, removal_order

@@ -197,7 +197,6 @@ def _first(proposals: tuple[Proposal, ...]) -> Any:
 
 def test_embedded_evidence_gives_the_same_verdicts(world: World) -> None:
     from chaingraph.embed import embed_evidence
-
     from chaingraph.necessity import check_necessity
 
     task = _first(world.proposals).task

@@ -66,6 +66,9 @@ COMMANDS: dict[str, CommandEntry] = {
         "crosswalk",
         "Print the relation class, deciding rule and reason of property ids and relation labels.",
     ),
+    "export": CommandEntry(
+        "export", "Write every store table as Parquet (plus a manifest) for DuckDB, Polars, Spark, ..."
+    ),
     "expand": CommandEntry(
         "expand", "Collect around seeds and print their best evidence chains (DESIGN §3, §4)."
     ),

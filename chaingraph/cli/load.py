@@ -44,7 +44,7 @@ def _summary_table(summary: StoreSummary, report: LoadReport | None = None) -> T
 
 
 @click.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--store", "store_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="DuckDB store file (created if missing).")
 @click.option("--skip-bad-lines", is_flag=True, help="Skip and count malformed lines instead of stopping.")
@@ -54,6 +54,8 @@ def _summary_table(summary: StoreSummary, report: LoadReport | None = None) -> T
 def load(files: tuple[Path, ...], store_path: Path, skip_bad_lines: bool, progress: bool | None,
          output_format: str) -> None:
     """Load Wikidata dumps (JSON dump, N-Triples, Turtle; .gz/.bz2) into a store.
+
+    A directory written by chaingraph export --parquet is read back as it was.
 
     Example: chaingraph load data/sample/douglas-adams.json --store sample.duckdb
     """
