@@ -21,11 +21,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chaingraph.chains import AcceptAll, Chain, EdgeVerifier, validate_bounds
+from chaingraph.chains import AcceptAll, Chain, EdgeVerifier, Verdict, validate_bounds
 from chaingraph.errors import ChainRuleError, InvalidInput, UnknownEntity
 from chaingraph.explain import Explanation, explain_chain
 from chaingraph.graph import EvidenceGraph, TraversalPolicy
@@ -42,14 +42,15 @@ from chaingraph.records import (
 )
 from chaingraph.resources import data_file
 from chaingraph.store import Store
+from chaingraph.timeline import Timeline, overall, parse_as_of
 
 if TYPE_CHECKING:
     from chaingraph.collect import CollectReport
     from chaingraph.crosswalk import Crosswalk
     from chaingraph.sources.neighbours import Selector
 
-__all__ = ["SAMPLE", "ExpandResult", "Neighbourhood", "RelationClassifier", "SeedSummary", "chain_record",
-           "evidence_graph", "expand", "explain_path", "relation_classifier"]
+__all__ = ["SAMPLE", "ExpandResult", "Neighbourhood", "RelationClassifier", "SeedSummary", "StableSteps",
+           "chain_record", "evidence_graph", "expand", "explain_path", "relation_classifier"]
 
 #: The bundled sample neighbourhood (real facts around Douglas Adams, Q42).
 SAMPLE = "sample/douglas-adams.json"
@@ -221,14 +222,17 @@ def _provenance(sources: Sequence[dict[str, Any]]) -> tuple[Provenance, ...]:
 
 def chain_record(graph: EvidenceGraph, chain: Chain, *, store: Store | None, classifier: RelationClassifier,
                  parameters: ChainParameters, table: TypeTable | None = None,
-                 verifier: EdgeVerifier | None = None) -> ChainRecord:
+                 verifier: EdgeVerifier | None = None, timeline: Timeline | None = None) -> ChainRecord:
     """The :class:`ChainRecord` of one chain: nodes with label, type and familiarity; steps
     with property, relation class and rule, direction, statement, qualifiers, references
-    and provenance (from ``store``), verification confidence, k and ``s_div``."""
+    and provenance (from ``store``), each step's time window and sensitivity (from
+    ``timeline``, default the graph's or one read from ``store``), verification confidence,
+    k and ``s_div``; ``as_of`` from the graph's policy."""
     from chaingraph.ranking import score_chain
 
     table = table or default_type_table()
     verifier = verifier or AcceptAll()
+    timeline = timeline or graph.timeline or (Timeline.from_store(store) if store is not None else None)
     ranked = score_chain(graph, chain, table)
     types = node_types(graph, table)
     prop_labels = store.labels(sorted({graph.edge_property(e) for e in chain.edges})) if store else {}
@@ -261,12 +265,32 @@ def chain_record(graph: EvidenceGraph, chain: Chain, *, store: Store | None, cla
                                                            "snaktype": t, "value": val})
                              for h, p, t, val in info.references) if info else (),
             provenance=_provenance(info.sources) if info else (),
-            verified=verdict.accepted, confidence=verdict.confidence))
+            verified=verdict.accepted, confidence=verdict.confidence,
+            window=timeline.window(sid) if timeline is not None else None,
+            time_sensitivity=timeline.sensitivity(sid, prop) if timeline is not None else None))
     return ChainRecord(
         seed=graph.name(chain.nodes[0]), nodes=tuple(nodes), steps=tuple(steps), k=chain.k,
         s_div=ranked.s_div, types=ranked.types, relation_classes=ranked.relation_classes,
         verification_confidence=min((s.confidence for s in steps), default=1.0),
-        crosswalk_version=classifier.version, parameters=parameters)
+        crosswalk_version=classifier.version, parameters=parameters, as_of=graph.policy.as_of,
+        time_sensitivity=overall(s.time_sensitivity for s in steps if s.time_sensitivity is not None)
+        if timeline is not None else None)
+
+
+@dataclass(frozen=True)
+class StableSteps:
+    """An edge verifier for ``stable_only``: a step is accepted only when its statement is
+    time-stable (:mod:`chaingraph.timeline`) and ``inner`` accepts it."""
+
+    timeline: Timeline
+    inner: EdgeVerifier
+
+    def __call__(self, graph: EvidenceGraph, edge: int, source: int) -> Verdict:
+        reason = self.timeline.sensitivity(graph.edge_statement(edge), graph.edge_property(edge))
+        if reason != "stable":
+            return Verdict(False, 0.0, f"time-sensitive statement ({reason}); --stable-only keeps "
+                           "stable steps")
+        return self.inner(graph, edge, source)
 
 
 def expand(seeds: Sequence[str], *, store: Store | str | Path | None = None, endpoint: str | None = None,
@@ -274,9 +298,13 @@ def expand(seeds: Sequence[str], *, store: Store | str | Path | None = None, end
            layer_budget: int | None = 1000, top: int = 20, policy: TraversalPolicy | None = None,
            verifier: EdgeVerifier | None = None, selector: Selector | None = None,
            types: TypeTable | None = None, target: Store | None = None, collect: bool = True,
-           in_limit: int = 100, user_agent: str | None = None, progress: Progress | None = None
-           ) -> ExpandResult:
+           in_limit: int = 100, user_agent: str | None = None, progress: Progress | None = None,
+           as_of: str | None = None, stable_only: bool = False) -> ExpandResult:
     """Collect, enumerate, rank and record: the ``top`` chains of each seed.
+
+    ``as_of`` (ISO date, month or year) keeps only statements valid on that date — chains,
+    the shortcut proof and the records all use that graph (DESIGN §11); ``stable_only``
+    keeps only chains whose every step is time-stable.
 
     Source: ``endpoint`` (SPARQL URL), ``store`` (a :class:`Store` or the path of a store
     file, read only), or by default the bundled sample. The neighbour cap
@@ -291,6 +319,8 @@ def expand(seeds: Sequence[str], *, store: Store | str | Path | None = None, end
     if isinstance(top, bool) or not isinstance(top, int) or top < 1:
         raise ChainRuleError(f"--top must be a positive integer, got {top!r}")
     policy = policy or TraversalPolicy()
+    if as_of is not None:
+        policy = replace(policy, as_of=parse_as_of(as_of).text)
     table = types or default_type_table()
     records: list[ChainRecord] = []
     summaries: list[SeedSummary] = []
@@ -307,7 +337,10 @@ def expand(seeds: Sequence[str], *, store: Store | str | Path | None = None, end
             "verifier": type(verifier or AcceptAll()).__name__,
             "selector": getattr(selector, "__name__", type(selector).__name__) if selector else "first_k",
             "in_limit": hood.collected.in_limit if hood.collected else None,
-            "collect_run": hood.collected.run_id if hood.collected else None})
+            "collect_run": hood.collected.run_id if hood.collected else None, "stable_only": stable_only})
+        timeline = graph.timeline or Timeline.from_store(built_from)
+        if stable_only:
+            verifier = StableSteps(timeline, verifier or AcceptAll())
         for seed in seeds:
             started = time.perf_counter()
             if progress:
@@ -317,7 +350,8 @@ def expand(seeds: Sequence[str], *, store: Store | str | Path | None = None, end
                                     "check the id, or collect from a source that holds it")
             best = top_chains(graph, seed, top, min_hops, max_hops, verifier=verifier, table=table)
             records += [chain_record(graph, r.chain, store=built_from, classifier=classifier,
-                                     parameters=parameters, table=table, verifier=verifier) for r in best]
+                                     parameters=parameters, table=table, verifier=verifier,
+                                     timeline=timeline) for r in best]
             summaries.append(SeedSummary(seed, len(best), best[0].s_div if best else None,
                                          time.perf_counter() - started))
         vcount, ecount = graph.vcount(), graph.ecount()
@@ -330,13 +364,17 @@ def explain_path(path: Sequence[str], *, store: Store | str | Path | None = None
                  select: int = 10, layer_budget: int | None = 1000,
                  policy: TraversalPolicy | None = None, verifier: EdgeVerifier | None = None,
                  selector: Selector | None = None, collect: bool = True, in_limit: int = 100,
-                 user_agent: str | None = None, progress: Progress | None = None) -> Explanation:
+                 user_agent: str | None = None, progress: Progress | None = None,
+                 as_of: str | None = None) -> Explanation:
     """Collect around the path's first node exactly as :func:`expand` would, then say
-    why the path is or is not a valid chain (:func:`~chaingraph.chains.explain_chain`)."""
+    why the path is or is not a valid chain (:func:`~chaingraph.chains.explain_chain`);
+    with ``as_of``, a step whose statement does not hold on that date is named with its window."""
     items = [p.strip() for p in path if p.strip()]
     if not items or not is_item_id(items[0]):
         raise ChainRuleError(f"--explain {','.join(items)}: a path starts with its seed (a Q-id)")
     min_hops, max_hops = validate_bounds(min_hops, max_hops)
+    if as_of is not None:
+        policy = replace(policy or TraversalPolicy(), as_of=parse_as_of(as_of).text)
     with evidence_graph([items[0]], store=store, endpoint=endpoint, max_hops=max_hops,
                         max_neighbours=max_neighbours, select=select, layer_budget=layer_budget,
                         policy=policy, selector=selector, collect=collect, in_limit=in_limit,

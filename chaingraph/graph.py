@@ -30,11 +30,13 @@ import igraph as ig
 
 from chaingraph.errors import UnknownEntity
 from chaingraph.ids import is_item_id
+from chaingraph.timeline import parse_as_of
 
 if TYPE_CHECKING:
     import networkx as nx
 
     from chaingraph.store import Store
+    from chaingraph.timeline import Timeline
 
 __all__ = ["EvidenceGraph", "TraversalPolicy"]
 
@@ -60,6 +62,11 @@ class TraversalPolicy:
     include_literals: bool = False
     excluded_properties: frozenset[str] = field(default_factory=frozenset)
     properties: frozenset[str] | None = None
+    as_of: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.as_of is not None:
+            object.__setattr__(self, "as_of", parse_as_of(self.as_of).text)
 
     def allows(self, property_id: str) -> bool:
         """True when statements of this property may be chain steps."""
@@ -75,6 +82,7 @@ class TraversalPolicy:
             "include_literals": self.include_literals,
             "excluded_properties": sorted(self.excluded_properties),
             "properties": None if self.properties is None else sorted(self.properties),
+            "as_of": self.as_of,
         }
 
 
@@ -102,6 +110,11 @@ class EvidenceGraph:
         #: item statements the policy keeps out (not class edges), ``(sid, s, p, o)``, so that
         #: a check can say "excluded by policy" rather than "no such statement".
         self.excluded_edges = tuple(excluded_edges)
+        #: statement windows (set by :meth:`from_store`; ``None`` for graphs built from bare edges)
+        self.timeline: Timeline | None = None
+        #: statements left out because they are not valid on ``policy.as_of`` (they are in
+        #: :attr:`excluded_edges` too; ``timeline.why_invalid`` says why)
+        self.time_excluded: frozenset[str] = frozenset()
         self._names: list[str] = list(graph.vs["name"]) if graph.vcount() else []
         self._index = {n: i for i, n in enumerate(self._names)}
         self._props: list[str] = list(graph.es["property"]) if graph.ecount() else []
@@ -180,6 +193,12 @@ class EvidenceGraph:
         """Build from every traversable statement in ``store``."""
         policy = policy or TraversalPolicy()
         cols = store.edge_arrays()
+        dated = None
+        if policy.as_of is not None:  # one rule for every check: only statements valid on the date
+            from chaingraph.timeline import DatedStatements
+
+            dated = DatedStatements(store, policy.as_of)
+            cols = dated.keep(cols)
         edges = zip(cols["statement_id"].tolist(), cols["subject"].tolist(),
                     cols["property"].tolist(), cols["object"].tolist())
         literals: list[tuple[str, str, str]] = []
@@ -191,13 +210,19 @@ class EvidenceGraph:
             literals = [(sid, s, p) for sid, s, p, vt in zip(
                 lit["statement_id"].tolist(), lit["subject"].tolist(), lit["property"].tolist(),
                 lit["value_type"].tolist())
-                if vt != "item" and datatypes.get(p, "time") in LITERAL_DATATYPES]
+                if vt != "item" and datatypes.get(p, "time") in LITERAL_DATATYPES
+                and (dated is None or dated.holds(sid))]
         labels = dict(store.con.execute(
             "SELECT id, label FROM entities WHERE label IS NOT NULL").fetchall())
         sitelinks = dict(store.con.execute(
             "SELECT id, sitelinks FROM entities WHERE sitelinks IS NOT NULL").fetchall())
-        return cls.from_edges(edges, policy=policy, literals=literals, labels=labels,
-                              sitelinks=sitelinks, classify=classify)
+        graph = cls.from_edges(edges, policy=policy, literals=literals, labels=labels,
+                               sitelinks=sitelinks, classify=classify)
+        if dated is not None:
+            graph.timeline = dated.timeline
+            graph.time_excluded = dated.invalid
+            graph.excluded_edges += dated.excluded_edges()
+        return graph
 
     # -- lookups ----------------------------------------------------------------------
     def vcount(self) -> int:

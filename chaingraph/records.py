@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from chaingraph.timeline import Sensitivity, TimeWindow
 from chaingraph.values import Value
 
 __all__ = [
@@ -107,6 +108,10 @@ class ChainStep(BaseModel):
     provenance: tuple[Provenance, ...] = ()
     verified: bool = True
     confidence: float = 1.0
+    window: TimeWindow | None = Field(default=None, description=(
+        "when the statement holds (from its P580/P582/P585 qualifiers; DESIGN §11)"))
+    time_sensitivity: Sensitivity | None = Field(default=None, description=(
+        "ended, superseded, changing_property or stable (chaingraph.timeline)"))
 
 
 class MergeNote(BaseModel):
@@ -147,6 +152,9 @@ class ChainRecord(BaseModel):
     crosswalk_version: str
     parameters: ChainParameters = Field(default_factory=ChainParameters)
     merged: tuple[MergeNote, ...] = ()
+    as_of: str | None = Field(default=None, description="the date the chain's statements hold on, if any")
+    time_sensitivity: Sensitivity | None = Field(default=None, description=(
+        "stable only when every step is; else the first of ended, superseded, changing_property"))
 
     @property
     def target(self) -> str:

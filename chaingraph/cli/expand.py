@@ -63,7 +63,9 @@ def _table(records: tuple[ChainRecord, ...]) -> None:
         rank = rank + 1 if r.seed == previous else 1
         previous = r.seed
         table.add_row(r.seed, str(rank), str(r.k), f"{r.s_div:.3f}",
-                      f"{', '.join(r.types)}\n{', '.join(r.relation_classes)}", chain_text(r))
+                      f"{', '.join(r.types)}\n{', '.join(r.relation_classes)}\n"
+                      f"time: {r.time_sensitivity or '-'}{f' (as of {r.as_of})' if r.as_of else ''}",
+                      chain_text(r))
     Console().print(table)
 
 
@@ -100,12 +102,18 @@ def _table(records: tuple[ChainRecord, ...]) -> None:
               help="Output format (default: table on a terminal, jsonl otherwise).")
 @click.option("--explain", "explain", metavar="Q…,[P…,]Q…,…",
               help="Say why this path is or is not a valid chain (its first node is the seed).")
+@click.option("--as-of", "as_of", metavar="DATE", default=None,
+              help="Only statements valid on this date (ISO date, YYYY-MM or a year) are edges.")
+@click.option("--stable-only", is_flag=True, default=False,
+              help="Keep only chains whose every step is time-stable (no end, no successor, "
+                   "no changing property).")
 @click.option("--progress/--no-progress", default=None, help="Progress on stderr (default: on a terminal).")
 def expand(seeds: tuple[str, ...], endpoint: str | None, store: str | None, min_hops: int, max_hops: int,
            max_neighbours: int, select: int, layer_budget: int | None, in_limit: int,
            user_agent: str | None, top: int, hub_limit: int,
            include_literals: bool, excluded: tuple[str, ...], allowed: tuple[str, ...], collect: bool,
-           fmt: str | None, explain: str | None, progress: bool | None) -> None:
+           fmt: str | None, explain: str | None, as_of: str | None, stable_only: bool,
+           progress: bool | None) -> None:
     """Collect around seeds and print their best evidence chains (DESIGN §3, §4).
 
     Chains have MIN-HOPS..MAX-HOPS hops, repeat no node and cannot be short-cut in the
@@ -115,6 +123,7 @@ def expand(seeds: tuple[str, ...], endpoint: str | None, store: str | None, min_
     chaingraph expand --seed Q42
     chaingraph expand --seed Q42 --top 5 --format jsonl
     chaingraph expand --explain Q42,Q350,Q178517,Q1327329,Q352766,Q264137
+    chaingraph expand --seed Q42 --as-of 2001-05-11 --stable-only
     """
     from chaingraph.errors import InvalidInput
     from chaingraph.expand import expand as run_expand
@@ -123,7 +132,8 @@ def expand(seeds: tuple[str, ...], endpoint: str | None, store: str | None, min_
     policy = TraversalPolicy(
         hub_limit=hub_limit or None, include_literals=include_literals,
         excluded_properties=frozenset(pid(p, field="--exclude-property") for p in excluded),
-        properties=frozenset(pid(p, field="--property") for p in allowed) if allowed else None)
+        properties=frozenset(pid(p, field="--property") for p in allowed) if allowed else None,
+        as_of=as_of)
     common = {"store": store, "endpoint": endpoint, "min_hops": min_hops, "max_hops": max_hops,
               "max_neighbours": max_neighbours, "select": select, "layer_budget": layer_budget or None,
               "policy": policy, "collect": collect, "in_limit": in_limit, "user_agent": user_agent,
@@ -138,7 +148,7 @@ def expand(seeds: tuple[str, ...], endpoint: str | None, store: str | None, min_
         return
     if not seeds:
         raise InvalidInput("give at least one --seed (a Q-id such as Q42), or --explain PATH")
-    out = run_expand(list(seeds), top=top, **common)  # type: ignore[arg-type]
+    out = run_expand(list(seeds), top=top, stable_only=stable_only, **common)  # type: ignore[arg-type]
     fmt = fmt or ("table" if sys.stdout.isatty() else "jsonl")
     if fmt == "jsonl":
         for record in out.records:
