@@ -14,7 +14,7 @@ clue or target value; :func:`value_key` is how a value is shown in an answer set
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Protocol
@@ -137,8 +137,10 @@ class StoreValues:
     _COLS = ("value_type", "object", "text", "lang", "time", "precision", "calendar", "timezone",
              "before", "after", "amount", "unit", "upper", "lower", "lat", "lon", "coord_precision", "globe")
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, exclude: Collection[str] = frozenset()) -> None:
         self.store = store
+        #: statement ids to leave out (e.g. those not valid on an ``as_of`` date)
+        self.exclude = frozenset(exclude)
         # statement id -> its value (None: no usable value); a read-only store never changes,
         # and every ablation of a task asks again for the literals of its answer layer
         self._literals: dict[str, Value | None] = {}
@@ -153,7 +155,7 @@ class StoreValues:
         out = set()
         for row in self._rows("property = ?", [property_id]):
             have = value_from_columns(dict(zip(self._COLS, row[2:])))
-            if have is not None and value_matches(value, have):
+            if have is not None and row[0] not in self.exclude and value_matches(value, have):
                 out.add(row[1])
         return out
 
@@ -162,5 +164,6 @@ class StoreValues:
         if todo:
             self._literals.update(dict.fromkeys(todo))
             for row in self._rows("statement_id IN (SELECT UNNEST(?))", [todo]):
-                self._literals[row[0]] = value_from_columns(dict(zip(self._COLS, row[2:])))
+                if row[0] not in self.exclude:
+                    self._literals[row[0]] = value_from_columns(dict(zip(self._COLS, row[2:])))
         return {sid: v for sid in statement_ids if (v := self._literals[sid]) is not None}

@@ -76,6 +76,7 @@ from chaingraph.patterns import (
 from chaingraph.records import Level, difficulty_level
 from chaingraph.store import Store
 from chaingraph.tasks import SolverResult, Task, load_task
+from chaingraph.timeline import Sensitivity, Timeline, overall, parse_as_of
 from chaingraph.values import EntityValue, Value
 
 __all__ = [
@@ -198,6 +199,9 @@ class NecessityReport(BaseModel):
     evidence_steps: int
     difficulty: Level
     notes: tuple[str, ...] = ()
+    as_of: str | None = None
+    time_sensitivity: Sensitivity | None = None
+    time_sensitive_steps: tuple[str, ...] = ()
 
     @property
     def clean(self) -> bool:
@@ -302,15 +306,17 @@ def _fuse(operation: str, values: Sequence[tuple[str, Value]], minuend: str | No
 
 
 # -- graphs -------------------------------------------------------------------------
-def policy_for(task: Task) -> TraversalPolicy:
-    """The traversal policy a task names (literal nodes on when a target is a value)."""
+def policy_for(task: Task, as_of: str | None = None) -> TraversalPolicy:
+    """The traversal policy a task names (literal nodes on when a target is a value); its
+    ``as_of`` date unless ``as_of`` overrides it."""
     spec = task.policy
     literals = spec.include_literals
     if literals is None:
         literals = any(c.target.value is not None for c in task.components)
     return TraversalPolicy(class_properties=frozenset(spec.class_properties), hub_limit=spec.hub_limit,
                            include_literals=literals, excluded_properties=frozenset(spec.excluded_properties),
-                           properties=None if spec.properties is None else frozenset(spec.properties))
+                           properties=None if spec.properties is None else frozenset(spec.properties),
+                           as_of=as_of if as_of is not None else task.as_of)
 
 
 @dataclass
@@ -319,12 +325,14 @@ class GraphCache:
     evidence, policy). ``store`` overrides every task's own store. Close when done."""
 
     store: str | Path | None = None
+    as_of: str | None = None
+    _timelines: dict[str, Timeline] = field(default_factory=dict)
     _graphs: dict[tuple[Any, ...], tuple[EvidenceGraph, ValueLookup | None]] = field(default_factory=dict)
     _stores: dict[str, Store] = field(default_factory=dict)
 
     def get(self, task: Task, *, base: Path | None = None,
             file: str = "") -> tuple[EvidenceGraph, ValueLookup | None]:
-        policy = policy_for(task)
+        policy = policy_for(task, self.as_of)
         where = self.store if self.store is not None else task.store
         if where is None and task.evidence is None:
             raise InvalidTask("the task has neither 'evidence' nor 'store'; embed its evidence subgraph "
@@ -340,7 +348,10 @@ class GraphCache:
                 store = self._stores.get(str(path.resolve()))
                 if store is None:
                     store = self._stores[str(path.resolve())] = Store(path, read_only=True)
-                self._graphs[key] = (EvidenceGraph.from_store(store, policy=policy), StoreValues(store))
+                graph = EvidenceGraph.from_store(store, policy=policy)
+                self._timelines[str(path.resolve())] = graph.timeline or Timeline.from_store(store)
+                graph.timeline = self._timelines[str(path.resolve())]
+                self._graphs[key] = (graph, StoreValues(store, exclude=graph.time_excluded))
             return self._graphs[key]
         ev = task.evidence
         assert ev is not None
@@ -398,15 +409,22 @@ def _target(task: Task, c: int) -> str | Value:
 
 def check_necessity(task: Task, graph: EvidenceGraph | None = None, *, values: ValueLookup | None = None,
                     fusion_check: FusionCheck = default_fusion_check, cache: GraphCache | None = None,
-                    file: str | None = None, base: Path | None = None) -> NecessityReport:
+                    file: str | None = None, base: Path | None = None,
+                    as_of: str | None = None) -> NecessityReport:
     """Ablate every clue (and, for fused tasks, every component) of ``task``.
+
+    ``as_of`` (default: the task's own) keeps only statements valid on that date: answer
+    sets, ablations and pruning all run on that one graph (DESIGN §11). The report records
+    the date and the task's time sensitivity (from the witness path of each component).
 
     Without ``graph`` the task's embedded evidence or store is read (through ``cache``
     when given, so that many tasks share one graph). Ids absent from the graph raise
     :class:`~chaingraph.errors.InvalidTask` with the JSON path of the offending field.
     """
     own = cache is None
-    cache = cache or GraphCache()
+    if as_of is not None:
+        as_of = parse_as_of(as_of).text
+    cache = cache or GraphCache(as_of=as_of)
     file = file if file is not None else task.file
     if base is None and task.file:
         base = Path(task.file).parent
@@ -441,6 +459,9 @@ def _check(task: Task, graph: EvidenceGraph, values: ValueLookup | None, fusion_
                                "answers); necessity is undefined")
         if c in base_problem:
             notes.append(f"{task.component_id(c)}: {base_problem[c]}")
+    if graph.policy.as_of is not None and graph.timeline is None:
+        notes.append(f"as of {graph.policy.as_of}: the embedded evidence carries no time qualifiers, so "
+                     "every statement counts as valid; give a store to filter by date")
     if solver is not None and not solver.original.correct:
         notes.append("the Solver did not recover the original target: its ablation runs do not count")
 
@@ -483,6 +504,7 @@ def _check(task: Task, graph: EvidenceGraph, values: ValueLookup | None, fusion_
         notes.append("removing all redundant clues together loses uniqueness: they are redundant one at a "
                      "time, not jointly")
     h = sum(cc.evidence_steps for cc in components)
+    sensitive = _time_sensitivity(task, graph, full)
     return NecessityReport(
         task=task.id, file=file, policy=graph.policy.describe(), text_only_shortcut=shortcut_any,
         components=tuple(components), clues=tuple(ablations),
@@ -490,7 +512,36 @@ def _check(task: Task, graph: EvidenceGraph, values: ValueLookup | None, fusion_
         redundant=tuple(a.clue for a in ablations if a.verdict == "redundant"),
         necessary=tuple(a.clue for a in ablations if a.verdict == "necessary"),
         review=tuple(a.clue for a in ablations if a.verdict == "review"),
-        pruned_unique=pruned_unique, evidence_steps=h, difficulty=difficulty(h), notes=tuple(notes))
+        pruned_unique=pruned_unique, evidence_steps=h, difficulty=difficulty(h), notes=tuple(notes),
+        as_of=graph.policy.as_of, time_sensitivity=overall(r for _s, r in sensitive),
+        time_sensitive_steps=tuple(f"{s}: {r}" for s, r in sensitive if r != "stable"))
+
+
+def _time_sensitivity(task: Task, graph: EvidenceGraph, full: dict[int, PatternResult]
+                      ) -> list[tuple[str, Sensitivity]]:
+    """``(component/step, reason)`` for every step of each component's witness path (the
+    task's own annotation where it gives a statement id), from the graph's timeline."""
+    timeline = graph.timeline
+    out: list[tuple[str, Sensitivity]] = []
+    for c, comp in enumerate(task.components):
+        w = full[c].witness
+        steps = [(p, sid) for p, _d, sid in w.steps] if w is not None else []
+        for i, step in enumerate(comp.steps):
+            sid = step.statement_id or (steps[i][1] if i < len(steps) else None)
+            if step.time_sensitivity is not None:
+                reason: Sensitivity = step.time_sensitivity
+            elif timeline is not None and sid is not None:
+                reason = timeline.sensitivity(sid.removesuffix("#value"), step.property)
+            else:
+                reason = "changing_property" if step.property in _changing() else "stable"
+            out.append((f"{task.component_id(c)}/step{i + 1}", reason))
+    return out
+
+
+def _changing() -> frozenset[str]:
+    from chaingraph.timeline import time_properties
+
+    return time_properties().changing
 
 
 def _component_ablations(task: Task, fusion_check: FusionCheck) -> tuple[ComponentAblation, ...]:
@@ -539,9 +590,11 @@ class BatchResult(BaseModel):
 
 def check_necessity_files(paths: Iterable[str | Path], *, store: str | Path | None = None,
                           fusion_check: FusionCheck = default_fusion_check,
-                          on_task: Callable[[str], None] | None = None) -> BatchResult:
-    """Check many task files with shared graphs; a bad file is recorded, not fatal."""
-    cache = GraphCache(store=store)
+                          on_task: Callable[[str], None] | None = None,
+                          as_of: str | None = None) -> BatchResult:
+    """Check many task files with shared graphs; a bad file is recorded, not fatal.
+    ``as_of`` overrides every task's own date."""
+    cache = GraphCache(store=store, as_of=None if as_of is None else parse_as_of(as_of).text)
     reports, failures = [], []
     try:
         for p in paths:

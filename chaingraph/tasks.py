@@ -57,6 +57,7 @@ from pydantic import (
 
 from chaingraph.errors import InvalidId, InvalidTask
 from chaingraph.ids import pid, qid
+from chaingraph.timeline import Sensitivity, TimeWindow, parse_as_of
 from chaingraph.values import EntityValue, Value
 
 __all__ = [
@@ -148,6 +149,9 @@ class TaskStep(BaseModel):
     statement_id: str | None = None
     source: str | None = None
     target: str | None = None
+    window: TimeWindow | None = Field(default=None, description="when the statement holds (DESIGN §11)")
+    time_sensitivity: Sensitivity | None = Field(default=None, description=(
+        "ended, superseded, changing_property or stable (chaingraph.timeline)"))
 
     @field_validator("property")
     @classmethod
@@ -293,7 +297,17 @@ class Task(BaseModel):
     policy: PolicySpec = Field(default_factory=PolicySpec)
     solver: SolverEvidence | None = None
     fusion: Fusion | None = None
+    as_of: str | None = Field(default=None, description=(
+        "the date the task's statements must hold on (ISO date, YYYY-MM or a year; DESIGN §11)"))
+    time_sensitivity: Sensitivity | None = Field(default=None, description=(
+        "stable only when every step and fused value is; else the first of ended, superseded, "
+        "changing_property"))
     _file: str | None = PrivateAttr(default=None)
+
+    @field_validator("as_of")
+    @classmethod
+    def _as_of(cls, value: str | None) -> str | None:
+        return None if value is None else parse_as_of(value, field="as_of").text
 
     @property
     def file(self) -> str | None:

@@ -71,7 +71,8 @@ def render(report: NecessityReport, console: Console) -> None:
     console.print(f"redundant: {', '.join(report.redundant) or 'none'}; review: "
                   f"{', '.join(report.review) or 'none'}; pruned pattern unique: "
                   f"{'yes' if report.pruned_unique else 'NO'}; H = {report.evidence_steps} → "
-                  f"{report.difficulty}\n")
+                  f"{report.difficulty}; time: {report.time_sensitivity or '-'}"
+                  f"{f' (as of {report.as_of})' if report.as_of else ''}\n")
 
 
 @click.command()
@@ -83,7 +84,10 @@ def render(report: NecessityReport, console: Console) -> None:
 @click.option("--strict", is_flag=True,
               help="Exit 1 if any clue is redundant or needs review, or a fused component is not "
                    "needed.")
-def necessity(tasks: tuple[str, ...], store: str | None, fmt: str, strict: bool) -> None:
+@click.option("--as-of", "as_of", metavar="DATE", default=None,
+              help="Only statements valid on this date (ISO date, YYYY-MM or a year) are evidence; "
+                   "overrides each task's own as_of.")
+def necessity(tasks: tuple[str, ...], store: str | None, fmt: str, strict: bool, as_of: str | None) -> None:
     """Decide which clues of each task are necessary, by clue ablation on the evidence graph.
 
     Exit 0 when every task was checked; 1 with --strict when a clue is redundant or needs
@@ -93,7 +97,8 @@ def necessity(tasks: tuple[str, ...], store: str | None, fmt: str, strict: bool)
     err = Console(stderr=True)
     show = sys.stderr.isatty() and len(tasks) > 1
     result = check_necessity_files(
-        tasks, store=store, on_task=(lambda f: err.print(f"[dim]checking {f}[/dim]")) if show else None)
+        tasks, store=store, as_of=as_of,
+        on_task=(lambda f: err.print(f"[dim]checking {f}[/dim]")) if show else None)
     if fmt == "json":
         reports = [r.model_dump(mode="json") for r in result.reports]
         click.echo(json.dumps(reports[0] if len(tasks) == 1 and reports else reports, indent=2))
