@@ -91,8 +91,8 @@ def oracle_windows(dump: Path) -> tuple[dict[str, tuple[date | None, date | None
                     seen += sum(1 for snaks in quals.values() for s in snaks
                                 if s.get("datavalue", {}).get("type") == "time")
                     # one value given twice is one value (Wikidata dedupes snaks by hash too)
-                    values = {q: {json.dumps(s["datavalue"]["value"], sort_keys=True) for s in quals.get(q, ())}
-                              for q in ("P580", "P582", "P585")}
+                    values = {q: {json.dumps(s["datavalue"]["value"], sort_keys=True)
+                                  for s in quals.get(q, ())} for q in ("P580", "P582", "P585")}
                     periods = {q: [_period(json.loads(v)) for v in vs] for q, vs in values.items()}
                     if periods["P580"] or periods["P582"]:
                         lo = min((a for a, _ in periods["P580"]), default=None)
@@ -164,7 +164,8 @@ def test_every_window_agrees_with_plain_python_over_the_dump(oracle: Any, timeli
         assert (w.start, w.end) == (lo and lo.isoformat(), hi and hi.isoformat()), sid
         assert ("ambiguous_window" in w.flags) == ambiguous, sid
     # statements whose only time qualifier is not a window qualifier (P577 on P1343) stay "always"
-    assert all(timeline.window(s).kind == "always" for s in timeline.statement_id.tolist() if s not in windows)
+    assert all(timeline.window(s).kind == "always"
+               for s in timeline.statement_id.tolist() if s not in windows)
 
 
 # -- validity against SPARQL ------------------------------------------------------------------
@@ -278,7 +279,8 @@ def test_a_chain_of_1990_is_gone_in_2010_and_explain_names_the_step_and_its_wind
     assert explain_path(EXAMPLE, store=hood, collect=False, as_of="1990").valid
     why = explain_path(EXAMPLE, store=hood, collect=False, as_of="2010")
     assert not why.valid and why.reason == "policy"
-    assert "Q103343–Q41506" in why.violations[0].detail and "1990-01-01..1990-12-31" in why.violations[0].detail
+    detail = why.violations[0].detail
+    assert "Q103343–Q41506" in detail and "1990-01-01..1990-12-31" in detail
     assert explain_path(EXAMPLE, store=hood, collect=False).valid  # without a date the chain stands
 
 
