@@ -382,14 +382,15 @@ def embedded_values(task: Task) -> EmbeddedValues:
 
 # -- the check ----------------------------------------------------------------------
 def _check_ids(task: Task, graph: EvidenceGraph, file: str) -> None:
+    dated = f" as of {graph.policy.as_of} (no statement about it holds then)" if graph.policy.as_of else ""
     for j, a in enumerate(task.anchors):
         if a.entity not in graph:
-            raise InvalidTask(f"{a.entity} is not in the evidence graph; collect its neighbourhood "
+            raise InvalidTask(f"{a.entity} is not in the evidence graph{dated}; collect its neighbourhood "
                               "or fix the id",
                               path=f"anchors[{j}].entity", file=file)
     for c, comp in enumerate(task.components):
         if comp.target.entity is not None and comp.target.entity not in graph:
-            raise InvalidTask(f"{comp.target.entity} is not in the evidence graph; fix the id or "
+            raise InvalidTask(f"{comp.target.entity} is not in the evidence graph{dated}; fix the id or "
                               "the evidence",
                               path=f"components[{c}].target.entity", file=file)
     for i, clue in enumerate(task.clues):
