@@ -70,13 +70,12 @@ def store_path(world: str) -> Path:
 
 
 def graph(world: str, hub_limit: int | None = None) -> Any:
-    from chaingraph.crosswalk import default_crosswalk
-    from chaingraph.graph import EvidenceGraph, TraversalPolicy
+    from chaingraph.graph import EvidenceGraph
+    from chaingraph.settings import TraversalPolicy
     from chaingraph.store import Store
 
     with Store(store_path(world), read_only=True) as store:
-        return EvidenceGraph.from_store(store, policy=TraversalPolicy(hub_limit=hub_limit),
-                                        classify=default_crosswalk().relation_class)
+        return EvidenceGraph.from_store(store, policy=TraversalPolicy(hub_limit=hub_limit))
 
 
 # -- the implementations (each returns a run() for the harness) -----------------------------

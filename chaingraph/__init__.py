@@ -3,6 +3,7 @@
 Imports flow one way (a module imports only modules above it in this list)::
 
     errors, ids          error tree; id validation and IRIs
+    settings             crawl limits, chain bounds, traversal policy, endpoint settings
     values               Wikidata values in one canonical (JSON) form
     resources            packaged queries/ and data/
     store                DuckDB evidence store; the only module that names its tables
@@ -22,10 +23,197 @@ Imports flow one way (a module imports only modules above it in this list)::
     audit/               corpus relation-class audits
     sample_corpus        chain and task corpora from world dumps (notebook, benchmarks)
     cli/                 thin click twins of the library functions
+
+The public API is at the top level (``import chaingraph as cg``); names are imported
+when first used, so ``import chaingraph`` stays fast:
+
+>>> import chaingraph as cg
+>>> best = cg.expand(["Q42"], top=1).records[0]
+>>> best.seed, best.k >= 5, cg.ChainBounds().min_hops
+('Q42', True, 5)
 """
 
 from __future__ import annotations
 
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+#: public name -> module that defines it (imported on first use)
+_API: dict[str, str] = {
+    # settings: the one home of every default
+    "ChainBounds": "settings", "CrawlLimits": "settings", "EndpointSettings": "settings",
+    "RetryPolicy": "settings", "TraversalPolicy": "settings",
+    # the store and where its statements come from
+    "Store": "store", "load": "sources.loaders", "summarize": "sources.loaders",
+    "collect": "collect", "CollectReport": "collect",
+    # the evidence graph and chains
+    "EvidenceGraph": "graph", "evidence_graph": "expand", "expand": "expand", "ExpandResult": "expand",
+    "explain_path": "expand", "chain_record": "expand", "enumerate_chains": "chains",
+    "chain_blocks": "chains", "Chain": "chains", "explain_chain": "explain", "Explanation": "explain",
+    "top_chains": "ranking", "rank_chains": "ranking", "score_chain": "ranking", "TypeTable": "ranking",
+    "merge_adjacent": "merge",
+    # relation classes
+    "Crosswalk": "crosswalk", "default_crosswalk": "crosswalk", "crosswalk": "crosswalk",
+    "RelationClassifier": "crosswalk", "relation_classifier": "crosswalk",
+    # records, tasks, necessity, fusion, audits
+    "TimeValue": "values", "QuantityValue": "values", "EntityValue": "values",
+    "ChainRecord": "records", "ChainParameters": "records", "Task": "tasks", "load_task": "tasks",
+    "parse_task": "tasks", "check_necessity": "necessity", "check_necessity_files": "necessity",
+    "NecessityReport": "necessity", "fuse": "fusion", "fuse_spec": "fusion", "FusionResult": "fusion",
+    "FusionRefusal": "fusion", "FusionSpec": "fusion", "audit": "audit", "AuditReport": "audit",
+    # the one error tree
+    "ChaingraphError": "errors", "InvalidId": "errors", "UnknownEntity": "errors",
+    "InvalidInput": "errors", "BadDumpLine": "errors", "UnsupportedFormat": "errors",
+    "InvalidTask": "errors", "InvalidSpec": "errors", "CorpusProblem": "errors", "UnknownUnit": "errors",
+    "IncompatibleUnits": "errors", "StoreError": "errors", "EndpointError": "errors",
+    "EndpointUnavailable": "errors", "EndpointResponseError": "errors", "OfflineCacheMiss": "errors",
+    "ChainRuleError": "errors",
+}
+
+#: the public API, pinned by tests/test_api.py (the same names as _API)
+__all__ = [
+    "AuditReport",
+    "BadDumpLine",
+    "Chain",
+    "ChainBounds",
+    "ChainParameters",
+    "ChainRecord",
+    "ChainRuleError",
+    "ChaingraphError",
+    "CollectReport",
+    "CorpusProblem",
+    "CrawlLimits",
+    "Crosswalk",
+    "EndpointError",
+    "EndpointResponseError",
+    "EndpointSettings",
+    "EndpointUnavailable",
+    "EntityValue",
+    "EvidenceGraph",
+    "ExpandResult",
+    "Explanation",
+    "FusionRefusal",
+    "FusionResult",
+    "FusionSpec",
+    "IncompatibleUnits",
+    "InvalidId",
+    "InvalidInput",
+    "InvalidSpec",
+    "InvalidTask",
+    "NecessityReport",
+    "OfflineCacheMiss",
+    "QuantityValue",
+    "RelationClassifier",
+    "RetryPolicy",
+    "Store",
+    "StoreError",
+    "Task",
+    "TimeValue",
+    "TraversalPolicy",
+    "TypeTable",
+    "UnknownEntity",
+    "UnknownUnit",
+    "UnsupportedFormat",
+    "__version__",
+    "audit",
+    "chain_blocks",
+    "chain_record",
+    "check_necessity",
+    "check_necessity_files",
+    "collect",
+    "crosswalk",
+    "default_crosswalk",
+    "enumerate_chains",
+    "evidence_graph",
+    "expand",
+    "explain_chain",
+    "explain_path",
+    "fuse",
+    "fuse_spec",
+    "load",
+    "load_task",
+    "merge_adjacent",
+    "parse_task",
+    "rank_chains",
+    "relation_classifier",
+    "score_chain",
+    "summarize",
+    "top_chains",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _API.get(name)
+    if module is None:
+        raise AttributeError(f"module 'chaingraph' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"chaingraph.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_API))
+
+
+class _Package(types.ModuleType):
+    """``expand``, ``collect``, ``audit`` and ``crosswalk`` name both a module and its
+    function; the import system records an imported submodule as a package attribute, which
+    would hide the function. The top-level name stays the function (the modules are still
+    importable as ``chaingraph.expand`` etc. through ``from ... import``)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, types.ModuleType) and _API.get(name) == name:
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+
+if TYPE_CHECKING:  # the same names, for type checkers and editors
+    from chaingraph.audit import AuditReport, audit
+    from chaingraph.chains import Chain, chain_blocks, enumerate_chains
+    from chaingraph.collect import CollectReport, collect
+    from chaingraph.crosswalk import (
+        Crosswalk,
+        RelationClassifier,
+        crosswalk,
+        default_crosswalk,
+        relation_classifier,
+    )
+    from chaingraph.errors import (
+        BadDumpLine,
+        ChaingraphError,
+        ChainRuleError,
+        CorpusProblem,
+        EndpointError,
+        EndpointResponseError,
+        EndpointUnavailable,
+        IncompatibleUnits,
+        InvalidId,
+        InvalidInput,
+        InvalidSpec,
+        InvalidTask,
+        OfflineCacheMiss,
+        StoreError,
+        UnknownEntity,
+        UnknownUnit,
+        UnsupportedFormat,
+    )
+    from chaingraph.expand import ExpandResult, chain_record, evidence_graph, expand, explain_path
+    from chaingraph.explain import Explanation, explain_chain
+    from chaingraph.fusion import FusionRefusal, FusionResult, FusionSpec, fuse, fuse_spec
+    from chaingraph.graph import EvidenceGraph
+    from chaingraph.merge import merge_adjacent
+    from chaingraph.necessity import NecessityReport, check_necessity, check_necessity_files
+    from chaingraph.ranking import TypeTable, rank_chains, score_chain, top_chains
+    from chaingraph.records import ChainParameters, ChainRecord
+    from chaingraph.settings import ChainBounds, CrawlLimits, EndpointSettings, RetryPolicy, TraversalPolicy
+    from chaingraph.sources.loaders import load, summarize
+    from chaingraph.store import Store
+    from chaingraph.tasks import Task, load_task, parse_task
+    from chaingraph.values import EntityValue, QuantityValue, TimeValue

@@ -2,8 +2,9 @@
 
 One crawl, pluggable sources::
 
-    collect(seeds, radius, store=..., source=SparqlSource(url, store_for_cache=...))
-    collect(seeds, radius, store=..., source=StoreSource(existing_store))   # no network
+    collect(seeds, radius, store=..., endpoint=EndpointSettings(url=...))   # SPARQL
+    collect(seeds, radius, store=..., source=existing_store)              # no network
+    collect(seeds, radius, store=..., source=my_neighbour_source)         # a plug-in
 
 From each seed the crawl runs breadth-first. Every entity at depth ``d < radius`` is
 *expanded*: its source returns all its item-valued and literal statements (every rank,
@@ -43,9 +44,8 @@ still reused).
 >>> sid = src.add_source("fixture", "doctest")
 >>> rows = [statement_row(f"Q{a}$1", f"Q{a}", "P361", EntityValue(id=f"Q{b}")) for a, b in [(1, 2), (2, 3)]]
 >>> src.write(Batch(statements=rows, statement_sources=[(r[0], sid) for r in rows]))
->>> from chaingraph.sources.store_source import StoreSource
 >>> target = Store()
->>> report = collect(["Q1"], 2, store=target, source=StoreSource(src))
+>>> report = collect(["Q1"], 2, store=target, source=src)
 >>> report.entities_expanded, sorted(e.object for e in target.edges())
 (2, ['Q2', 'Q3'])
 """
@@ -62,6 +62,7 @@ from pydantic import BaseModel, ConfigDict
 
 from chaingraph.errors import InvalidInput
 from chaingraph.ids import qid
+from chaingraph.settings import CrawlLimits, EndpointSettings, merged
 from chaingraph.sources.neighbours import (
     Neighbour,
     Neighbourhoods,
@@ -72,7 +73,6 @@ from chaingraph.sources.neighbours import (
     keep_neighbours,
     number,
 )
-from chaingraph.sources.sparql import DEFAULT_ENDPOINT, DEFAULT_USER_AGENT, RetryPolicy
 from chaingraph.sources.sparql_source import SparqlSource
 from chaingraph.store import Store
 
@@ -126,6 +126,12 @@ class CollectReport(BaseModel):
     cache_hits: int
     skipped_values: int
     resumed: int
+
+    @property
+    def limits(self) -> CrawlLimits:
+        """The crawl caps this run used."""
+        return CrawlLimits(max_neighbours=self.max_neighbours, select=self.select,
+                           layer_budget=self.layer_budget, in_limit=self.in_limit)
 
 
 # -- the crawl --------------------------------------------------------------------------------
@@ -243,53 +249,48 @@ def collect(
     radius: int,
     *,
     store: Store,
-    source: NeighbourSource | None = None,
-    endpoint: str | None = None,
-    max_neighbours: int = 30,
-    select: int = 10,
-    layer_budget: int | None = 1000,
+    source: NeighbourSource | Store | None = None,
+    endpoint: EndpointSettings | str | None = None,
+    limits: CrawlLimits | None = None,
     selector: Selector | None = None,
-    offline: bool = False,
     progress: bool = False,
-    user_agent: str = DEFAULT_USER_AGENT,
-    timeout: float = 60.0,
-    batch_size: int = 50,
-    in_limit: int = 100,
-    retry: RetryPolicy | None = None,
+    max_neighbours: int | None = None,
+    select: int | None = None,
+    layer_budget: int | None = None,
+    in_limit: int | None = None,
 ) -> CollectReport:
     """Crawl the neighbourhoods of ``seeds`` to ``radius`` into ``store``; see the module doc.
 
-    Without ``source`` a :class:`SparqlSource` on ``endpoint`` (WDQS by default) is used,
-    caching responses in ``store``; ``offline`` replays that cache only. Arguments are
-    checked before any request is built.
+    The source is ``source`` (a :class:`~chaingraph.sources.neighbours.NeighbourSource`,
+    or a :class:`Store` read through
+    :class:`~chaingraph.sources.store_source.StoreSource`) or a SPARQL ``endpoint``
+    (:class:`~chaingraph.settings.EndpointSettings` or a URL; WDQS by default), whose
+    responses are cached in ``store``. ``limits`` are the crawl caps; ``max_neighbours``,
+    ``select``, ``layer_budget`` and ``in_limit`` are shortcuts for its fields. A setting
+    the given source cannot honour is refused, never dropped. Arguments are checked
+    before any request is built.
     """
-    seed_ids = sorted({qid(s, field="seed") for s in seeds}, key=lambda e: (number(e), e))
+    seed_ids = sorted({qid(s, field="seeds") for s in seeds}, key=lambda e: (number(e), e))
     if not seed_ids:
-        raise InvalidInput("collect: give at least one seed (a Q-id such as Q42)")
-    for name, value, low in (
-        ("radius", radius, 0),
-        ("max_neighbours", max_neighbours, 0),
-        ("select", select, 0),
-        ("batch_size", batch_size, 1),
-        ("in_limit", in_limit, 0),
-    ):
-        if not isinstance(value, int) or value < low:
-            raise InvalidInput(f"collect: {name} must be an integer >= {low}, got {value!r}")
-    if layer_budget is not None and (not isinstance(layer_budget, int) or layer_budget < 1):
-        raise InvalidInput(f"collect: layer_budget must be a positive integer or None, got {layer_budget!r}")
+        raise InvalidInput("seeds: give at least one seed (a Q-id such as Q42)").about("seeds")
+    if isinstance(radius, bool) or not isinstance(radius, int) or radius < 0:
+        raise InvalidInput(f"radius: must be an integer >= 0, got {radius!r}").about("radius")
+    explicit_in_limit = in_limit is not None or (limits is not None and "in_limit" in limits.model_fields_set)
+    limits = merged(CrawlLimits, limits, max_neighbours=max_neighbours, select=select,
+                    layer_budget=layer_budget, in_limit=in_limit)
     if source is not None and endpoint is not None:
-        raise InvalidInput("collect: pass either a source or an endpoint, not both")
-    if source is None:
-        source = SparqlSource(
-            endpoint or DEFAULT_ENDPOINT,
-            store_for_cache=store,
-            user_agent=user_agent,
-            batch_size=batch_size,
-            timeout=timeout,
-            offline=offline,
-            in_limit=in_limit,
-            retry=retry,
-        )
+        raise InvalidInput("endpoint: pass either a source or an endpoint, not both").about("endpoint")
+    if isinstance(source, Store):
+        from chaingraph.sources.store_source import StoreSource
+
+        source = StoreSource(source, limits=limits)
+    elif source is None:
+        source = SparqlSource(endpoint or EndpointSettings(), store_for_cache=store, limits=limits)
+    elif explicit_in_limit and limits.in_limit != source.in_limit:
+        raise InvalidInput(
+            f"in_limit: the given source caps in-edges at {source.in_limit}, not {limits.in_limit}; "
+            "build the source with the limits you want").about("in_limit")
+    max_neighbours, select, layer_budget = limits.max_neighbours, limits.select, limits.layer_budget
     pick = selector or first_k
     params = {
         "radius": radius,
@@ -382,7 +383,7 @@ def collect(
         layer_budget=layer_budget,
         in_limit=source.in_limit,
         batch_size=source.batch_size,
-        offline=offline or bool(getattr(getattr(source, "client", None), "offline", False)),
+        offline=bool(getattr(getattr(source, "client", None), "offline", False)),
         layers=layers,
         entities_expanded=sum(lay.expanded for lay in layers),
         entities_described=len(done_desc),

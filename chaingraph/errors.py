@@ -33,6 +33,8 @@ Messages are one line, name the offending file, field or id, and say what to do.
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 __all__ = [
     "BadDumpLine",
     "ChainRuleError",
@@ -55,10 +57,24 @@ __all__ = [
 ]
 
 
+_E = TypeVar("_E", bound="ChaingraphError")
+
+
 class ChaingraphError(Exception):
-    """Base of every chaingraph error. ``exit_code`` is what the CLI exits with."""
+    """Base of every chaingraph error. ``exit_code`` is what the CLI exits with.
+
+    ``parameter`` names the library parameter an error is about; its message then starts
+    with ``"<parameter>: "``, and the CLI names its own option instead (``--seed``, not
+    ``seeds``), so each caller reads its own language.
+    """
 
     exit_code: int = 2
+    parameter: str | None = None
+
+    def about(self: _E, parameter: str) -> _E:
+        """Mark the error as being about the library ``parameter`` (returns the error)."""
+        self.parameter = parameter
+        return self
 
 
 class InvalidId(ValueError, ChaingraphError):
@@ -67,6 +83,7 @@ class InvalidId(ValueError, ChaingraphError):
     def __init__(self, value: object, *, field: str | None = None, expected: str = "Q or P") -> None:
         self.value = value
         self.field = field
+        self.parameter = field
         where = f"{field}: " if field else ""
         super().__init__(
             f"{where}{value!r} is not a Wikidata id "
@@ -98,7 +115,7 @@ class BadDumpLine(InvalidInput):
         self.path = path
         self.line = line
         self.problem = problem
-        hint = hint or "fix or remove the line, or pass --skip-bad-lines to skip and count such lines"
+        hint = hint or "fix or remove the line, or pass `skip_bad_lines` to skip and count such lines"
         super().__init__(f"{path}:{line}: {problem}; {hint}")
 
 

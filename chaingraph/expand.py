@@ -21,14 +21,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chaingraph.chains import AcceptAll, Chain, EdgeVerifier, Verdict, validate_bounds
+from chaingraph.chains import AcceptAll, Chain, EdgeVerifier, Verdict
 from chaingraph.errors import ChainRuleError, InvalidInput, UnknownEntity
 from chaingraph.explain import Explanation, explain_chain
-from chaingraph.graph import EvidenceGraph, TraversalPolicy
+from chaingraph.graph import EvidenceGraph
 from chaingraph.ids import is_item_id, qid
 from chaingraph.ranking import TypeTable, default_type_table, familiarity, node_types, top_chains
 from chaingraph.records import (
@@ -41,16 +41,17 @@ from chaingraph.records import (
     Snak,
 )
 from chaingraph.resources import data_file
+from chaingraph.settings import ChainBounds, CrawlLimits, EndpointSettings, TraversalPolicy, merged
 from chaingraph.store import Store
-from chaingraph.timeline import Timeline, overall, parse_as_of
+from chaingraph.timeline import Timeline, overall
 
 if TYPE_CHECKING:
     from chaingraph.collect import CollectReport
-    from chaingraph.crosswalk import Crosswalk
+    from chaingraph.crosswalk.relations import RelationClassifier
     from chaingraph.sources.neighbours import Selector
 
-__all__ = ["SAMPLE", "ExpandResult", "Neighbourhood", "RelationClassifier", "SeedSummary", "StableSteps",
-           "chain_record", "evidence_graph", "expand", "explain_path", "relation_classifier"]
+__all__ = ["SAMPLE", "ExpandResult", "Neighbourhood", "SeedSummary", "StableSteps", "chain_record",
+           "evidence_graph", "expand", "explain_path"]
 
 #: The bundled sample neighbourhood (real facts around Douglas Adams, Q42).
 SAMPLE = "sample/douglas-adams.json"
@@ -78,36 +79,9 @@ class ExpandResult:
     collected: CollectReport | None = None
 
 
-@dataclass(frozen=True)
-class RelationClassifier:
-    """Relation class and deciding rule per property, from the crosswalk (DESIGN §5)."""
-
-    version: str
-    classes: dict[str, tuple[str | None, str | None]]
-
-    def relation(self, prop: str) -> str | None:
-        return self.classes.get(prop, (None, None))[0]
-
-
-def relation_classifier(properties: Sequence[str], store: Store | None = None, *,
-                        crosswalk: Crosswalk | None = None) -> RelationClassifier:
-    """Classify ``properties`` once (class and deciding rule) with ``crosswalk`` (default: the
-    shipped one), telling it what ``store`` knows of each property (label, aliases,
-    description, datatype)."""
-    from chaingraph.crosswalk import default_crosswalk, facts_from_store
-
-    cw = crosswalk if crosswalk is not None else default_crosswalk()
-    known = facts_from_store(store) if store is not None else {}
-    out: dict[str, tuple[str | None, str | None]] = {}
-    for p in sorted(set(properties)):
-        c = cw.classify(known[p]) if p in known else cw.classify(p)
-        out[p] = (c.relation_class, c.rule)
-    return RelationClassifier(cw.version, out)
-
-
-def _source_description(store: Store | str | Path | None, endpoint: str | None) -> str:
+def _source_description(store: Store | str | Path | None, endpoint: EndpointSettings | None) -> str:
     if endpoint is not None:
-        return endpoint
+        return endpoint.url
     if isinstance(store, Store):
         return str(store.path) if store.path else "store:memory"
     if store is not None:
@@ -122,8 +96,8 @@ def _open_source(store: Store | str | Path | None) -> tuple[Store, bool]:
     if store is not None:
         path = Path(store)
         if not path.is_file():
-            raise InvalidInput(f"--store {path}: no such store file; create one with `chaingraph load` "
-                               "or `chaingraph collect`")
+            raise InvalidInput(f"store: {path}: no such store file; create one with `chaingraph load` "
+                               "or `chaingraph collect`").about("store")
         return Store(path, read_only=True), True
     from chaingraph.sources.loaders import load
 
@@ -132,80 +106,83 @@ def _open_source(store: Store | str | Path | None) -> tuple[Store, bool]:
     return sample, True
 
 
-def _collect(seeds: Sequence[str], *, source: Store | None, endpoint: str | None, radius: int,
-             max_neighbours: int, select: int, layer_budget: int | None, selector: Selector | None,
-             in_limit: int, user_agent: str | None, target: Store, progress: bool) -> CollectReport:
-    """Collect the seeds' neighbourhood into ``target`` (DESIGN §3, :mod:`chaingraph.collect`)."""
-    from chaingraph.collect import collect
-    from chaingraph.sources.store_source import StoreSource
-
-    extra: dict[str, Any] = {} if user_agent is None else {"user_agent": user_agent}
-    return collect(list(seeds), radius, store=target,
-                   source=StoreSource(source, in_limit=in_limit) if source is not None else None,
-                   endpoint=endpoint, max_neighbours=max_neighbours, select=select,
-                   layer_budget=layer_budget, selector=selector, in_limit=in_limit, progress=progress,
-                   **extra)
-
-
 @dataclass(frozen=True)
 class Neighbourhood:
-    """What :func:`evidence_graph` yields: the graph, the store behind it, the crosswalk
-    used and the collection report (``None`` with ``collect=False``)."""
+    """What :func:`evidence_graph` yields: the graph (with its relation classifier), the
+    store behind it and the collection report (``None`` with ``collect=False``)."""
 
     graph: EvidenceGraph
     store: Store
-    classifier: RelationClassifier
     collected: CollectReport | None
+
+    @property
+    def classifier(self) -> RelationClassifier:
+        """The relation classes of the graph's properties (the graph's own)."""
+        return self.graph.classifier
+
+
+def _endpoint(endpoint: EndpointSettings | str | None) -> EndpointSettings | None:
+    if endpoint is None or isinstance(endpoint, EndpointSettings):
+        return endpoint
+    if not isinstance(endpoint, str) or not endpoint.strip():
+        raise InvalidInput(f"endpoint: give a SPARQL endpoint URL, got {endpoint!r}").about("endpoint")
+    return EndpointSettings(url=endpoint)
 
 
 @contextmanager
 def evidence_graph(seeds: Sequence[str], *, store: Store | str | Path | None = None,
-                   endpoint: str | None = None, max_hops: int = 7, max_neighbours: int = 30,
-                   select: int = 10, layer_budget: int | None = 1000,
-                   policy: TraversalPolicy | None = None, selector: Selector | None = None,
-                   target: Store | None = None, collect: bool = True, in_limit: int = 100,
-                   user_agent: str | None = None, progress: Progress | None = None
-                   ) -> Iterator[Neighbourhood]:
+                   endpoint: EndpointSettings | str | None = None, radius: int | None = None,
+                   limits: CrawlLimits | None = None, policy: TraversalPolicy | None = None,
+                   selector: Selector | None = None, target: Store | None = None, collect: bool = True,
+                   progress: Progress | None = None) -> Iterator[Neighbourhood]:
     """Collect the neighbourhood of ``seeds`` and build the evidence graph over it.
 
-    A context manager yielding a :class:`Neighbourhood`: the graph, the store it was
-    built from (statements, qualifiers, references and provenance are read from it), the
-    crosswalk used and the collection report; stores it opened are closed on exit.
-    ``collect=False`` takes the whole source store as the neighbourhood (no caps).
+    A context manager yielding a :class:`Neighbourhood`: the graph (carrying its relation
+    classifier), the store it was built from (statements, qualifiers, references and
+    provenance are read from it) and the collection report; stores it opened are closed
+    on exit. The source is ``endpoint``, ``store`` (a :class:`Store` or a store file,
+    read only) or by default the bundled sample; the crawl goes to ``radius`` (default:
+    :class:`~chaingraph.settings.ChainBounds`' ``max_hops``) under ``limits``.
+    ``collect=False`` takes the whole source store as the neighbourhood (no caps, so
+    ``limits`` and ``selector`` are refused).
     """
-    seeds = [qid(s, field="--seed") for s in seeds]
-    if endpoint is not None and store is not None:
-        raise InvalidInput("give either --endpoint or --store as the source, not both")
+    seeds = [qid(s, field="seeds") for s in seeds]
+    settings = _endpoint(endpoint)
+    if settings is not None and store is not None:
+        raise InvalidInput("endpoint: give either an endpoint or a store as the source, not both"
+                           ).about("endpoint")
+    if not collect:
+        for name, given in (("limits", limits), ("selector", selector), ("target", target),
+                            ("endpoint", settings)):
+            if given is not None:
+                raise InvalidInput(f"{name}: collect=False takes the whole source store as the "
+                                   f"neighbourhood, so {name} cannot apply; drop it or collect").about(name)
+    radius = ChainBounds().max_hops if radius is None else radius
     policy = policy or TraversalPolicy()
     with ExitStack() as stack:
         source: Store | None = None
-        if endpoint is None:
+        if settings is None:
             source, opened = _open_source(store)
             if opened:
                 stack.callback(source.close)
         built_from: Store
         report: CollectReport | None = None
         if collect:
+            from chaingraph.collect import collect as crawl
+
             if target is None:
                 target = Store()
                 stack.callback(target.close)
             if progress:
-                progress(f"collecting {len(seeds)} seed(s) to radius {max_hops} from "
-                         f"{_source_description(store, endpoint)}")
-            report = _collect(seeds, source=source, endpoint=endpoint, radius=max_hops,
-                              max_neighbours=max_neighbours, select=select, layer_budget=layer_budget,
-                              selector=selector, in_limit=in_limit, user_agent=user_agent,
-                              target=target, progress=progress is not None)
+                progress(f"collecting {len(seeds)} seed(s) to radius {radius} from "
+                         f"{_source_description(store, settings)}")
+            report = crawl(seeds, radius, store=target, source=source, endpoint=settings, limits=limits,
+                           selector=selector, progress=progress is not None)
             built_from = target
         else:
-            if source is None:
-                raise InvalidInput("collect=False needs a store as the source, not an endpoint")
+            assert source is not None
             built_from = source
-        props = [row[0] for row in built_from.con.execute(
-            "SELECT DISTINCT property FROM statements ORDER BY 1").fetchall()]
-        classifier = relation_classifier(props, built_from)
-        graph = EvidenceGraph.from_store(built_from, policy=policy, classify=classifier.relation)
-        yield Neighbourhood(graph, built_from, classifier, report)
+        yield Neighbourhood(EvidenceGraph.from_store(built_from, policy=policy), built_from, report)
 
 
 def _provenance(sources: Sequence[dict[str, Any]]) -> tuple[Provenance, ...]:
@@ -220,17 +197,19 @@ def _provenance(sources: Sequence[dict[str, Any]]) -> tuple[Provenance, ...]:
     return tuple(out)
 
 
-def chain_record(graph: EvidenceGraph, chain: Chain, *, store: Store | None, classifier: RelationClassifier,
+def chain_record(graph: EvidenceGraph, chain: Chain, *, store: Store | None,
                  parameters: ChainParameters, table: TypeTable | None = None,
                  verifier: EdgeVerifier | None = None, timeline: Timeline | None = None) -> ChainRecord:
     """The :class:`ChainRecord` of one chain: nodes with label, type and familiarity; steps
-    with property, relation class and rule, direction, statement, qualifiers, references
-    and provenance (from ``store``), each step's time window and sensitivity (from
-    ``timeline``, default the graph's or one read from ``store``), verification confidence,
-    k and ``s_div``; ``as_of`` from the graph's policy."""
+    with property, relation class and rule (from the graph's classifier, the same one
+    ``s_div`` is ranked with), direction, statement, qualifiers, references and provenance
+    (from ``store``), each step's time window and sensitivity (from ``timeline``, default
+    the graph's or one read from ``store``), verification confidence, k and ``s_div``;
+    ``as_of`` from the graph's policy."""
     from chaingraph.ranking import score_chain
 
     table = table or default_type_table()
+    classifier = graph.classifier
     verifier = verifier or AcceptAll()
     timeline = timeline or graph.timeline or (Timeline.from_store(store) if store is not None else None)
     ranked = score_chain(graph, chain, table)
@@ -288,70 +267,65 @@ class StableSteps:
     def __call__(self, graph: EvidenceGraph, edge: int, source: int) -> Verdict:
         reason = self.timeline.sensitivity(graph.edge_statement(edge), graph.edge_property(edge))
         if reason != "stable":
-            return Verdict(False, 0.0, f"time-sensitive statement ({reason}); --stable-only keeps "
+            return Verdict(False, 0.0, f"time-sensitive statement ({reason}); stable_only keeps "
                            "stable steps")
         return self.inner(graph, edge, source)
 
 
-def expand(seeds: Sequence[str], *, store: Store | str | Path | None = None, endpoint: str | None = None,
-           min_hops: int = 5, max_hops: int = 7, max_neighbours: int = 30, select: int = 10,
-           layer_budget: int | None = 1000, top: int = 20, policy: TraversalPolicy | None = None,
+def expand(seeds: Sequence[str], *, store: Store | str | Path | None = None,
+           endpoint: EndpointSettings | str | None = None, bounds: ChainBounds | None = None,
+           limits: CrawlLimits | None = None, policy: TraversalPolicy | None = None,
            verifier: EdgeVerifier | None = None, selector: Selector | None = None,
            types: TypeTable | None = None, target: Store | None = None, collect: bool = True,
-           in_limit: int = 100, user_agent: str | None = None, progress: Progress | None = None,
-           as_of: str | None = None, stable_only: bool = False) -> ExpandResult:
+           progress: Progress | None = None, min_hops: int | None = None, max_hops: int | None = None,
+           top: int | None = None, as_of: str | None = None, stable_only: bool = False) -> ExpandResult:
     """Collect, enumerate, rank and record: the ``top`` chains of each seed.
 
-    ``as_of`` (ISO date, month or year) keeps only statements valid on that date — chains,
-    the shortcut proof and the records all use that graph (DESIGN §11); ``stable_only``
-    keeps only chains whose every step is time-stable.
+    ``as_of`` (ISO date, month or year; a shortcut for ``policy.as_of``) keeps only
+    statements valid on that date — chains, the shortcut proof and the records all use that
+    graph (DESIGN §11); ``stable_only`` keeps only chains whose every step is time-stable.
 
-    Source: ``endpoint`` (SPARQL URL), ``store`` (a :class:`Store` or the path of a store
-    file, read only), or by default the bundled sample. The neighbour cap
-    (``max_neighbours``), ``select``, ``layer_budget`` and the in-edge cap ``in_limit``
-    apply to every source alike; ``user_agent`` is sent to SPARQL endpoints.
-    ``target`` receives the collected statements (in memory by default).
+    Source: ``endpoint`` (:class:`~chaingraph.settings.EndpointSettings` or a SPARQL URL),
+    ``store`` (a :class:`Store` or the path of a store file, read only), or by default the
+    bundled sample. ``limits`` (crawl caps) apply to every source alike; ``bounds`` are
+    the chain lengths and ``top`` (``min_hops``, ``max_hops`` and ``top`` are shortcuts
+    for its fields); ``policy`` decides which statements are steps. ``target`` receives
+    the collected statements (in memory by default).
     """
-    seeds = [qid(s, field="--seed") for s in seeds]
+    seeds = [qid(s, field="seeds") for s in seeds]
     if not seeds:
-        raise InvalidInput("give at least one --seed (a Q-id such as Q42)")
-    min_hops, max_hops = validate_bounds(min_hops, max_hops)
-    if isinstance(top, bool) or not isinstance(top, int) or top < 1:
-        raise ChainRuleError(f"--top must be a positive integer, got {top!r}")
-    policy = policy or TraversalPolicy()
-    if as_of is not None:
-        policy = replace(policy, as_of=parse_as_of(as_of).text)
+        raise InvalidInput("seeds: give at least one seed (a Q-id such as Q42)").about("seeds")
+    bounds = merged(ChainBounds, bounds, min_hops=min_hops, max_hops=max_hops, top=top)
+    policy = merged(TraversalPolicy, policy, as_of=as_of)
     table = types or default_type_table()
+    settings = _endpoint(endpoint)
     records: list[ChainRecord] = []
     summaries: list[SeedSummary] = []
-    with evidence_graph(seeds, store=store, endpoint=endpoint, max_hops=max_hops,
-                        max_neighbours=max_neighbours, select=select, layer_budget=layer_budget,
+    with evidence_graph(seeds, store=store, endpoint=settings, radius=bounds.max_hops, limits=limits,
                         policy=policy, selector=selector, target=target, collect=collect,
-                        in_limit=in_limit, user_agent=user_agent, progress=progress) as hood:
-        graph, built_from, classifier = hood.graph, hood.store, hood.classifier
-        parameters = ChainParameters.model_validate({
-            "min_hops": min_hops, "max_hops": max_hops,
-            "max_neighbours": max_neighbours if collect else None, "select": select if collect else None,
-            "layer_budget": layer_budget if collect else None, "policy": policy.describe(),
-            "source": _source_description(store, endpoint), "top": top, "type_table": table.source,
-            "verifier": type(verifier or AcceptAll()).__name__,
-            "selector": getattr(selector, "__name__", type(selector).__name__) if selector else "first_k",
-            "in_limit": hood.collected.in_limit if hood.collected else None,
-            "collect_run": hood.collected.run_id if hood.collected else None, "stable_only": stable_only})
+                        progress=progress) as hood:
+        graph, built_from = hood.graph, hood.store
+        parameters = ChainParameters(
+            bounds=bounds, limits=hood.collected.limits if hood.collected else None, policy=policy,
+            source=_source_description(store, settings), type_table=table.source,
+            type_inventory=table.inventory, verifier=type(verifier or AcceptAll()).__name__,
+            selector=(getattr(selector, "__name__", type(selector).__name__) if selector else "first_k")
+            if collect else None,
+            collect_run=hood.collected.run_id if hood.collected else None, stable_only=stable_only)
         timeline = graph.timeline or Timeline.from_store(built_from)
         if stable_only:
             verifier = StableSteps(timeline, verifier or AcceptAll())
         for seed in seeds:
             started = time.perf_counter()
             if progress:
-                progress(f"enumerating chains of {min_hops}-{max_hops} hops from {seed}")
+                progress(f"enumerating chains of {bounds.min_hops}-{bounds.max_hops} hops from {seed}")
             if seed not in graph:
                 raise UnknownEntity(seed, "the collected evidence graph",
                                     "check the id, or collect from a source that holds it")
-            best = top_chains(graph, seed, top, min_hops, max_hops, verifier=verifier, table=table)
-            records += [chain_record(graph, r.chain, store=built_from, classifier=classifier,
-                                     parameters=parameters, table=table, verifier=verifier,
-                                     timeline=timeline) for r in best]
+            best = top_chains(graph, seed, bounds.top, bounds.min_hops, bounds.max_hops, verifier=verifier,
+                              table=table)
+            records += [chain_record(graph, r.chain, store=built_from, parameters=parameters, table=table,
+                                     verifier=verifier, timeline=timeline) for r in best]
             summaries.append(SeedSummary(seed, len(best), best[0].s_div if best else None,
                                          time.perf_counter() - started))
         vcount, ecount = graph.vcount(), graph.ecount()
@@ -359,24 +333,24 @@ def expand(seeds: Sequence[str], *, store: Store | str | Path | None = None, end
     return ExpandResult(tuple(records), tuple(summaries), parameters, vcount, ecount, collected)
 
 
-def explain_path(path: Sequence[str], *, store: Store | str | Path | None = None, endpoint: str | None = None,
-                 min_hops: int = 5, max_hops: int = 7, max_neighbours: int = 30,
-                 select: int = 10, layer_budget: int | None = 1000,
-                 policy: TraversalPolicy | None = None, verifier: EdgeVerifier | None = None,
-                 selector: Selector | None = None, collect: bool = True, in_limit: int = 100,
-                 user_agent: str | None = None, progress: Progress | None = None,
+def explain_path(path: Sequence[str], *, store: Store | str | Path | None = None,
+                 endpoint: EndpointSettings | str | None = None, bounds: ChainBounds | None = None,
+                 limits: CrawlLimits | None = None, policy: TraversalPolicy | None = None,
+                 verifier: EdgeVerifier | None = None, selector: Selector | None = None,
+                 collect: bool = True, progress: Progress | None = None,
+                 min_hops: int | None = None, max_hops: int | None = None,
                  as_of: str | None = None) -> Explanation:
     """Collect around the path's first node exactly as :func:`expand` would, then say
     why the path is or is not a valid chain (:func:`~chaingraph.chains.explain_chain`);
-    with ``as_of``, a step whose statement does not hold on that date is named with its window."""
+    with ``as_of`` (shortcut for ``policy.as_of``) a step whose statement does not hold on
+    that date is named with its window.
+    ``path`` is a sequence of ids, node first, with optional property ids between nodes."""
     items = [p.strip() for p in path if p.strip()]
     if not items or not is_item_id(items[0]):
-        raise ChainRuleError(f"--explain {','.join(items)}: a path starts with its seed (a Q-id)")
-    min_hops, max_hops = validate_bounds(min_hops, max_hops)
-    if as_of is not None:
-        policy = replace(policy or TraversalPolicy(), as_of=parse_as_of(as_of).text)
-    with evidence_graph([items[0]], store=store, endpoint=endpoint, max_hops=max_hops,
-                        max_neighbours=max_neighbours, select=select, layer_budget=layer_budget,
-                        policy=policy, selector=selector, collect=collect, in_limit=in_limit,
-                        user_agent=user_agent, progress=progress) as hood:
-        return explain_chain(hood.graph, items, min_hops=min_hops, max_hops=max_hops, verifier=verifier)
+        raise ChainRuleError(f"path: {','.join(items)}: a path starts with its seed (a Q-id)").about("path")
+    bounds = merged(ChainBounds, bounds, min_hops=min_hops, max_hops=max_hops)
+    policy = merged(TraversalPolicy, policy, as_of=as_of)
+    with evidence_graph([items[0]], store=store, endpoint=endpoint, radius=bounds.max_hops, limits=limits,
+                        policy=policy, selector=selector, collect=collect, progress=progress) as hood:
+        return explain_chain(hood.graph, items, min_hops=bounds.min_hops, max_hops=bounds.max_hops,
+                             verifier=verifier)

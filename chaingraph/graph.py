@@ -1,6 +1,6 @@
 """The evidence graph: an igraph view of the store under one traversal policy.
 
-:class:`TraversalPolicy` decides which statements are chain steps (DESIGN §2). The chain
+:class:`~chaingraph.settings.TraversalPolicy` decides which statements are chain steps (DESIGN §2). The chain
 engine, the shortcut check and clue ablation all read the same :class:`EvidenceGraph`, so
 a path the engine may walk is exactly a path the checks see.
 
@@ -22,15 +22,15 @@ a path the engine may walk is exactly a path the checks see.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import igraph as ig
 
+from chaingraph.crosswalk.relations import RelationClassifier, relation_classifier
 from chaingraph.errors import UnknownEntity
 from chaingraph.ids import is_item_id
-from chaingraph.timeline import parse_as_of
+from chaingraph.settings import TraversalPolicy
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -38,67 +38,29 @@ if TYPE_CHECKING:
     from chaingraph.store import Store
     from chaingraph.timeline import Timeline
 
-__all__ = ["EvidenceGraph", "TraversalPolicy"]
+__all__ = ["EvidenceGraph"]
 
-DEFAULT_CLASS_PROPERTIES = frozenset({"P31", "P279"})
 #: property datatypes (JSON spelling) whose statements may become literal nodes
 LITERAL_DATATYPES = frozenset({"time", "quantity", "string", "monolingualtext", "globe-coordinate"})
-
-
-@dataclass(frozen=True)
-class TraversalPolicy:
-    """Which statements are steps. Defaults follow DESIGN §2.
-
-    ``hub_limit``: an entity with more incident step edges than this is not walked
-    through (``None`` disables the limit). ``properties`` restricts steps to a set of
-    properties; ``excluded_properties`` removes some.
-
-    >>> TraversalPolicy(hub_limit=3).allows("P31"), TraversalPolicy().allows("P361")
-    (False, True)
-    """
-
-    class_properties: frozenset[str] = DEFAULT_CLASS_PROPERTIES
-    hub_limit: int | None = 1000
-    include_literals: bool = False
-    excluded_properties: frozenset[str] = field(default_factory=frozenset)
-    properties: frozenset[str] | None = None
-    as_of: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.as_of is not None:
-            object.__setattr__(self, "as_of", parse_as_of(self.as_of).text)
-
-    def allows(self, property_id: str) -> bool:
-        """True when statements of this property may be chain steps."""
-        if property_id in self.class_properties or property_id in self.excluded_properties:
-            return False
-        return self.properties is None or property_id in self.properties
-
-    def describe(self) -> dict[str, Any]:
-        """A JSON-ready description, recorded in every chain record."""
-        return {
-            "class_properties": sorted(self.class_properties),
-            "hub_limit": self.hub_limit,
-            "include_literals": self.include_literals,
-            "excluded_properties": sorted(self.excluded_properties),
-            "properties": None if self.properties is None else sorted(self.properties),
-            "as_of": self.as_of,
-        }
 
 
 class EvidenceGraph:
     """A directed igraph graph (Wikidata direction) with id maps and adjacency lists.
 
     Vertex attribute ``name`` (Q-id or literal id), ``literal`` (bool); edge attributes
-    ``property``, ``statement_id``, ``relation`` (class from ``classify``, or ``None``).
+    ``property``, ``statement_id``, ``relation`` (class from :attr:`classifier`, or ``None``).
     Build with :meth:`from_store` or :meth:`from_edges`.
+
+    :attr:`classifier` is the one source of relation classes for everything built on the
+    graph (ranking, chain records, audits of what it produced).
     """
 
     def __init__(self, graph: ig.Graph, classes: dict[str, tuple[str, ...]],
                  policy: TraversalPolicy, labels: dict[str, str] | None = None,
                  sitelinks: dict[str, int] | None = None,
                  class_statements: dict[str, dict[str, tuple[str, ...]]] | None = None, *,
-                 excluded_edges: Sequence[tuple[str, str, str, str]] = ()) -> None:
+                 excluded_edges: Sequence[tuple[str, str, str, str]] = (),
+                 classifier: RelationClassifier | None = None) -> None:
         self.graph = graph
         self.policy = policy
         self.classes = classes
@@ -119,9 +81,11 @@ class EvidenceGraph:
         self._index = {n: i for i, n in enumerate(self._names)}
         self._props: list[str] = list(graph.es["property"]) if graph.ecount() else []
         self._sids: list[str] = list(graph.es["statement_id"]) if graph.ecount() else []
-        self._relations: tuple[str | None, ...] = (
-            tuple(graph.es["relation"]) if graph.ecount() and "relation" in graph.es.attributes()
-            else (None,) * graph.ecount())
+        #: relation class and rule per property: the one source of relation classes
+        self.classifier = (classifier if classifier is not None
+                           else relation_classifier(sorted(set(self._props))))
+        self._relations: tuple[str | None, ...] = tuple(self.classifier.relation(p) for p in self._props)
+        graph.es["relation"] = list(self._relations)
         self._literal = [not is_item_id(n) for n in self._names]
         # Adjacency sorted by (neighbour name, property, statement id): deterministic order.
         adj: list[list[tuple[int, int, bool]]] = [[] for _ in self._names]
@@ -140,9 +104,10 @@ class EvidenceGraph:
     def from_edges(cls, edges: Iterable[Sequence[str]], *, policy: TraversalPolicy | None = None,
                    literals: Iterable[tuple[str, str, str]] = (),
                    labels: dict[str, str] | None = None, sitelinks: dict[str, int] | None = None,
-                   classify: Callable[[str], str | None] | None = None) -> EvidenceGraph:
+                   classifier: RelationClassifier | None = None) -> EvidenceGraph:
         """Build from ``(statement_id, subject, property, object)`` item edges and optional
-        ``(statement_id, subject, property)`` literal statements."""
+        ``(statement_id, subject, property)`` literal statements. Relation classes come
+        from ``classifier`` (default: the shipped crosswalk on the graph's properties)."""
         policy = policy or TraversalPolicy()
         classes: dict[str, list[str]] = {}
         by_property: dict[str, dict[str, list[str]]] = {}
@@ -180,17 +145,18 @@ class EvidenceGraph:
         g.vs["name"] = list(names)
         g.es["property"] = props
         g.es["statement_id"] = sids
-        g.es["relation"] = [classify(p) if classify else None for p in props]
         return cls(g, {k: tuple(sorted(set(v))) for k, v in classes.items()}, policy,
                    labels=labels, sitelinks=sitelinks,
                    class_statements={p: {k: tuple(sorted(set(v))) for k, v in m.items()}
                                      for p, m in by_property.items()},
-                   excluded_edges=excluded)
+                   excluded_edges=excluded, classifier=classifier)
 
     @classmethod
     def from_store(cls, store: Store, *, policy: TraversalPolicy | None = None,
-                   classify: Callable[[str], str | None] | None = None) -> EvidenceGraph:
-        """Build from every traversable statement in ``store``."""
+                   classifier: RelationClassifier | None = None) -> EvidenceGraph:
+        """Build from every traversable statement in ``store``. Relation classes come from
+        ``classifier`` (default: the shipped crosswalk, told what ``store`` knows of each
+        property)."""
         policy = policy or TraversalPolicy()
         cols = store.edge_arrays()
         dated = None
@@ -216,8 +182,11 @@ class EvidenceGraph:
             "SELECT id, label FROM entities WHERE label IS NOT NULL").fetchall())
         sitelinks = dict(store.con.execute(
             "SELECT id, sitelinks FROM entities WHERE sitelinks IS NOT NULL").fetchall())
+        if classifier is None:
+            classifier = relation_classifier(
+                sorted(set(cols["property"].tolist()) | {p for _, _, p in literals}), store)
         graph = cls.from_edges(edges, policy=policy, literals=literals, labels=labels,
-                               sitelinks=sitelinks, classify=classify)
+                               sitelinks=sitelinks, classifier=classifier)
         if dated is not None:
             graph.timeline = dated.timeline
             graph.time_excluded = dated.invalid

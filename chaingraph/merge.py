@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import deque
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -24,7 +23,7 @@ from chaingraph.chains import AcceptAll, EdgeVerifier
 from chaingraph.errors import ChainRuleError
 from chaingraph.explain import Violation
 from chaingraph.graph import EvidenceGraph
-from chaingraph.ranking import TYPES, s_div
+from chaingraph.ranking import s_div
 from chaingraph.records import ChainNode, ChainRecord, ChainStep, MergeNote
 
 __all__ = ["SAME_AS", "AliasJudge", "DefaultJudge", "MergeOutcome", "merge_adjacent", "normalise_label"]
@@ -71,7 +70,7 @@ class MergeOutcome:
 
 
 def merge_adjacent(graph: EvidenceGraph, chain: ChainRecord, i: int, *, judge: AliasJudge | None = None,
-                   verifier: EdgeVerifier | None = None, inventory: Sequence[str] = TYPES) -> MergeOutcome:
+                   verifier: EdgeVerifier | None = None) -> MergeOutcome:
     """Contract nodes ``i`` and ``i + 1`` of ``chain`` (the one nearer the seed is kept).
 
     Raises :class:`~chaingraph.errors.ChainRuleError` when ``i`` is not a position of two
@@ -99,17 +98,18 @@ def merge_adjacent(graph: EvidenceGraph, chain: ChainRecord, i: int, *, judge: A
     ids = [n.id for n in nodes]
     if len(set(ids)) < len(ids):
         violations.append(Violation("repeat", "a node repeats after the merge"))
-    if k < params.min_hops:
-        violations.append(Violation("too_short", f"{k} hops < min_hops {params.min_hops} after the merge"))
-    if k > params.max_hops:
-        violations.append(Violation("too_long", f"{k} hops > max_hops {params.max_hops} after the merge"))
+    bounds = params.bounds
+    if k < bounds.min_hops:
+        violations.append(Violation("too_short", f"{k} hops < min_hops {bounds.min_hops} after the merge"))
+    if k > bounds.max_hops:
+        violations.append(Violation("too_long", f"{k} hops > max_hops {bounds.max_hops} after the merge"))
     violations += _shortcuts(graph, ids, kept.id, dropped.id)
     types = tuple(sorted({n.type for n in nodes if n.type is not None}))
     relations = tuple(sorted({s.relation_class for s in steps if s.relation_class is not None}))
     confidence = min((s.confidence for s in steps), default=1.0)
     record = chain.model_copy(update={
         "nodes": tuple(nodes), "steps": tuple(steps), "k": k,
-        "s_div": s_div(len(types), len(relations), k, len(inventory)) if k else 0.0,
+        "s_div": s_div(len(types), len(relations), k, len(chain.parameters.type_inventory)) if k else 0.0,
         "types": types, "relation_classes": relations, "verification_confidence": confidence,
         "merged": (*chain.merged, MergeNote(kept=kept.id, dropped=dropped.id, reason=reason))})
     return MergeOutcome(record, not violations, tuple(violations))

@@ -62,7 +62,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from chaingraph.errors import ChaingraphError, InvalidInput, InvalidTask, UnknownEntity
-from chaingraph.graph import EvidenceGraph, TraversalPolicy
+from chaingraph.graph import EvidenceGraph
 from chaingraph.patterns import (
     EmbeddedValues,
     PatternResult,
@@ -74,6 +74,7 @@ from chaingraph.patterns import (
     value_key,
 )
 from chaingraph.records import Level, difficulty_level
+from chaingraph.settings import TraversalPolicy
 from chaingraph.store import Store
 from chaingraph.tasks import SolverResult, Task, load_task
 from chaingraph.timeline import Sensitivity, Timeline, overall, parse_as_of
@@ -307,16 +308,15 @@ def _fuse(operation: str, values: Sequence[tuple[str, Value]], minuend: str | No
 
 # -- graphs -------------------------------------------------------------------------
 def policy_for(task: Task, as_of: str | None = None) -> TraversalPolicy:
-    """The traversal policy a task names (literal nodes on when a target is a value); its
-    ``as_of`` date unless ``as_of`` overrides it."""
-    spec = task.policy
-    literals = spec.include_literals
-    if literals is None:
-        literals = any(c.target.value is not None for c in task.components)
-    return TraversalPolicy(class_properties=frozenset(spec.class_properties), hub_limit=spec.hub_limit,
-                           include_literals=literals, excluded_properties=frozenset(spec.excluded_properties),
-                           properties=None if spec.properties is None else frozenset(spec.properties),
-                           as_of=as_of if as_of is not None else task.as_of)
+    """The traversal policy a task names; unless the task says otherwise, literal nodes are
+    on exactly when some component's target is a value. ``as_of`` overrides the policy's date."""
+    policy = task.policy
+    if as_of is not None:
+        policy = policy.model_copy(update={"as_of": as_of})
+    if "include_literals" in task.policy.model_fields_set:
+        return policy
+    literals = any(c.target.value is not None for c in task.components)
+    return policy.model_copy(update={"include_literals": literals})
 
 
 @dataclass
@@ -336,7 +336,7 @@ class GraphCache:
         where = self.store if self.store is not None else task.store
         if where is None and task.evidence is None:
             raise InvalidTask("the task has neither 'evidence' nor 'store'; embed its evidence subgraph "
-                              "or pass --store", path="evidence", file=file)
+                              "or pass `store`", path="evidence", file=file)
         if where is not None and (self.store is not None or task.evidence is None):
             path = Path(where)
             if not path.is_absolute() and base is not None and self.store is None:

@@ -32,12 +32,10 @@ from typing import NamedTuple
 from chaingraph.chains import Chain, ChainDag, EdgeVerifier, shortest_path_dag, validate_bounds
 from chaingraph.errors import ChainRuleError, InvalidInput
 from chaingraph.graph import EvidenceGraph
+from chaingraph.records import TYPES
 from chaingraph.resources import data_file
 
 __all__ = [
-    "ALPHA",
-    "BETA",
-    "TYPES",
     "RankedChain",
     "TypeTable",
     "chain_types",
@@ -51,9 +49,6 @@ __all__ = [
     "top_chains",
 ]
 
-#: The entity-type inventory T (DESIGN §4), in tie-break priority order; Value is for literals.
-TYPES = ("Person", "Organization", "Location", "Event", "Product", "Work", "Symbol", "Concept", "Value")
-ALPHA, BETA = 0.6, 0.4
 _A_NUM, _B_NUM, _DEN = 3, 2, 5  # α = 3/5, β = 2/5, exactly
 MAX_RELATION_DENOMINATOR = 7
 
@@ -212,7 +207,7 @@ def top_chains(graph: EvidenceGraph, seed: int | str, n: int = 20, min_hops: int
     beat the n-th best found so far."""
     min_hops, max_hops = validate_bounds(min_hops, max_hops)
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise ChainRuleError(f"n (--top) must be a positive integer, got {n!r}")
+        raise ChainRuleError(f"n: must be a positive integer, got {n!r}").about("n")
     table = table or default_type_table()
     dag = shortest_path_dag(graph, seed, min_hops, max_hops)
     return _BranchAndBound(graph, dag, n, min_hops, max_hops, verifier, table).run()

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from chaingraph.settings import ChainBounds, CrawlLimits, TraversalPolicy
 from chaingraph.timeline import Sensitivity, TimeWindow
 from chaingraph.values import Value
 
@@ -38,7 +39,13 @@ __all__ = [
     "difficulty_level",
 ]
 
-CHAIN_SCHEMA_VERSION = "chaingraph.chain/1"
+CHAIN_SCHEMA_VERSION = "chaingraph.chain/2"
+#: the entity-type inventory T (DESIGN §4) in tie-break priority order (Value is for literals),
+#: and the weights of s_div; ranking uses these
+TYPES = ("Person", "Organization", "Location", "Event", "Product", "Work", "Symbol", "Concept", "Value")
+ALPHA, BETA = 0.6, 0.4
+_FLAT_BOUNDS = frozenset({"min_hops", "max_hops", "top"})
+_FLAT_LIMITS = frozenset({"max_neighbours", "select", "layer_budget", "in_limit"})
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 Direction = Literal["forward", "backward"]
@@ -124,18 +131,44 @@ class MergeNote(BaseModel):
 
 
 class ChainParameters(BaseModel):
-    """Everything that produced the chain, so it can be reproduced."""
+    """Everything that produced the chain, so it can be reproduced: the chain ``bounds``,
+    the crawl ``limits`` (``None`` when the whole source store was the neighbourhood), the
+    traversal ``policy``, the ``source``, the type table and its inventory (with α and β,
+    ``s_div`` is recomputable from the record alone), the verifier and selector plug-ins
+    and the collect run. Undeclared keys are refused; a ``chaingraph.chain/1`` record's flat
+    parameters (``min_hops``, ``max_neighbours``, ...) are read into this shape.
 
-    model_config = ConfigDict(frozen=True, extra="allow")
-    min_hops: int = 5
-    max_hops: int = 7
-    max_neighbours: int | None = None
-    select: int | None = None
-    layer_budget: int | None = None
-    policy: dict[str, Any] = Field(default_factory=dict)
+    >>> ChainParameters.model_validate({"min_hops": 6, "max_neighbours": 3}).bounds.min_hops
+    6
+    """
+
+    model_config = _FROZEN
+    bounds: ChainBounds = ChainBounds()
+    limits: CrawlLimits | None = None
+    policy: TraversalPolicy = TraversalPolicy()
     source: str | None = None
-    alpha: float = 0.6
-    beta: float = 0.4
+    type_table: str | None = None
+    type_inventory: tuple[str, ...] = TYPES
+    verifier: str | None = None
+    selector: str | None = None
+    collect_run: str | None = None
+    stable_only: bool = False
+    alpha: float = ALPHA
+    beta: float = BETA
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_flat(cls, data: Any) -> Any:
+        """Read version-1 records, whose parameters were one flat mapping."""
+        if not isinstance(data, dict) or not (_FLAT_BOUNDS | _FLAT_LIMITS) & data.keys():
+            return data
+        data = dict(data)
+        bounds = {k: data.pop(k) for k in _FLAT_BOUNDS if k in data}
+        limits = {k: v for k in _FLAT_LIMITS if (v := data.pop(k, None)) is not None}
+        data.setdefault("bounds", bounds)
+        if limits:
+            data.setdefault("limits", limits)
+        return data
 
 
 class ChainRecord(BaseModel):

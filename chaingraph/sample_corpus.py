@@ -26,6 +26,7 @@ from typing import IO, Any
 
 from chaingraph.errors import InvalidInput
 from chaingraph.records import ChainParameters, ChainRecord
+from chaingraph.settings import ChainBounds
 
 __all__ = ["fused_tasks", "nested_tasks", "replicate_jsonl", "world_chain_records", "write_jsonl"]
 
@@ -63,7 +64,8 @@ def _records(
     path: Path, seeds: int, per_seed: int, min_hops: int, max_hops: int, crosswalk: Any
 ) -> Iterator[ChainRecord]:
     from chaingraph.chains import enumerate_chains
-    from chaingraph.expand import chain_record, relation_classifier
+    from chaingraph.crosswalk.relations import relation_classifier
+    from chaingraph.expand import chain_record
     from chaingraph.graph import EvidenceGraph
     from chaingraph.ranking import top_chains
     from chaingraph.sources.loaders import load
@@ -71,12 +73,11 @@ def _records(
 
     with Store() as store:
         load([path], store)
-        graph = EvidenceGraph.from_store(store)
-        classifier = relation_classifier(
-            [graph.edge_property(e) for e in range(graph.ecount())], store, crosswalk=crosswalk
-        )
+        classifier = relation_classifier(store.properties_used(), store, crosswalk=crosswalk)
+        graph = EvidenceGraph.from_store(store, classifier=classifier)
     params = ChainParameters(
-        min_hops=min_hops, max_hops=max_hops, policy=graph.policy.describe(), source=str(path.name)
+        bounds=ChainBounds(min_hops=min_hops, max_hops=max_hops, top=per_seed), policy=graph.policy,
+        source=str(path.name)
     )
     names = sorted(
         (graph.name(v) for v in range(graph.vcount()) if not graph.is_literal(v)), key=lambda q: (len(q), q)
@@ -92,7 +93,7 @@ def _records(
             by_length[k] = top_chains(graph, seed, share, k, k) if share > 0 else []
         for ranked in [r for k in sorted(by_length) for r in by_length[k]]:
             # store=None: the corpus is for audits, which need no qualifiers or provenance
-            yield chain_record(graph, ranked.chain, store=None, classifier=classifier, parameters=params)
+            yield chain_record(graph, ranked.chain, store=None, parameters=params)
         if productive >= seeds:
             return
 

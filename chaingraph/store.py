@@ -588,6 +588,11 @@ class Store:
         row = rows[0] if rows else None
         return None if row is None else PropertyInfo(row[0], row[1], row[2], tuple(row[3] or ()), row[4])
 
+    def properties_used(self) -> list[str]:
+        """Every property some statement uses, sorted."""
+        return [r[0] for r in self.con.execute(
+            "SELECT DISTINCT property FROM statements ORDER BY 1").fetchall()]
+
     def datatypes(self) -> dict[str, str]:
         """Datatype of every property the store knows."""
         return dict(self.con.execute(

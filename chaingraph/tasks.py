@@ -57,7 +57,8 @@ from pydantic import (
 
 from chaingraph.errors import InvalidId, InvalidTask
 from chaingraph.ids import pid, qid
-from chaingraph.timeline import Sensitivity, TimeWindow, parse_as_of
+from chaingraph.settings import TraversalPolicy
+from chaingraph.timeline import Sensitivity, TimeWindow
 from chaingraph.values import EntityValue, Value
 
 __all__ = [
@@ -69,7 +70,6 @@ __all__ = [
     "Evidence",
     "Fusion",
     "LiteralStatement",
-    "PolicySpec",
     "SolverEvidence",
     "SolverResult",
     "Target",
@@ -240,18 +240,6 @@ class Evidence(BaseModel):
     labels: dict[str, str] = Field(default_factory=dict)
 
 
-class PolicySpec(BaseModel):
-    """The traversal policy the task was built under (DESIGN §2); defaults as the engine's.
-    ``include_literals`` defaults to true exactly when some component target is a value."""
-
-    model_config = _FROZEN
-    hub_limit: int | None = 1000
-    class_properties: tuple[str, ...] = ("P31", "P279")
-    excluded_properties: tuple[str, ...] = ()
-    properties: tuple[str, ...] | None = None
-    include_literals: bool | None = None
-
-
 class SolverResult(BaseModel):
     model_config = _FROZEN
     answer: str | None = None
@@ -294,20 +282,13 @@ class Task(BaseModel):
     clues: tuple[Clue, ...] = ()
     evidence: Evidence | None = None
     store: str | None = None
-    policy: PolicySpec = Field(default_factory=PolicySpec)
+    policy: TraversalPolicy = TraversalPolicy()
     solver: SolverEvidence | None = None
     fusion: Fusion | None = None
-    as_of: str | None = Field(default=None, description=(
-        "the date the task's statements must hold on (ISO date, YYYY-MM or a year; DESIGN §11)"))
     time_sensitivity: Sensitivity | None = Field(default=None, description=(
         "stable only when every step and fused value is; else the first of ended, superseded, "
         "changing_property"))
     _file: str | None = PrivateAttr(default=None)
-
-    @field_validator("as_of")
-    @classmethod
-    def _as_of(cls, value: str | None) -> str | None:
-        return None if value is None else parse_as_of(value, field="as_of").text
 
     @property
     def file(self) -> str | None:

@@ -180,25 +180,25 @@ class AsOf:
     last: int
 
 
-def parse_as_of(text: str | int | AsOf, *, field: str = "--as-of") -> AsOf:
+def parse_as_of(text: str | int | AsOf, *, field: str = "as_of") -> AsOf:
     """Read an ISO date (``2010-05-31``), month (``2010-05``) or year (``2010``; ``-0043`` is
     44 BCE, as in ISO 8601). Anything else is one :class:`~chaingraph.errors.InvalidInput`
-    line naming ``field``.
+    line naming the parameter ``field`` (the CLI shows its flag, ``--as-of``).
 
     >>> a = parse_as_of("1990"); (a.text, day_text(a.first), day_text(a.last))
     ('1990', '1990-01-01', '1990-12-31')
     >>> try:
     ...     parse_as_of("1990-13-01")
     ... except InvalidInput as err:
-    ...     print(str(err)[:36])
-    --as-of '1990-13-01': not a date; gi
+    ...     print(str(err)[:34])
+    as_of: '1990-13-01' is not a date;
     """
     if isinstance(text, AsOf):
         return text
     raw = str(text).strip()
     m = _AS_OF.fullmatch(raw)
-    bad = InvalidInput(f"{field} {str(text)!r}: not a date; give an ISO date (2010-05-31), a month "
-                       "(2010-05) or a year (2010)")
+    bad = InvalidInput(f"{field}: {str(text)!r} is not a date; give an ISO date (2010-05-31), a month "
+                       "(2010-05) or a year (2010)").about(field)
     if m is None or isinstance(text, bool):
         raise bad
     year = int(m.group(1))
@@ -472,7 +472,7 @@ class Timeline:
         if found[0] and self.start[pos[0]] <= as_of.last and self.end[pos[0]] >= as_of.first:
             return (f"holds {window.describe()}, but a preferred-rank value of {self.property[pos[0]]} "
                     f"holds on {as_of.text} and hides it")
-        return f"holds {window.describe()}, not on {as_of.text} (--as-of)"
+        return f"holds {window.describe()}, not on {as_of.text}"
 
 
 class DatedStatements:

@@ -22,7 +22,8 @@ from chaingraph.chains import (
 )
 from chaingraph.errors import ChainRuleError, UnknownEntity
 from chaingraph.explain import explain_chain
-from chaingraph.graph import EvidenceGraph, TraversalPolicy
+from chaingraph.graph import EvidenceGraph
+from chaingraph.settings import TraversalPolicy
 from chaingraph.sources.loaders import load
 from chaingraph.store import Store
 

@@ -17,7 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chaingraph.chains import chain_blocks, chain_ids, enumerate_chains
-from chaingraph.graph import EvidenceGraph, TraversalPolicy
+from chaingraph.graph import EvidenceGraph
+from chaingraph.settings import TraversalPolicy
 
 Edge = tuple[str, str, str, str]
 World = tuple[list[Edge], list[tuple[str, str, str]], TraversalPolicy]

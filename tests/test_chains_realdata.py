@@ -18,7 +18,8 @@ import pytest
 
 from chaingraph.chains import chain_ids, distances, enumerate_chains
 from chaingraph.explain import explain_chain
-from chaingraph.graph import EvidenceGraph, TraversalPolicy
+from chaingraph.graph import EvidenceGraph
+from chaingraph.settings import TraversalPolicy
 
 pytestmark = pytest.mark.slow
 

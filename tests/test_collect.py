@@ -24,9 +24,9 @@ from sparql_server import FaultServer, OxigraphServer, codex_s_server, entities_
 from chaingraph.collect import CollectReport, collect
 from chaingraph.errors import EndpointUnavailable, InvalidId, InvalidInput, OfflineCacheMiss
 from chaingraph.ids import ENTITY
+from chaingraph.settings import CrawlLimits, EndpointSettings, RetryPolicy
 from chaingraph.sources.loaders import load
 from chaingraph.sources.neighbours import Neighbour
-from chaingraph.sources.sparql import RetryPolicy
 from chaingraph.sources.sparql_source import SparqlSource
 from chaingraph.sources.store_source import StoreSource
 from chaingraph.store import Store
@@ -124,7 +124,7 @@ def test_store_source_crawls_the_same_neighbourhood(
             SEEDS,
             2,
             store=target,
-            source=StoreSource(dump_store, in_limit=CAPS["in_limit"]),
+            source=StoreSource(dump_store, limits=CrawlLimits(in_limit=CAPS["in_limit"])),
             max_neighbours=CAPS["max_neighbours"],
             select=CAPS["select"],
         )
@@ -166,7 +166,8 @@ def test_requests_grow_with_batches_not_entities(
     _, batched = crawled
     with Store() as s:  # the reference pipeline's way: one entity per request
         one_by_one = SparqlSource(
-            world.url, store_for_cache=s, batch_size=1, describe_size=1, in_limit=CAPS["in_limit"]
+            EndpointSettings(url=world.url, batch_size=1), store_for_cache=s, describe_size=1,
+            limits=CrawlLimits(in_limit=CAPS["in_limit"]),
         )
         single = collect(
             SEEDS, 2, store=s, source=one_by_one, max_neighbours=CAPS["max_neighbours"], select=CAPS["select"]
@@ -296,13 +297,13 @@ def test_offline_replays_the_cache_without_network(
         r.con.execute(f"ATTACH '{path}' AS old (READ_ONLY)")
         r.con.execute("INSERT INTO responses SELECT * FROM old.responses")
         r.con.execute("DETACH old")
-        again = collect(SEEDS, 2, store=r, endpoint=world.url, offline=True, **CAPS)
+        again = collect(SEEDS, 2, store=r, endpoint=EndpointSettings(url=world.url, offline=True), **CAPS)
         assert again.requests == 0 and again.cache_hits == report.requests + report.cache_hits
         with Store(path, read_only=True) as s:
             for table in ("statements", "qualifiers", "sources", "statement_sources", "entities"):
                 assert rows(r, table) == rows(s, table), table
     with Store() as empty, pytest.raises(OfflineCacheMiss, match="run once without --offline"):
-        collect(SEEDS, 2, store=empty, endpoint=world.url, offline=True, **CAPS)
+        collect(SEEDS, 2, store=empty, endpoint=EndpointSettings(url=world.url, offline=True), **CAPS)
 
 
 def test_endpoint_dying_mid_crawl_keeps_everything_and_resumes(
@@ -312,13 +313,13 @@ def test_endpoint_dying_mid_crawl_keeps_everything_and_resumes(
     with FaultServer(world.url) as proxy, Store(tmp_path / "resume.duckdb") as s:
         proxy.script = ["ok"] * 12 + ["503"] * 20
         with pytest.raises(EndpointUnavailable, match=re.escape(proxy.url)):
-            collect(SEEDS, 2, store=s, endpoint=proxy.url, retry=FAST, **CAPS)
+            collect(SEEDS, 2, store=s, endpoint=EndpointSettings(url=proxy.url, retry=FAST), **CAPS)
         kept = s.con.execute("SELECT count(*) FROM statements").fetchone()[0]  # type: ignore[index]
         assert kept > 0
         assert s.con.execute("SELECT count(*) FROM crawl_entities").fetchone()[0] > 0  # type: ignore[index]
         sent_before = len(proxy.requests)
         proxy.script = []
-        done = collect(SEEDS, 2, store=s, endpoint=proxy.url, retry=FAST, **CAPS)
+        done = collect(SEEDS, 2, store=s, endpoint=EndpointSettings(url=proxy.url, retry=FAST), **CAPS)
         assert done.resumed > 0 and done.cache_hits > 0
         assert len(proxy.requests) - sent_before < clean.requests
         with Store(path, read_only=True) as c:
@@ -362,8 +363,13 @@ def test_malformed_seed_is_refused_before_any_request() -> None:
 def test_bad_arguments_are_refused(dump_store: Store) -> None:
     with Store() as s:
         for kwargs in ({"radius": -1}, {"radius": 1, "select": -2}, {"radius": 1, "layer_budget": 0}):
-            with pytest.raises(InvalidInput, match=f"{list(kwargs)[-1]} must be"):
+            name = list(kwargs)[-1]
+            with pytest.raises(InvalidInput, match=rf"^{name}: ") as caught:
                 collect(["Q1"], source=StoreSource(dump_store), store=s, **kwargs)
+            assert caught.value.parameter == name
+        # a setting the given source cannot honour is refused, not dropped
+        with pytest.raises(InvalidInput, match=r"^in_limit: the given source caps in-edges at 100, not 7"):
+            collect(["Q1"], 1, store=s, source=StoreSource(dump_store), in_limit=7)
         with pytest.raises(InvalidInput, match="either a source or an endpoint"):
             collect(["Q1"], 1, store=s, source=StoreSource(dump_store), endpoint="http://127.0.0.1:1/")
         with pytest.raises(InvalidInput, match="selector returned"):
@@ -426,7 +432,8 @@ def test_faults_mid_crawl_are_retried_and_change_nothing(
     path, clean = crawled
     with FaultServer(world.url, hang_seconds=3.5) as proxy, Store() as s:
         proxy.script = ["ok", "429", "ok", "500", "truncated", "ok", "hang", "garbage", "timeout-body", "502"]
-        report = collect(SEEDS, 2, store=s, endpoint=proxy.url, timeout=3.0, retry=FAST_ENOUGH, **CAPS)
+        report = collect(SEEDS, 2, store=s, **CAPS,
+                         endpoint=EndpointSettings(url=proxy.url, timeout=3.0, retry=FAST_ENOUGH))
         assert report.retries == 7
         assert report.requests == clean.requests + 7
         assert [lay.entities for lay in report.layers] == [lay.entities for lay in clean.layers]

@@ -13,10 +13,11 @@ from click.testing import CliRunner
 
 from chaingraph.chains import chain_ids, enumerate_chains
 from chaingraph.cli import cli
-from chaingraph.errors import ChainRuleError, InvalidId, InvalidInput, UnknownEntity
+from chaingraph.errors import InvalidId, InvalidInput, UnknownEntity
 from chaingraph.expand import evidence_graph, expand, explain_path
-from chaingraph.graph import EvidenceGraph, TraversalPolicy
+from chaingraph.graph import EvidenceGraph
 from chaingraph.records import ChainRecord
+from chaingraph.settings import ChainBounds, CrawlLimits, TraversalPolicy
 from chaingraph.sources.loaders import load
 from chaingraph.store import Store
 
@@ -52,8 +53,8 @@ def test_bundled_sample_is_the_default_source() -> None:
     assert [r.s_div for r in out.records] == sorted((r.s_div for r in out.records), reverse=True)
     assert best.crosswalk_version and all(s.relation_class for s in best.steps)
     assert best.parameters.source == "bundled:sample/douglas-adams.json"
-    assert best.parameters.max_neighbours == 30 and best.parameters.select == 10
-    assert best.parameters.policy["hub_limit"] == 1000
+    assert best.parameters.limits == CrawlLimits() and best.parameters.bounds == ChainBounds(top=3)
+    assert best.parameters.policy == TraversalPolicy()
     assert out.collected is not None and out.collected.entities_expanded > 0
     step = best.steps[0]
     assert step.statement_id.startswith("q42$") or step.statement_id.startswith("Q42$")
@@ -83,8 +84,8 @@ def test_store_file_source_with_the_collector_equals_the_full_world(world_file: 
 def test_neighbour_cap_applies_to_store_sources(world_file: Path) -> None:
     full = expand(["Q1001"], store=world_file, policy=HUB5, top=50)
     with Store() as target:
-        capped = expand(["Q1001"], store=world_file, policy=HUB5, max_neighbours=2, select=1, top=50,
-                        target=target)
+        capped = expand(["Q1001"], store=world_file, policy=HUB5, top=50, target=target,
+                        limits=CrawlLimits(max_neighbours=2, select=1))
         assert capped.graph_edges < full.graph_edges
         assert capped.collected is not None and capped.collected.max_neighbours == 2
         # the records are exactly the valid chains of what was collected
@@ -92,13 +93,13 @@ def test_neighbour_cap_applies_to_store_sources(world_file: Path) -> None:
         want = {chain_ids(g, c) for c in enumerate_chains(g, "Q1001")}
     got = {record_ids(r) for r in capped.records}
     assert got == want and got
-    assert all(r.parameters.max_neighbours == 2 and r.parameters.select == 1 for r in capped.records)
+    assert all(r.parameters.limits == CrawlLimits(max_neighbours=2, select=1) for r in capped.records)
 
 
 def test_no_collect_uses_the_whole_store(world_file: Path) -> None:
     out = expand(["Q1001"], store=world_file, policy=HUB5, collect=False, top=50)
     assert len(out.records) == 8 and out.collected is None
-    assert out.records[0].parameters.max_neighbours is None
+    assert out.records[0].parameters.limits is None
 
 
 def test_literal_ends_carry_their_value(world_file: Path) -> None:
@@ -119,10 +120,13 @@ def test_explain_path_collects_like_expand(world_file: Path) -> None:
 def test_bad_input_is_refused_before_work(world_file: Path) -> None:
     with pytest.raises(InvalidId, match="Q12x"):
         expand(["Q12x"])
-    with pytest.raises(ChainRuleError, match="min_hops"):
+    with pytest.raises(InvalidInput, match=r"^max_hops: 5 is smaller than min_hops \(6\)"):
         expand(["Q42"], min_hops=6, max_hops=5)
-    with pytest.raises(ChainRuleError, match="--top"):
+    with pytest.raises(InvalidInput, match=r"^top: ") as caught:
         expand(["Q42"], top=0)
+    assert caught.value.parameter == "top"
+    with pytest.raises(InvalidInput, match=r"^limits: collect=False"):
+        expand(["Q1001"], store=world_file, collect=False, limits=CrawlLimits(select=1))
     with pytest.raises(InvalidInput, match="no such store"):
         expand(["Q42"], store=world_file.parent / "missing.duckdb")
     with pytest.raises(InvalidInput, match="not both"):
@@ -178,7 +182,8 @@ def test_cli_explain(runner: CliRunner, world_file: Path) -> None:
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--seed", "Q12x"], "--seed: 'Q12x' is not a Wikidata id"),
-    (["--seed", "Q42", "--min-hops", "6", "--max-hops", "5"], "min_hops (6) is greater than max_hops (5)"),
+    (["--seed", "Q42", "--min-hops", "6", "--max-hops", "5"], "--max-hops: 5 is smaller than min_hops (6)"),
+    (["--seed", "Q42", "--top", "0"], "--top: Input should be greater than or equal to 1"),
     ([], "give at least one --seed"),
     (["--seed", "Q42", "--exclude-property", "X1"], "--exclude-property"),
     (["--explain", "P19,Q42"], "a path starts with its seed"),

@@ -15,13 +15,14 @@ from sparql_server import OxigraphServer, codex_s_server  # noqa: F401  (session
 from chaingraph.cli import cli
 from chaingraph.expand import expand
 from chaingraph.records import ChainRecord
+from chaingraph.settings import ChainBounds, CrawlLimits
 from chaingraph.sources.loaders import load
 from chaingraph.sources.neighbours import Neighbour
 from chaingraph.store import Store
 
 pytestmark = [pytest.mark.server, pytest.mark.slow]
-CAPS: dict[str, Any] = {"min_hops": 4, "max_hops": 4, "max_neighbours": 6, "select": 2, "layer_budget": 40,
-                        "in_limit": 2000, "top": 30}
+CAPS: dict[str, Any] = {"bounds": ChainBounds(min_hops=4, max_hops=4, top=30),
+                        "limits": CrawlLimits(max_neighbours=6, select=2, layer_budget=40, in_limit=2000)}
 
 
 def essence(records: Sequence[ChainRecord]) -> list[tuple[Any, ...]]:

@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from chaingraph.errors import ChaingraphError, InvalidId, StoreError, UnknownEntity
-from chaingraph.graph import EvidenceGraph, TraversalPolicy
+from chaingraph.graph import EvidenceGraph
 from chaingraph.ids import pid, qid, statement_id_from_rdf, statement_iri
+from chaingraph.settings import TraversalPolicy
 from chaingraph.store import Batch, Store, entity_row, qualifier_row, reference_row, statement_row
 from chaingraph.values import EntityValue, QuantityValue, TimeValue
 

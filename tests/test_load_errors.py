@@ -66,7 +66,7 @@ def test_bad_json_line_stops_with_file_and_line_and_keeps_what_came_before(
         load([path], store)
     assert info.value.line == 4 and info.value.path == str(path)
     message = str(info.value)
-    assert message.startswith(f"{path}:4: ") and "\n" not in message and "--skip-bad-lines" in message
+    assert message.startswith(f"{path}:4: ") and "\n" not in message and "`skip_bad_lines`" in message
     assert _ids(db) == {"Q1", "Q2"}  # committed before the bad line, nothing after
 
 
@@ -218,3 +218,14 @@ def test_truncated_ntriples_gzip_keeps_every_line_before_the_damage(tmp_path: Pa
     kept = _ids(db)
     assert kept and kept == {f"Q{i}" for i in range(1, len(kept) + 1)}
     assert len(kept) * 2 < info.value.line <= len(kept) * 2 + 2
+
+
+def test_cli_names_its_flag_where_the_library_names_its_parameter(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from chaingraph.cli import cli
+
+    path = _dump(tmp_path, "d.json", [_item("Q1"), JSON_BAD["not JSON"]])
+    out = CliRunner().invoke(cli, ["load", str(path), "--store", str(tmp_path / "s.duckdb")])
+    assert out.exit_code == 2
+    assert "pass --skip-bad-lines to skip" in out.stderr and "`" not in out.stderr

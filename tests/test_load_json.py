@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from chaingraph.cli import cli
-from chaingraph.graph import EvidenceGraph, TraversalPolicy
+from chaingraph.graph import EvidenceGraph
 from chaingraph.resources import data_file
+from chaingraph.settings import TraversalPolicy
 from chaingraph.sources.loaders import LoadReport, load, summarize
 from chaingraph.store import Store
 from chaingraph.values import (

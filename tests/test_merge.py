@@ -22,22 +22,22 @@ BABBAGE = ["Q1001", "Q1003", "Q1004", "Q1016", "Q1017", "Q1018", "Q1019"]
 
 
 @pytest.fixture(scope="module")
-def hood() -> Iterator[tuple[EvidenceGraph, Store, object]]:
-    from chaingraph.graph import TraversalPolicy
+def hood() -> Iterator[tuple[EvidenceGraph, Store]]:
+    from chaingraph.settings import TraversalPolicy
     from chaingraph.sources.loaders import load
 
     with Store() as source:
         load([WORLD], source)
         with evidence_graph(["Q1001"], store=source, collect=False,
                             policy=TraversalPolicy(hub_limit=5)) as h:
-            yield h.graph, h.store, h.classifier
+            yield h.graph, h.store
 
 
-def record(hood: tuple[EvidenceGraph, Store, object], path: list[str], lo: int = 5) -> ChainRecord:
-    g, store, classifier = hood
+def record(hood: tuple[EvidenceGraph, Store], path: list[str], lo: int = 5) -> ChainRecord:
+    g, store = hood
     why = explain_chain(g, path, min_hops=lo)
     assert why.valid and why.chain is not None
-    return chain_record(g, why.chain, store=store, classifier=classifier,  # type: ignore[arg-type]
+    return chain_record(g, why.chain, store=store,
                         parameters=ChainParameters(min_hops=lo, max_hops=7))
 
 
@@ -51,7 +51,7 @@ def test_default_judge() -> None:
     assert judge(g, "Q1", "Q3") is None
 
 
-def test_merge_contracts_the_duplicate(hood: tuple[EvidenceGraph, Store, object]) -> None:
+def test_merge_contracts_the_duplicate(hood: tuple[EvidenceGraph, Store]) -> None:
     g = hood[0]
     rec = record(hood, BABBAGE)
     assert rec.k == 6
@@ -69,7 +69,7 @@ def test_merge_contracts_the_duplicate(hood: tuple[EvidenceGraph, Store, object]
     assert rec.k == 6  # the original record is unchanged (records are immutable)
 
 
-def test_merge_reapplies_the_rules(hood: tuple[EvidenceGraph, Store, object]) -> None:
+def test_merge_reapplies_the_rules(hood: tuple[EvidenceGraph, Store]) -> None:
     g = hood[0]
     short = record(hood, BABBAGE[:-1])  # five hops: merging leaves four
     out = merge_adjacent(g, short, 2)
@@ -77,7 +77,7 @@ def test_merge_reapplies_the_rules(hood: tuple[EvidenceGraph, Store, object]) ->
     assert out.record.k == 4
 
 
-def test_merge_reverifies(hood: tuple[EvidenceGraph, Store, object]) -> None:
+def test_merge_reverifies(hood: tuple[EvidenceGraph, Store]) -> None:
     g = hood[0]
 
     def no_museums(graph: EvidenceGraph, edge: int, source: int) -> Verdict:
@@ -87,7 +87,7 @@ def test_merge_reverifies(hood: tuple[EvidenceGraph, Store, object]) -> None:
     assert not out.valid and {v.reason for v in out.violations} == {"unsupported"}
 
 
-def test_merge_refuses_what_the_judge_rejects(hood: tuple[EvidenceGraph, Store, object]) -> None:
+def test_merge_refuses_what_the_judge_rejects(hood: tuple[EvidenceGraph, Store]) -> None:
     g = hood[0]
     rec = record(hood, BABBAGE)
     with pytest.raises(ChainRuleError, match="not judged the same"):
@@ -100,8 +100,7 @@ def test_merge_refuses_what_the_judge_rejects(hood: tuple[EvidenceGraph, Store, 
 
 def test_merged_node_that_becomes_a_hub_breaks_the_policy() -> None:
     # Q3 -P460- Q4 in the chain Q1..Q7; each has leaves, together more than the hub limit.
-    from chaingraph.expand import relation_classifier
-    from chaingraph.graph import TraversalPolicy
+    from chaingraph.settings import TraversalPolicy
 
     chain = [("a", "Q1", "P1", "Q2"), ("b", "Q2", "P1", "Q3"), ("c", "Q3", "P460", "Q4"),
              ("d", "Q4", "P1", "Q5"), ("e", "Q5", "P1", "Q6"), ("f", "Q6", "P1", "Q7")]
@@ -109,8 +108,7 @@ def test_merged_node_that_becomes_a_hub_breaks_the_policy() -> None:
     g = EvidenceGraph.from_edges(chain + leaves, policy=TraversalPolicy(hub_limit=4))
     why = explain_chain(g, ["Q1", "Q2", "Q3", "Q4", "Q5", "Q6", "Q7"])
     assert why.valid and why.chain is not None
-    rec = chain_record(g, why.chain, store=None, classifier=relation_classifier(["P1", "P2", "P460"]),
-                       parameters=ChainParameters(min_hops=5, max_hops=7))
+    rec = chain_record(g, why.chain, store=None, parameters=ChainParameters(min_hops=5, max_hops=7))
     out = merge_adjacent(g, rec, 2)
     assert not out.valid and [v.reason for v in out.violations] == ["policy"]
     loose = EvidenceGraph.from_edges(chain + leaves, policy=TraversalPolicy(hub_limit=None))

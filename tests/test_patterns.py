@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from chaingraph.graph import EvidenceGraph, TraversalPolicy
+from chaingraph.graph import EvidenceGraph
 from chaingraph.patterns import (
     EmbeddedValues,
     PathPattern,
@@ -22,6 +22,7 @@ from chaingraph.patterns import (
     value_key,
     value_matches,
 )
+from chaingraph.settings import TraversalPolicy
 from chaingraph.values import EntityValue, QuantityValue, StringValue, TimeValue
 
 FREE = TraversalPolicy(hub_limit=None)
@@ -204,8 +205,9 @@ def test_match_counts_stay_exact_beyond_float_precision() -> None:
     then one target. Every 12-step forward P361 match picks one item per layer, so there
     are exactly 31**11 = 25,408,476,896,404,831 of them: an odd number above 2**54, which no
     float can hold (a float count would come back rounded). It must be that exact integer."""
-    from chaingraph.graph import EvidenceGraph, TraversalPolicy
+    from chaingraph.graph import EvidenceGraph
     from chaingraph.patterns import PathPattern, Step, evaluate
+    from chaingraph.settings import TraversalPolicy
 
     width, inner = 31, 11
     layers = [["Q1"]] + [[f"Q{1000 * layer + i}" for i in range(width)] for layer in range(1, inner + 1)]

@@ -19,8 +19,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from chaingraph.graph import EvidenceGraph, TraversalPolicy
+from chaingraph.graph import EvidenceGraph
 from chaingraph.patterns import PathPattern, Step, TypeConstraint, ValueConstraint, evaluate, to_sparql
+from chaingraph.settings import TraversalPolicy
 from chaingraph.values import EntityValue
 
 ENTITY = "http://www.wikidata.org/entity/"

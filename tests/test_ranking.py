@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chaingraph.chains import enumerate_chains
+from chaingraph.crosswalk.relations import RelationClassifier
 from chaingraph.errors import ChainRuleError, InvalidInput
-from chaingraph.graph import EvidenceGraph, TraversalPolicy
+from chaingraph.graph import EvidenceGraph
 from chaingraph.ranking import (
     TYPES,
     TypeTable,
@@ -23,6 +24,7 @@ from chaingraph.ranking import (
     score_chain,
     top_chains,
 )
+from chaingraph.settings import TraversalPolicy
 from chaingraph.sources.loaders import load
 from chaingraph.store import Store
 
@@ -91,7 +93,7 @@ def world() -> EvidenceGraph:
                "P108": "member-collection", "P1416": "member-collection", "P69": "member-collection",
                "P50": "causal", "P170": "causal", "P98": "causal", "P1434": "spatial", "P800": "causal"}
         return EvidenceGraph.from_store(s, policy=TraversalPolicy(hub_limit=5, include_literals=True),
-                                        classify=rel.get)
+                                        classifier=RelationClassifier.of(rel))
 
 
 def test_world_types_and_familiarity(world: EvidenceGraph) -> None:
@@ -123,7 +125,7 @@ def test_top_chains_equal_rank_all_on_the_world(world: EvidenceGraph) -> None:
 
 
 def test_top_chains_checks_arguments(world: EvidenceGraph) -> None:
-    with pytest.raises(ChainRuleError, match="--top"):
+    with pytest.raises(ChainRuleError, match=r"^n: must be a positive integer"):
         top_chains(world, "Q1001", 0)
     with pytest.raises(ChainRuleError):
         top_chains(world, "Q1001", 3, 4, 2)
@@ -142,7 +144,8 @@ def typed_worlds(draw: st.DrawFn) -> tuple[EvidenceGraph, dict[str, str]]:
     relation = draw(st.fixed_dictionaries({p: st.sampled_from(["a", "b", "c", None])
                                            for p in ("P1", "P2", "P3", "P4")}))
     policy = TraversalPolicy(hub_limit=draw(st.sampled_from([None, 3, 5])))
-    return EvidenceGraph.from_edges(edges, policy=policy, classify=relation.get), relation
+    graph = EvidenceGraph.from_edges(edges, policy=policy, classifier=RelationClassifier.of(relation))
+    return graph, relation
 
 
 TABLE = TypeTable({"C1": "Person", "C2": "Location", "C3": "Work", "C4": "Person", "C5": "Event"})

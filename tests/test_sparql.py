@@ -16,7 +16,8 @@ import pytest
 from sparql_server import FaultServer, free_port
 
 from chaingraph.errors import EndpointError, EndpointResponseError, EndpointUnavailable, OfflineCacheMiss
-from chaingraph.sources.sparql import RetryPolicy, SparqlClient, parse_retry_after, query_hash
+from chaingraph.settings import RetryPolicy
+from chaingraph.sources.sparql import SparqlClient, parse_retry_after, query_hash
 from chaingraph.store import Store
 
 QUERY = "SELECT ?s WHERE { ?s ?p ?o } LIMIT 1"

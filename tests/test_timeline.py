@@ -10,8 +10,9 @@ import pytest
 
 from chaingraph.errors import InvalidInput
 from chaingraph.expand import expand
-from chaingraph.graph import EvidenceGraph, TraversalPolicy
+from chaingraph.graph import EvidenceGraph
 from chaingraph.necessity import check_necessity
+from chaingraph.settings import TraversalPolicy, settings
 from chaingraph.store import Batch, Store, qualifier_row, statement_row
 from chaingraph.tasks import Target, Task
 from chaingraph.timeline import Timeline, day_text, parse_as_of
@@ -131,8 +132,9 @@ def test_as_of_forms(text: str, first: str, last: str) -> None:
                                   "2010/05/01", "12345678901234567"])
 def test_malformed_as_of_is_one_line_naming_the_option(text: str) -> None:
     with pytest.raises(InvalidInput) as err:
-        TraversalPolicy(as_of=text)
-    assert str(err.value).startswith("--as-of ") and "\n" not in str(err.value)
+        settings(TraversalPolicy, as_of=text)
+    assert str(err.value).startswith("as_of: ") and "\n" not in str(err.value)
+    assert err.value.parameter == "as_of"
 
 
 def test_the_graph_as_of_a_date_has_only_valid_edges_and_says_why_others_are_missing(world: Store) -> None:
@@ -158,7 +160,9 @@ def test_necessity_as_of_uses_the_dated_graph_for_answer_sets(tmp_path: Any) -> 
     assert now.components[0].full.count == 2 and now.time_sensitivity == "superseded"
     later = check_necessity(task, as_of="2001")
     assert later.as_of == "2001" and later.components[0].full.unique and later.policy["as_of"] == "2001"
-    earlier = check_necessity(task.model_copy(update={"as_of": "1998"}), as_of="1991")  # argument wins
+    dated = Task.model_validate({**task.model_dump(), "policy": {"hub_limit": None, "as_of": "1998"}})
+    assert dated.policy.as_of == "1998"
+    earlier = check_necessity(dated, as_of="1991")  # the argument wins over the task's date
     assert earlier.as_of == "1991" and earlier.components[0].full.first == ("Q21",)
     assert not earlier.components[0].full.target_in
     old_team = task.model_copy(update={"target": Target(entity="Q21"), "components": (

@@ -26,7 +26,7 @@ import pytest
 
 from chaingraph.cli import cli
 from chaingraph.expand import evidence_graph, expand, explain_path
-from chaingraph.graph import TraversalPolicy
+from chaingraph.settings import TraversalPolicy
 from chaingraph.store import Store
 from chaingraph.timeline import Timeline, parse_as_of, time_properties
 

@@ -100,7 +100,7 @@ def audit(
         for item in read_file(path):
             problem = tally.add(item)
             if strict and problem is not None:
-                raise CorpusProblem(f"{problem.describe()} (strict audit: fix it, or audit without --strict "
+                raise CorpusProblem(f"{problem.describe()} (strict audit: fix it, or audit without `strict` "
                                     "to count and list such problems)", problem)
     if progress is not None:
         progress(len(files), len(files), None)

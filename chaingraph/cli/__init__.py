@@ -11,6 +11,7 @@ committed.
 from __future__ import annotations
 
 import importlib
+import re
 import sys
 from typing import Any
 
@@ -33,6 +34,9 @@ COMMANDS: dict[str, str] = {
     "audit": "audit",
     "schema": "schema",
 }
+
+
+_BACKTICKED = re.compile(r"`([a-z_]+)`")
 
 
 class LazyGroup(click.Group):
@@ -63,11 +67,30 @@ class LazyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except ChaingraphError as exc:
-            click.echo(f"error: {exc}", err=True)
+            click.echo(f"error: {self._in_cli_terms(ctx, exc)}", err=True)
             sys.exit(exc.exit_code)
         except KeyboardInterrupt:
             click.echo("interrupted: everything committed so far is kept in the store", err=True)
             sys.exit(130)
+
+
+    def _in_cli_terms(self, ctx: click.Context, exc: ChaingraphError) -> str:
+        """The error's message in the command's terms: the parameter it is about (its
+        leading ``name:``) and every parameter it names in backticks (`` `store` ``) become
+        the command's options (``--store``), so a pipeline reads ``seeds`` and a shell
+        user ``--seed``."""
+        message = str(exc)
+        cmd = self.get_command(ctx, ctx.invoked_subcommand) if ctx.invoked_subcommand else None
+        flags: dict[str, str] = {}
+        for param in cmd.params if cmd is not None else ():
+            if isinstance(param, click.Option) and param.name and param.opts:
+                flags[param.name] = max(param.opts, key=len)
+            elif isinstance(param, click.Argument) and param.name:
+                flags[param.name] = param.human_readable_name
+        name = exc.parameter
+        if name and name in flags and message.startswith(f"{name}:"):
+            message = flags[name] + message[len(name):]
+        return _BACKTICKED.sub(lambda m: flags.get(m.group(1), m.group(1)), message)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

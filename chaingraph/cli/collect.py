@@ -11,8 +11,16 @@ from rich.table import Table
 from chaingraph.collect import CollectReport
 from chaingraph.collect import collect as collect_neighbourhoods
 from chaingraph.ids import qid
-from chaingraph.sources.sparql import DEFAULT_ENDPOINT, DEFAULT_USER_AGENT, RetryPolicy
+from chaingraph.settings import (
+    CrawlLimits,
+    EndpointSettings,
+    RetryPolicy,
+    settings,
+)
 from chaingraph.store import Store
+
+#: the settings defaults, shown in --help (their one home is chaingraph.settings)
+_LIMITS, _ENDPOINT = CrawlLimits(), EndpointSettings()
 
 
 def _seeds(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[str]:
@@ -41,24 +49,27 @@ def _table(report: CollectReport) -> Table:
               help="Seed item id (Q…); repeat for several seeds.")
 @click.option("--radius", type=click.IntRange(min=0), required=True,
               help="BFS depth: entities closer than this are expanded.")
-@click.option("--endpoint", default=DEFAULT_ENDPOINT, show_default=True, help="SPARQL endpoint URL.")
+@click.option("--endpoint", default=_ENDPOINT.url, show_default=True, help="SPARQL endpoint URL.")
 @click.option("--store", "store_path", type=click.Path(dir_okay=False), required=True,
               help="DuckDB store to write (created if missing; also holds the response cache).")
-@click.option("--max-neighbours", type=click.IntRange(min=0), default=30, show_default=True,
+@click.option("--max-neighbours", type=click.IntRange(min=0),
+              default=_LIMITS.max_neighbours, show_default=True,
               help="Neighbours kept per expanded entity (deterministic order).")
-@click.option("--select", type=click.IntRange(min=0), default=10, show_default=True,
+@click.option("--select", type=click.IntRange(min=0), default=_LIMITS.select, show_default=True,
               help="Kept neighbours the selector picks to expand next.")
-@click.option("--layer-budget", type=click.IntRange(min=1), default=1000, show_default=True,
+@click.option("--layer-budget", type=click.IntRange(min=1), default=_LIMITS.layer_budget, show_default=True,
               help="Entities expanded per depth at most.")
-@click.option("--in-limit", type=click.IntRange(min=0), default=100, show_default=True,
+@click.option("--in-limit", type=click.IntRange(min=0), default=_LIMITS.in_limit, show_default=True,
               help="In-edges fetched per entity at most (capped inside the query).")
-@click.option("--batch-size", type=click.IntRange(min=1), default=50, show_default=True,
+@click.option("--batch-size", type=click.IntRange(min=1), default=_ENDPOINT.batch_size, show_default=True,
               help="Entities per request (VALUES batch).")
-@click.option("--user-agent", default=DEFAULT_USER_AGENT, show_default=True,
+@click.option("--user-agent", default=_ENDPOINT.user_agent, show_default=True,
               help="User-Agent header; WDQS wants a contact URL or e-mail in it.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
+              default=_ENDPOINT.timeout, show_default=True,
               help="Seconds per request before it is retried.")
-@click.option("--retries", type=click.IntRange(min=0), default=5, show_default=True,
+@click.option("--retries", type=click.IntRange(min=0),
+              default=_ENDPOINT.retry.attempts - 1, show_default=True,
               help="Retries per request (429, 5xx, time-outs, bad bodies) before giving up.")
 @click.option("--offline", is_flag=True, help="Replay cached responses only; never touch the network.")
 @click.option("--progress/--no-progress", default=None,
@@ -71,12 +82,14 @@ def collect(seeds: list[str], radius: int, endpoint: str, store_path: str, max_n
     """Collect the Wikidata neighbourhoods of seeds over SPARQL into a store (batched,
     capped, cached; an interrupted run resumes when repeated)."""
     show = sys.stderr.isatty() if progress is None else progress
+    endpoint_settings = settings(EndpointSettings, url=endpoint, user_agent=user_agent, timeout=timeout,
+                                 batch_size=batch_size, offline=offline,
+                                 retry=settings(RetryPolicy, attempts=retries + 1))
+    limits = settings(CrawlLimits, max_neighbours=max_neighbours, select=select, layer_budget=layer_budget,
+                      in_limit=in_limit)
     with Store(store_path) as store:
-        report = collect_neighbourhoods(
-            seeds, radius, store=store, endpoint=endpoint, max_neighbours=max_neighbours, select=select,
-            layer_budget=layer_budget, offline=offline, progress=show, user_agent=user_agent,
-            timeout=timeout, batch_size=batch_size, in_limit=in_limit,
-            retry=RetryPolicy(attempts=retries + 1))
+        report = collect_neighbourhoods(seeds, radius, store=store, endpoint=endpoint_settings, limits=limits,
+                                        progress=show)
     if output_format == "json":
         click.echo(report.model_dump_json(indent=2))
     else:

@@ -8,11 +8,15 @@ from collections.abc import Callable
 
 import click
 
-from chaingraph.graph import TraversalPolicy
+from chaingraph.errors import InvalidInput
 from chaingraph.ids import pid
 from chaingraph.records import ChainRecord
+from chaingraph.settings import ChainBounds, CrawlLimits, EndpointSettings, TraversalPolicy, settings
 
 __all__ = ["chain_text", "expand"]
+
+#: the settings defaults, shown in --help (their one home is chaingraph.settings)
+_BOUNDS, _LIMITS, _POLICY, _ENDPOINT = ChainBounds(), CrawlLimits(), TraversalPolicy(), EndpointSettings()
 
 
 def _progress(enabled: bool | None) -> Callable[[str], None] | None:
@@ -27,6 +31,16 @@ def _progress(enabled: bool | None) -> Callable[[str], None] | None:
         console.print(f"[dim]{message}[/dim]", highlight=False)
 
     return show
+
+
+def _endpoint(url: str | None, user_agent: str | None) -> EndpointSettings | None:
+    if url is None:
+        if user_agent is not None:
+            raise InvalidInput("user_agent: a User-Agent is sent only to an endpoint; give --endpoint too"
+                               ).about("user_agent")
+        return None
+    given = {"url": url} if user_agent is None else {"url": url, "user_agent": user_agent}
+    return settings(EndpointSettings, **given)
 
 
 def _node_text(record: ChainRecord, i: int) -> str:
@@ -75,20 +89,20 @@ def _table(records: tuple[ChainRecord, ...]) -> None:
 @click.option("--store", "store", metavar="PATH", type=click.Path(dir_okay=False),
               help="Collect from this existing store (read only, no network). "
                    "Default source: the bundled sample.")
-@click.option("--min-hops", default=5, show_default=True, type=int)
-@click.option("--max-hops", default=7, show_default=True, type=int)
-@click.option("--max-neighbours", default=30, show_default=True, type=int,
+@click.option("--min-hops", default=_BOUNDS.min_hops, show_default=True, type=int)
+@click.option("--max-hops", default=_BOUNDS.max_hops, show_default=True, type=int)
+@click.option("--max-neighbours", default=_LIMITS.max_neighbours, show_default=True, type=int,
               help="Neighbours kept per entity while collecting.")
-@click.option("--select", default=10, show_default=True, type=int,
+@click.option("--select", default=_LIMITS.select, show_default=True, type=int,
               help="Neighbours the selector expands further per entity.")
-@click.option("--layer-budget", type=int, default=1000, show_default=True,
+@click.option("--layer-budget", type=int, default=_LIMITS.layer_budget, show_default=True,
               help="Entities expanded per BFS layer (0: no budget).")
-@click.option("--in-limit", default=100, show_default=True, type=int,
+@click.option("--in-limit", default=_LIMITS.in_limit, show_default=True, type=int,
               help="In-edges kept per entity while collecting.")
 @click.option("--user-agent", default=None, help="User-Agent sent to the SPARQL endpoint.")
-@click.option("--top", default=20, show_default=True, type=int,
+@click.option("--top", default=_BOUNDS.top, show_default=True, type=int,
               help="Chains kept per seed, best s_div first.")
-@click.option("--hub-limit", default=1000, show_default=True, type=int,
+@click.option("--hub-limit", default=_POLICY.hub_limit, show_default=True, type=int,
               help="Entities with more step edges are not walked through (0: no limit).")
 @click.option("--include-literals/--no-include-literals", default=False, show_default=True,
               help="Literal values (dates, quantities, ...) as terminal chain nodes.")
@@ -125,21 +139,21 @@ def expand(seeds: tuple[str, ...], endpoint: str | None, store: str | None, min_
     chaingraph expand --explain Q42,Q350,Q178517,Q1327329,Q352766,Q264137
     chaingraph expand --seed Q42 --as-of 2001-05-11 --stable-only
     """
-    from chaingraph.errors import InvalidInput
     from chaingraph.expand import expand as run_expand
     from chaingraph.expand import explain_path
+    from chaingraph.settings import settings
 
-    policy = TraversalPolicy(
-        hub_limit=hub_limit or None, include_literals=include_literals,
-        excluded_properties=frozenset(pid(p, field="--exclude-property") for p in excluded),
-        properties=frozenset(pid(p, field="--property") for p in allowed) if allowed else None,
-        as_of=as_of)
-    common = {"store": store, "endpoint": endpoint, "min_hops": min_hops, "max_hops": max_hops,
-              "max_neighbours": max_neighbours, "select": select, "layer_budget": layer_budget or None,
-              "policy": policy, "collect": collect, "in_limit": in_limit, "user_agent": user_agent,
-              "progress": _progress(progress)}
+    policy = settings(TraversalPolicy, hub_limit=hub_limit or None, include_literals=include_literals,
+                      excluded_properties=frozenset(pid(p, field="--exclude-property") for p in excluded),
+                      properties=frozenset(pid(p, field="--property") for p in allowed) if allowed else None,
+                      as_of=as_of)
+    limits = settings(CrawlLimits, max_neighbours=max_neighbours, select=select,
+                      layer_budget=layer_budget or None, in_limit=in_limit) if collect else None
+    bounds = settings(ChainBounds, min_hops=min_hops, max_hops=max_hops, top=top)
+    settings_ = _endpoint(endpoint, user_agent)
     if explain is not None:
-        result = explain_path(explain.split(","), **common)  # type: ignore[arg-type]
+        result = explain_path(explain.split(","), store=store, endpoint=settings_, bounds=bounds,
+                              limits=limits, policy=policy, collect=collect, progress=_progress(progress))
         click.echo(result.describe())
         if result.violations and result.violations[0].shorter_path:
             for v in result.violations:
@@ -148,7 +162,8 @@ def expand(seeds: tuple[str, ...], endpoint: str | None, store: str | None, min_
         return
     if not seeds:
         raise InvalidInput("give at least one --seed (a Q-id such as Q42), or --explain PATH")
-    out = run_expand(list(seeds), top=top, stable_only=stable_only, **common)  # type: ignore[arg-type]
+    out = run_expand(list(seeds), store=store, endpoint=settings_, bounds=bounds, limits=limits,
+                     policy=policy, collect=collect, progress=_progress(progress), stable_only=stable_only)
     fmt = fmt or ("table" if sys.stdout.isatty() else "jsonl")
     if fmt == "jsonl":
         for record in out.records:

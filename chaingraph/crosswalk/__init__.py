@@ -7,6 +7,7 @@ Layering inside the package (imports flow down only)::
     classifier  Crosswalk: the ordered rules; Classification records
     summary     distributions over classes and rules; agreement with a second opinion
     report      crosswalk(): the library twin of `chaingraph crosswalk`
+    relations   RelationClassifier: the classes of one graph's properties, decided once
 
 >>> from chaingraph.crosswalk import default_crosswalk
 >>> default_crosswalk().classify("P361").relation_class
@@ -23,6 +24,7 @@ from chaingraph.crosswalk.classifier import (
     default_crosswalk,
 )
 from chaingraph.crosswalk.facts import PropertyFacts, facts_from_store, read_property_facts
+from chaingraph.crosswalk.relations import RelationClassifier, relation_classifier
 from chaingraph.crosswalk.report import CrosswalkReport, crosswalk
 from chaingraph.crosswalk.summary import (
     CrosswalkSummary,
@@ -45,11 +47,13 @@ __all__ = [
     "PropertyFacts",
     "ReferenceComparison",
     "ReferenceDifference",
+    "RelationClassifier",
     "compare_reference",
     "crosswalk",
     "default_crosswalk",
     "facts_from_store",
     "normalise_label",
     "read_property_facts",
+    "relation_classifier",
     "summarise",
 ]

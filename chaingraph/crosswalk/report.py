@@ -51,17 +51,17 @@ def crosswalk(
     valid = [pid(i, field="property id") for i in ids]
     if not (valid or labels or all or compare_reference_table):
         raise InvalidInput(
-            "nothing to classify: give property ids, --label TEXT, --all or --compare-reference"
+            "nothing to classify: give property `ids`, `labels`, `all` or `compare_reference_table`"
         )
     if all and properties is None:
-        raise InvalidInput("--all classifies a property list: give it with --properties FILE")
+        raise InvalidInput("all: classifies a property list: give it with `properties`").about("all")
     walk: Crosswalk = Crosswalk.from_files(table) if table is not None else default_crosswalk()
     facts: dict[str, PropertyFacts] = read_property_facts(properties) if properties is not None else {}
     where = f"{properties}" if properties is not None else "the crosswalk table"
     for ident in valid:
         if ident not in facts and ident not in walk.tables.table:
             raise UnknownEntity(
-                ident, where, "check the id, or pass a property list that has it with --properties"
+                ident, where, "check the id, or pass a property list that has it with `properties`"
             )
     results = [walk.classify(ident, facts) for ident in valid]
     results += [walk.classify_label(label) for label in labels]

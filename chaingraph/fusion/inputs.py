@@ -135,7 +135,7 @@ def _canonical(v: Any, store: Any, where: str) -> Value | None:
 
 def _stored(statement_id: str, store: Any, where: str) -> Candidate:
     if store is None:
-        raise InvalidInput(f"{where}: statement {statement_id!r} needs a store (pass store= or --store)")
+        raise InvalidInput(f"{where}: statement {statement_id!r} needs a store (pass `store`)")
     info = store.statement(statement_id)
     if info is None:
         raise UnknownEntity(statement_id, "the store", "load the entity first or give the value inline")

@@ -25,8 +25,6 @@ After the retry budget the client raises :class:`~chaingraph.errors.EndpointUnav
 'c4d6519a3c8a'
 >>> parse_retry_after("7"), parse_retry_after(None), parse_retry_after("soon")
 (7.0, None, None)
->>> RetryPolicy(backoff=0.5).delay(3)
-4.0
 """
 
 from __future__ import annotations
@@ -45,7 +43,6 @@ from typing import Any
 from urllib.parse import unquote
 
 from SPARQLWrapper import JSON, POST, SELECT, SPARQLWrapper
-from SPARQLWrapper import __version__ as _sparqlwrapper_version
 from SPARQLWrapper.SPARQLExceptions import (
     EndPointInternalError,
     EndPointNotFound,
@@ -55,7 +52,6 @@ from SPARQLWrapper.SPARQLExceptions import (
     URITooLong,
 )
 
-from chaingraph import __version__
 from chaingraph.errors import (
     EndpointError,
     EndpointResponseError,
@@ -64,6 +60,7 @@ from chaingraph.errors import (
     OfflineCacheMiss,
 )
 from chaingraph.ids import ENTITY, from_iri
+from chaingraph.settings import DEFAULT_ENDPOINT, DEFAULT_USER_AGENT, RetryPolicy
 from chaingraph.sources.loaders.rdf import datatype_from_rdf
 from chaingraph.store import Store
 from chaingraph.values import (
@@ -77,11 +74,8 @@ from chaingraph.values import (
 )
 
 __all__ = [
-    "DEFAULT_ENDPOINT",
-    "DEFAULT_USER_AGENT",
     "NODE_DATATYPES",
     "Response",
-    "RetryPolicy",
     "SparqlClient",
     "datatype_name",
     "infer_datatype",
@@ -92,12 +86,6 @@ __all__ = [
     "term_value",
 ]
 
-DEFAULT_ENDPOINT = "https://query.wikidata.org/sparql"
-#: WDQS asks for a contact in the User-Agent; chaingraph cannot know yours, so say so
-DEFAULT_USER_AGENT = (
-    f"chaingraph/{__version__} (Wikidata evidence-chain collector; no contact given, set "
-    f"--user-agent) SPARQLWrapper/{_sparqlwrapper_version}"
-)
 
 
 def query_hash(endpoint: str, query: str) -> str:
@@ -119,21 +107,6 @@ def parse_retry_after(value: str | None) -> float | None:
     if when.tzinfo is None:
         when = when.replace(tzinfo=timezone.utc)
     return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How long to keep trying. ``attempts`` counts the first try; ``total`` bounds all waiting."""
-
-    attempts: int = 6
-    backoff: float = 1.0
-    max_backoff: float = 60.0
-    retry_after_cap: float = 120.0
-    total: float = 300.0
-
-    def delay(self, retry: int) -> float:
-        """Back-off before retry number ``retry`` (0-based): ``backoff · 2^retry``, capped."""
-        return float(min(self.max_backoff, self.backoff * 2**retry))
 
 
 @dataclass(frozen=True)

@@ -35,11 +35,10 @@ from typing import Any
 from chaingraph.errors import InvalidInput
 from chaingraph.ids import from_iri, pid, qid, statement_id_from_rdf
 from chaingraph.resources import query_file
+from chaingraph.settings import CrawlLimits, EndpointSettings
 from chaingraph.sources.neighbours import KEPT_DATATYPES, Neighbour, Neighbourhoods, SourceRef
 from chaingraph.sources.sparql import (
-    DEFAULT_USER_AGENT,
     Response,
-    RetryPolicy,
     SparqlClient,
     datatype_name,
     infer_datatype,
@@ -178,32 +177,29 @@ class SparqlSource:
 
     def __init__(
         self,
-        endpoint: str,
+        endpoint: EndpointSettings | str,
         *,
         store_for_cache: Store | None,
-        user_agent: str = DEFAULT_USER_AGENT,
-        batch_size: int = 50,
+        limits: CrawlLimits | None = None,
         describe_size: int = 200,
-        timeout: float = 60.0,
-        offline: bool = False,
-        in_limit: int = 100,
-        retry: RetryPolicy | None = None,
         client: SparqlClient | None = None,
     ) -> None:
-        if batch_size < 1 or describe_size < 1 or in_limit < 0:
-            raise InvalidInput("SparqlSource: batch_size and describe_size must be >= 1, in_limit >= 0")
+        settings = endpoint if isinstance(endpoint, EndpointSettings) else EndpointSettings(url=endpoint)
+        if describe_size < 1:
+            raise InvalidInput(f"describe_size: must be >= 1, got {describe_size!r}").about("describe_size")
+        self.settings = settings
         self.client = client or SparqlClient(
-            endpoint,
+            settings.url,
             cache=store_for_cache,
-            user_agent=user_agent,
-            timeout=timeout,
-            retry=retry,
-            offline=offline,
+            user_agent=settings.user_agent,
+            timeout=settings.timeout,
+            retry=settings.retry,
+            offline=settings.offline,
         )
         self.endpoint = self.client.endpoint
-        self.batch_size = batch_size
+        self.batch_size = settings.batch_size
         self.describe_size = describe_size
-        self.in_limit = in_limit
+        self.in_limit = (limits or CrawlLimits()).in_limit
         self.name = f"sparql:{self.endpoint}"
 
     # -- plumbing -------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from chaingraph.ids import is_item_id, qid
+from chaingraph.settings import CrawlLimits
 from chaingraph.sources.neighbours import (
     CLASS_PROPERTIES,
     KEPT_DATATYPES,
@@ -44,10 +45,11 @@ class StoreSource:
     """
 
     def __init__(
-        self, source: Store, *, in_limit: int = 100, batch_size: int = 500, describe_size: int = 2000
+        self, source: Store, *, limits: CrawlLimits | None = None, batch_size: int = 500,
+        describe_size: int = 2000
     ) -> None:
         self.source = source
-        self.in_limit = in_limit
+        self.in_limit = (limits or CrawlLimits()).in_limit
         self.batch_size = batch_size
         self.describe_size = describe_size
         # an in-memory store has no name that outlives it: tell two of them apart by identity

@@ -1,0 +1,245 @@
+"""Settings: the one home of every default (DESIGN §2, §3, §4).
+
+Each group of settings is a frozen pydantic model; library functions take these models
+(with a few keyword shortcuts where that reads better), the CLI builds them from its
+options, and every chain record embeds the ones that produced it. A default is written
+here and nowhere else.
+
+* :class:`CrawlLimits` — how much of a neighbourhood is collected (§3);
+* :class:`ChainBounds` — chain lengths and how many chains are kept per seed (§4);
+* :class:`TraversalPolicy` — which statements are chain steps (§2);
+* :class:`EndpointSettings` — how a SPARQL endpoint is asked (§3).
+
+Bad values are refused when the model is built, by :func:`settings`, with an
+:class:`~chaingraph.errors.InvalidInput` that names the Python parameter:
+
+>>> settings(ChainBounds, min_hops=6, max_hops=5)
+Traceback (most recent call last):
+...
+chaingraph.errors.InvalidInput: max_hops: 5 is smaller than min_hops (6); pass min_hops <= max_hops
+>>> CrawlLimits().max_neighbours, ChainBounds().top, TraversalPolicy().hub_limit
+(30, 20, 1000)
+>>> TraversalPolicy(hub_limit=3).allows("P31"), TraversalPolicy().allows("P361")
+(False, True)
+"""
+
+from __future__ import annotations
+
+import math
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+
+from chaingraph import __version__
+from chaingraph.errors import InvalidInput
+
+__all__ = [
+    "DEFAULT_CLASS_PROPERTIES",
+    "DEFAULT_ENDPOINT",
+    "DEFAULT_USER_AGENT",
+    "ChainBounds",
+    "CrawlLimits",
+    "EndpointSettings",
+    "RetryPolicy",
+    "TraversalPolicy",
+    "merged",
+    "settings",
+]
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+DEFAULT_CLASS_PROPERTIES = frozenset({"P31", "P279"})
+DEFAULT_ENDPOINT = "https://query.wikidata.org/sparql"
+
+
+def _sparqlwrapper_version() -> str:
+    try:
+        return version("SPARQLWrapper")
+    except PackageNotFoundError:  # pragma: no cover - a declared dependency
+        return "unknown"
+
+
+#: WDQS asks for a contact in the User-Agent; chaingraph cannot know yours, so say so
+DEFAULT_USER_AGENT = (
+    f"chaingraph/{__version__} (Wikidata evidence-chain collector; no contact given, set "
+    f"user_agent) SPARQLWrapper/{_sparqlwrapper_version()}"
+)
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def settings(model: type[M], /, **values: Any) -> M:
+    """Build a settings ``model`` from ``values``, refusing a bad one with an
+    :class:`~chaingraph.errors.InvalidInput` that names the parameter (one line)."""
+    try:
+        return model(**values)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        name = ".".join(str(p) for p in first["loc"]) or model.__name__
+        message = str(first["msg"]).removeprefix("Value error, ")
+        value = first.get("input")
+        raise InvalidInput(f"{name}: {message}" + ("" if first["type"] == "value_error"
+                                                   else f", got {value!r}"),
+                           ).about(name) from None
+
+
+def merged(model: type[M], base: M | None, /, **shortcuts: Any) -> M:
+    """``base`` (or the model's defaults) with the keyword ``shortcuts`` that are not
+    ``None`` laid over it, validated by :func:`settings`.
+
+    >>> merged(ChainBounds, ChainBounds(top=3), max_hops=6, min_hops=None)
+    ChainBounds(min_hops=5, max_hops=6, top=3)
+    """
+    given = {k: v for k, v in shortcuts.items() if v is not None}
+    if base is None:
+        return settings(model, **given)
+    if not given:
+        return base
+    return settings(model, **{**base.model_dump(), **given})
+
+
+class CrawlLimits(BaseModel):
+    """How much of each neighbourhood is collected (DESIGN §3).
+
+    ``max_neighbours`` item neighbours are kept per expanded entity (deterministic
+    order), the selector expands ``select`` of them, at most ``layer_budget`` entities are
+    expanded per depth (``None``: no budget), and at most ``in_limit`` in-edges are read
+    per entity.
+    """
+
+    model_config = _FROZEN
+    max_neighbours: int = Field(default=30, ge=0, strict=True)
+    select: int = Field(default=10, ge=0, strict=True)
+    layer_budget: int | None = Field(default=1000, ge=1, strict=True)
+    in_limit: int = Field(default=100, ge=0, strict=True)
+
+
+class ChainBounds(BaseModel):
+    """Chain lengths ``min_hops ≤ k ≤ max_hops`` (DESIGN §4 rule 1) and the ``top``
+    chains kept per seed, best ``s_div`` first."""
+
+    model_config = _FROZEN
+    min_hops: int = Field(default=5, ge=1, strict=True)
+    max_hops: int = Field(default=7, ge=1, strict=True)
+    top: int = Field(default=20, ge=1, strict=True)
+
+    @field_validator("max_hops")
+    @classmethod
+    def _ordered(cls, value: int, info: ValidationInfo) -> int:
+        low = info.data.get("min_hops")
+        if isinstance(low, int) and value < low:
+            raise ValueError(f"{value} is smaller than min_hops ({low}); pass min_hops <= max_hops")
+        return value
+
+
+class TraversalPolicy(BaseModel):
+    """Which statements are chain steps (DESIGN §2).
+
+    Class edges (``class_properties``) type nodes but are not steps; an entity with more
+    incident step edges than ``hub_limit`` is not walked through (``None``: no limit);
+    ``properties`` restricts steps to a set of properties and ``excluded_properties``
+    removes some; ``include_literals`` makes literal statements terminal nodes; ``as_of``
+    keeps only the statements valid on that date (:mod:`chaingraph.timeline`).
+    """
+
+    model_config = _FROZEN
+    class_properties: frozenset[str] = DEFAULT_CLASS_PROPERTIES
+    hub_limit: int | None = Field(default=1000, ge=0, strict=True)
+    include_literals: bool = False
+    excluded_properties: frozenset[str] = frozenset()
+    properties: frozenset[str] | None = None
+    as_of: str | None = Field(default=None, description=(
+        "only statements valid on this date are steps (ISO date, YYYY-MM or a year; DESIGN §11)"))
+
+    @field_validator("as_of", mode="before")
+    @classmethod
+    def _date(cls, value: Any) -> Any:
+        from chaingraph.timeline import parse_as_of
+
+        if value is None:
+            return value
+        try:
+            return parse_as_of(value).text
+        except InvalidInput as exc:  # settings() puts the parameter name back in front
+            raise ValueError(str(exc).removeprefix("as_of: ")) from None
+
+    @field_validator("class_properties", "excluded_properties", "properties", mode="before")
+    @classmethod
+    def _property_ids(cls, value: Any) -> Any:
+        from chaingraph.ids import pid
+
+        if value is None or isinstance(value, str):
+            return value  # a bare string is refused by the field type, not split into letters
+        return frozenset(pid(p) for p in value)
+
+    def allows(self, property_id: str) -> bool:
+        """True when statements of this property may be chain steps."""
+        if property_id in self.class_properties or property_id in self.excluded_properties:
+            return False
+        return self.properties is None or property_id in self.properties
+
+    def describe(self) -> dict[str, Any]:
+        """A JSON-ready description (sorted lists), as recorded in chain records and reports."""
+        return {
+            "class_properties": sorted(self.class_properties),
+            "hub_limit": self.hub_limit,
+            "include_literals": self.include_literals,
+            "excluded_properties": sorted(self.excluded_properties),
+            "properties": None if self.properties is None else sorted(self.properties),
+            "as_of": self.as_of,
+        }
+
+
+class RetryPolicy(BaseModel):
+    """How long to keep asking an endpoint. ``attempts`` counts the first try; waits grow
+    as ``backoff · 2^retry`` up to ``max_backoff``; a ``Retry-After`` is honoured up to
+    ``retry_after_cap``; ``total`` bounds all waiting.
+
+    >>> RetryPolicy(backoff=0.5).delay(3)
+    4.0
+    """
+
+    model_config = _FROZEN
+    attempts: int = Field(default=6, ge=1, strict=True)
+    backoff: float = Field(default=1.0, ge=0)
+    max_backoff: float = Field(default=60.0, ge=0)
+    retry_after_cap: float = Field(default=120.0, ge=0)
+    total: float = Field(default=300.0, ge=0)
+
+    def delay(self, retry: int) -> float:
+        """Back-off before retry number ``retry`` (0-based): ``backoff · 2^retry``, capped."""
+        return float(min(self.max_backoff, self.backoff * 2**retry))
+
+
+class EndpointSettings(BaseModel):
+    """How a SPARQL endpoint is asked (DESIGN §3): its ``url``, the ``user_agent`` sent,
+    ``timeout`` seconds per request, the ``retry`` policy (429, 5xx, time-outs, bad
+    bodies), ``batch_size`` entities per request, and ``offline`` (replay cached
+    responses only).
+
+    >>> EndpointSettings(url="http://127.0.0.1:7878/query").retry.attempts
+    6
+    """
+
+    model_config = _FROZEN
+    url: str = DEFAULT_ENDPOINT
+    user_agent: str = DEFAULT_USER_AGENT
+    timeout: float = Field(default=60.0, gt=0)
+    retry: RetryPolicy = RetryPolicy()
+    batch_size: int = Field(default=50, ge=1, strict=True)
+    offline: bool = False
+
+    @field_validator("timeout")
+    @classmethod
+    def _finite(cls, value: float) -> float:
+        if not math.isfinite(value):
+            raise ValueError(f"must be a finite number of seconds, got {value!r}")
+        return value
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("give the endpoint's URL (e.g. https://query.wikidata.org/sparql)")
+        return value
