@@ -178,3 +178,24 @@ def test_stable_only_keeps_chains_of_stable_steps(world: Store) -> None:
     assert {r.time_sensitivity for r in every.records} >= {"ended", "superseded", "stable"}
     assert stable.records and {r.time_sensitivity for r in stable.records} == {"stable"}
     assert {r.target for r in stable.records} == {"Q23", "Q60"}
+
+
+def test_audit_reports_the_share_of_time_sensitive_tasks_and_steps(world: Store, tmp_path: Any) -> None:
+    from collections import Counter
+
+    from chaingraph.audit import audit
+    from chaingraph.audit.report import to_markdown
+
+    records = expand(["Q20", "Q40"], store=world, collect=False, min_hops=1, max_hops=1, top=10).records
+    corpus = tmp_path / "chains.jsonl"
+    corpus.write_text("".join(r.model_dump_json() + "\n" for r in records)
+                      + '{"steps": [["Q1", "P31", "Q2"]]}\n')  # a record without time information
+    report = audit([corpus])
+    rows = {r.reason: (r.tasks, r.steps) for r in report.time_sensitivity}
+    tasks = Counter(r.time_sensitivity for r in records)
+    steps = Counter(s.time_sensitivity for r in records for s in r.steps)
+    assert rows == {reason: (tasks[reason], steps[reason]) for reason in
+                    ("ended", "superseded", "changing_property", "stable") if tasks[reason] or steps[reason]
+                    } | {"unrecorded": (1, 0)}
+    assert report.time_sensitive_tasks == len(records) - tasks["stable"] > 0
+    assert "### Time sensitivity" in to_markdown(report)

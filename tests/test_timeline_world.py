@@ -133,7 +133,7 @@ def hood(world: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The neighbourhood of Q873 collected once (caps as ``expand``'s defaults, radius 6) and
     then read whole (``collect=False``): the graph ``expand --seed Q873`` builds."""
     path = tmp_path_factory.mktemp("time") / "q873.duckdb"
-    with Store(path) as target, evidence_graph(["Q873"], store=world, max_hops=6, target=target):
+    with Store(path) as target, evidence_graph(["Q873"], store=world, radius=6, target=target):
         pass
     return path
 
@@ -286,7 +286,7 @@ def test_a_chain_of_1990_is_gone_in_2010_and_explain_names_the_step_and_its_wind
 
 def test_the_cli_explains_the_example_and_refuses_a_malformed_date(world: Path, runner: Any) -> None:
     # as in the README: collected from the whole world with the default caps, radius 5
-    out = runner.invoke(cli, ["expand", "--store", str(world), "--max-hops", "5",
+    out = runner.invoke(cli, ["expand", "--store", str(world), "--max-hops", "5", "--min-hops", "5",
                               "--explain", ",".join(EXAMPLE), "--as-of", "2010"])
     assert out.exit_code == 0, out.output
     assert "holds 1990-01-01..1990-12-31, not on 2010" in out.output
