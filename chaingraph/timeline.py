@@ -59,7 +59,7 @@ from pydantic import BaseModel, ConfigDict
 
 from chaingraph.errors import InvalidInput
 from chaingraph.resources import data_file
-from chaingraph.values import JULIAN, julian_day_number
+from chaingraph.values import JULIAN, TimeValue, Value, julian_day_number
 
 if TYPE_CHECKING:
     from chaingraph.store import Store
@@ -77,6 +77,7 @@ __all__ = [
     "parse_as_of",
     "period_bounds",
     "time_properties",
+    "valid_statements",
 ]
 
 Sensitivity = Literal["stable", "ended", "superseded", "changing_property"]
@@ -513,3 +514,46 @@ def overall(reasons: Iterable[str]) -> Sensitivity:
     """
     have = set(reasons)
     return next((r for r in SENSITIVITY if r in have), "stable")
+
+
+def valid_statements(qualifiers: Sequence[Sequence[tuple[str, Value | None]]], ranks: Sequence[str],
+                     property_id: str | None, as_of: AsOf | str,
+                     properties: TimeProperties | None = None) -> list[bool]:
+    """Which of several statements of one subject and property hold on a date, by the same
+    rules as :class:`Timeline` (for statement sets that are not in a store, e.g. fusion
+    inputs). ``qualifiers`` per statement are ``(property, value)`` pairs; a ``None`` value
+    is an unknown bound.
+
+    >>> y = lambda n: TimeValue.make(n, precision=9)
+    >>> valid_statements([[("P585", y(2000))], [("P585", y(2010))], []], ["normal"] * 3, "P1082", "2005")
+    [True, False, True]
+    """
+    a = parse_as_of(as_of)
+    rows: dict[str, list[Any]] = {k: [] for k in (
+        "statement_id", "subject", "property", "rank", "qualifier", "qsnaktype", "year", "month", "day",
+        "precision", "calendar")}
+    missing: list[bool] = []
+    for i, (quals, rank) in enumerate(zip(qualifiers, ranks)):
+        timed: list[tuple[str | None, Value | None]] = [(p, v) for p, v in quals if p in TIME_QUALIFIERS]
+        for p, v in timed or [(None, None)]:
+            y, m, d = v.ymd if isinstance(v, TimeValue) else (1, 0, 0)
+            rows["statement_id"].append(f"{i:09d}")
+            rows["subject"].append("subject")
+            rows["property"].append(property_id or "?")
+            rows["rank"].append(rank)
+            rows["qualifier"].append(p or "")
+            snak = "value" if isinstance(v, TimeValue) else "somevalue"
+            rows["qsnaktype"].append("" if p is None else snak)
+            rows["year"].append(y)
+            rows["month"].append(m)
+            rows["day"].append(d)
+            rows["precision"].append(v.precision if isinstance(v, TimeValue) else 9)
+            rows["calendar"].append(v.calendar if isinstance(v, TimeValue) else "")
+            missing.append(not isinstance(v, TimeValue))
+    if not missing:
+        return []
+    cols: dict[str, Any] = {k: np.asarray(v) for k, v in rows.items()}
+    cols["year"] = np.ma.masked_array(cols["year"], mask=np.asarray(missing))
+    timeline = Timeline.from_rows(cols, properties)
+    return [bool(x) for x in timeline.valid([f"{i:09d}" for i in range(len(ranks))], a)]
+

@@ -199,3 +199,21 @@ def test_audit_reports_the_share_of_time_sensitive_tasks_and_steps(world: Store,
                     } | {"unrecorded": (1, 0)}
     assert report.time_sensitive_tasks == len(records) - tasks["stable"] > 0
     assert "### Time sensitivity" in to_markdown(report)
+
+
+@pytest.mark.parametrize(("as_of", "expected"), [("2015", "+900"), ("2005-06-30", "+800"), ("2030", "+1000")])
+def test_fusion_as_of_picks_the_value_the_dated_graph_keeps(world: Store, as_of: str, expected: str) -> None:
+    from chaingraph.fusion import FusionResult, fuse
+
+    base = {"id": "base", "value": {"kind": "quantity", "amount": "+100", "unit": "1"}}
+    town = {"id": "town", "entity": "Q10", "property": "P1082"}
+    by_rule = fuse([{**town, "rule": {"kind": "latest"}}, base], "subtract", minuend="town", store=world,
+                   as_of=as_of)
+    by_date = fuse([town, base], "subtract", minuend="town", store=world, as_of=as_of)  # no rule needed
+    assert isinstance(by_rule, FusionResult) and isinstance(by_date, FusionResult)
+    assert by_rule.result == by_date.result == expected
+    graph = EvidenceGraph.from_store(world, policy=TraversalPolicy(as_of=as_of, include_literals=True))
+    kept = {graph.edge_statement(e) for e in range(graph.ecount()) if graph.edge_property(e) == "P1082"}
+    assert kept == {by_date.inputs[0].statement_id}
+    undated = fuse([town, base], "subtract", minuend="town", store=world)
+    assert not isinstance(undated, FusionResult) and undated.reason == "multi_valued"
