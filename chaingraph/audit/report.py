@@ -34,6 +34,7 @@ __all__ = [
     "PropertyRow",
     "RouteRow",
     "ShapeRow",
+    "TimeRow",
     "TypeRow",
     "UnclassifiedRow",
     "level_of",
