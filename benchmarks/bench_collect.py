@@ -62,7 +62,7 @@ def crawl(url: str, seed: str, radius: int, batched: bool) -> tuple[CollectRepor
         start = time.perf_counter()
         report = collect([seed], radius, store=store, source=source, **CAPS)
         seconds = time.perf_counter() - start
-        statements = int(store.con.execute("SELECT count(*) FROM statements").fetchone()[0])  # type: ignore[index]
+        statements = store.counts()["statements"]
     return report, seconds, statements
 
 

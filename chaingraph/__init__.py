@@ -2,11 +2,12 @@
 
 Imports flow one way (a module imports only modules above it in this list)::
 
-    errors, ids          error tree; id validation and IRIs
+    errors, ids,         error tree; id validation and IRIs; the progress event long calls
+      progress           report to a callback (only cli/ draws it)
     settings             crawl limits, chain bounds, traversal policy, endpoint settings
     values               Wikidata values in one canonical (JSON) form
     resources            packaged queries/ and data/
-    store                DuckDB evidence store; the only module that names its tables
+    store_schema, store_reads, store_state, store   DuckDB evidence store; only they name its tables
     sources/             where neighbours come from: neighbour records and protocols,
                          the SPARQL client, the SPARQL and store neighbour sources, the
                          JSON-dump and RDF loaders                    (write the store)
@@ -47,6 +48,8 @@ _API: dict[str, str] = {
     # settings: the one home of every default
     "ChainBounds": "settings", "CrawlLimits": "settings", "EndpointSettings": "settings",
     "RetryPolicy": "settings", "TraversalPolicy": "settings",
+    # what long calls report to their progress= callback
+    "Progress": "progress", "ProgressEvent": "progress",
     # the store and where its statements come from
     "Store": "store", "load": "sources.loaders", "summarize": "sources.loaders",
     "collect": "collect", "CollectReport": "collect",
@@ -106,6 +109,8 @@ __all__ = [
     "InvalidTask",
     "NecessityReport",
     "OfflineCacheMiss",
+    "Progress",
+    "ProgressEvent",
     "QuantityValue",
     "RelationClassifier",
     "RetryPolicy",
@@ -210,6 +215,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     from chaingraph.graph import EvidenceGraph
     from chaingraph.merge import merge_adjacent
     from chaingraph.necessity import NecessityReport, check_necessity, check_necessity_files
+    from chaingraph.progress import Progress, ProgressEvent
     from chaingraph.ranking import TypeTable, rank_chains, score_chain, top_chains
     from chaingraph.records import ChainParameters, ChainRecord
     from chaingraph.settings import ChainBounds, CrawlLimits, EndpointSettings, RetryPolicy, TraversalPolicy

@@ -55,13 +55,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from datetime import datetime, timezone
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from chaingraph.errors import InvalidInput
 from chaingraph.ids import qid
+from chaingraph.progress import Progress, ProgressEvent
 from chaingraph.settings import CrawlLimits, EndpointSettings, merged
 from chaingraph.sources.neighbours import (
     Neighbour,
@@ -74,7 +74,7 @@ from chaingraph.sources.neighbours import (
     number,
 )
 from chaingraph.sources.sparql_source import SparqlSource
-from chaingraph.store import Store
+from chaingraph.store import CrawlNeighbour, Store
 
 __all__ = ["CollectReport", "LayerReport", "collect"]
 
@@ -144,30 +144,18 @@ class _Crawl:
         self.store, self.run_id = store, run_id
 
     def start(self, source: str, seeds: list[str], params: dict[str, Any]) -> None:
-        with self.store.transaction() as con:
-            con.execute(
-                "INSERT OR IGNORE INTO crawl_runs VALUES (?, ?, ?, ?, ?, NULL)",
-                [self.run_id, source, seeds, json.dumps(params, sort_keys=True), datetime.now(timezone.utc)],
-            )
+        self.store.start_crawl(self.run_id, source, seeds, params)
 
     def done(self, stage: str) -> set[str]:
-        rows = self.store.con.execute(
-            "SELECT entity FROM crawl_entities WHERE run_id = ? AND stage = ?", [self.run_id, stage]
-        ).fetchall()
-        return {r[0] for r in rows}
+        return self.store.crawled(self.run_id, stage)
 
     def kept(self, entities: Sequence[str]) -> dict[str, tuple[list[Neighbour], list[Neighbour]]]:
-        rows = self.store.con.execute(
-            "SELECT entity, neighbour, property, statement_id, forward, selected FROM crawl_neighbours "
-            "WHERE run_id = ? AND entity IN (SELECT UNNEST(?)) ORDER BY entity, position",
-            [self.run_id, list(entities)],
-        ).fetchall()
         out: dict[str, tuple[list[Neighbour], list[Neighbour]]] = {e: ([], []) for e in entities}
-        for ent, nb, prop, sid, fwd, sel in rows:
-            n = Neighbour(nb, prop, sid, bool(fwd))
-            out[ent][0].append(n)
-            if sel:
-                out[ent][1].append(n)
+        for row in self.store.crawl_neighbours(self.run_id, entities):
+            n = Neighbour(row.neighbour, row.property, row.statement_id, row.forward)
+            out[row.entity][0].append(n)
+            if row.selected:
+                out[row.entity][1].append(n)
         return out
 
     def commit(
@@ -179,8 +167,7 @@ class _Crawl:
         kept: dict[str, tuple[list[Neighbour], list[Neighbour]]],
     ) -> None:
         """Write a batch, its provenance and the crawl state in one transaction."""
-        now = datetime.now(timezone.utc)
-        with self.store.transaction() as con:
+        with self.store.transaction():
             ids: dict[SourceRef, str] = {}
             refs = {r for _, r in part.provenance} | set(part.sources)
             for ref in sorted(refs, key=lambda r: tuple(map(str, r))):
@@ -189,30 +176,16 @@ class _Crawl:
                     dump_date=ref.dump_date, revision=ref.revision, retrieved_at=ref.retrieved_at)
             part.batch.statement_sources = [(sid, ids[ref]) for sid, ref in part.provenance]
             self.store.write(part.batch)
-            con.execute(
-                "INSERT OR IGNORE INTO crawl_entities SELECT ?, UNNEST(?), ?, ?, ?",
-                [self.run_id, list(entities), stage, depth, now],
-            )
-            cols: dict[str, list[Any]] = {k: [] for k in ("ent", "pos", "nb", "prop", "sid", "fwd", "sel")}
+            self.store.mark_crawled(self.run_id, entities, stage, depth=depth)
+            rows: list[CrawlNeighbour] = []
             for ent, (keep, sel) in kept.items():
                 picked = set(sel)
-                for i, n in enumerate(keep):
-                    for key, val in zip(cols, (ent, i, n.entity, n.property, n.statement_id, n.forward,
-                                               n in picked)):
-                        cols[key].append(val)
-            if cols["ent"]:
-                con.execute(
-                    "INSERT OR IGNORE INTO crawl_neighbours SELECT ?, UNNEST(?), UNNEST(?), UNNEST(?), "
-                    "UNNEST(?), UNNEST(?), UNNEST(?), UNNEST(?)",
-                    [self.run_id, *cols.values()],
-                )
+                rows += [CrawlNeighbour(ent, i, n.entity, n.property, n.statement_id, n.forward, n in picked)
+                         for i, n in enumerate(keep)]
+            self.store.add_crawl_neighbours(self.run_id, rows)
 
     def finish(self) -> None:
-        with self.store.transaction() as con:
-            con.execute(
-                "UPDATE crawl_runs SET finished_at = ? WHERE run_id = ?",
-                [datetime.now(timezone.utc), self.run_id],
-            )
+        self.store.finish_crawl(self.run_id)
 
 
 def _chunks(items: Sequence[str], size: int) -> list[list[str]]:
@@ -253,7 +226,7 @@ def collect(
     endpoint: EndpointSettings | str | None = None,
     limits: CrawlLimits | None = None,
     selector: Selector | None = None,
-    progress: bool = False,
+    progress: Progress | None = None,
     max_neighbours: int | None = None,
     select: int | None = None,
     layer_budget: int | None = None,
@@ -268,7 +241,10 @@ def collect(
     responses are cached in ``store``. ``limits`` are the crawl caps; ``max_neighbours``,
     ``select``, ``layer_budget`` and ``in_limit`` are shortcuts for its fields. A setting
     the given source cannot honour is refused, never dropped. Arguments are checked
-    before any request is built.
+    before any request is built. ``progress`` receives a
+    :class:`~chaingraph.progress.ProgressEvent` per batch: stage ``collect``, item
+    ``layer N``, entities expanded of that layer, and the layer's requests, retries and
+    cache hits as ``detail``.
     """
     seed_ids = sorted({qid(s, field="seeds") for s in seeds}, key=lambda e: (number(e), e))
     if not seed_ids:
@@ -310,69 +286,73 @@ def collect(
     seen: set[str] = set(seed_ids)
     written: set[str] = set()
     frontier, over = seed_ids, 0
-    bar = _Progress(progress)
-    try:
-        for depth in range(radius + 1):
-            cost = {"requests": 0, "retries": 0, "cache_hits": 0}
 
-            def account(part: Neighbourhoods, cost: dict[str, int] = cost) -> None:
-                for key in cost:
-                    cost[key] += getattr(part, key)
-                    totals[key] += getattr(part, key)
-                totals["skipped"] += part.skipped
+    def tell(depth: int, done: int, total: int, cost: dict[str, int]) -> None:
+        if progress is not None:
+            progress(ProgressEvent("collect", done, total, unit="entities", item=f"layer {depth}",
+                                   detail=cost))
 
-            expand = frontier if depth < radius else []
-            todo = [e for e in expand if e not in done_exp]
-            kept = crawl.kept([e for e in expand if e in done_exp])
-            task = bar.layer(depth, len(expand), len(expand) - len(todo))
-            for chunk in _chunks(todo, source.batch_size):
-                part = source.fetch(chunk)
-                account(part)
-                fresh: dict[str, tuple[list[Neighbour], list[Neighbour]]] = {}
-                for ent in chunk:
-                    keep = keep_neighbours(ent, part.neighbours.get(ent, []), max_neighbours)
-                    offer = [n for n in keep if n.entity not in seen]
-                    fresh[ent] = (keep, _check_selection(ent, pick(ent, offer, select), offer, select))
-                crawl.commit(part, "expanded", depth, chunk, fresh)
-                written.update(r[0] for r in part.batch.statements)
-                kept.update(fresh)
-                bar.advance(task, len(chunk), cost)
-            # describe this depth's entities and every kept neighbour
-            wanted = set(frontier) | {n.entity for keep, _ in kept.values() for n in keep}
-            todo_desc = _by_number(wanted - done_desc)
-            for chunk in _chunks(todo_desc, source.describe_size):
-                part = source.describe(chunk)
-                account(part)
-                crawl.commit(part, "described", depth, chunk, {})
-                written.update(r[0] for r in part.batch.statements)
-                done_desc.update(chunk)
-                bar.advance(task, 0, cost)
-            layers.append(
-                LayerReport(
-                    depth=depth,
-                    reached=len(frontier) + over,
-                    expanded=len(expand),
-                    over_budget=over,
-                    described=len(todo_desc),
-                    resumed=len(expand) - len(todo),
-                    entities=list(expand),
-                    **cost,
-                )
+    for depth in range(radius + 1):
+        cost = {"requests": 0, "retries": 0, "cache_hits": 0}
+
+        def account(part: Neighbourhoods, cost: dict[str, int] = cost) -> None:
+            for key in cost:
+                cost[key] += getattr(part, key)
+                totals[key] += getattr(part, key)
+            totals["skipped"] += part.skipped
+
+        expand = frontier if depth < radius else []
+        todo = [e for e in expand if e not in done_exp]
+        kept = crawl.kept([e for e in expand if e in done_exp])
+        done = len(expand) - len(todo)
+        tell(depth, done, len(expand), cost)
+        for chunk in _chunks(todo, source.batch_size):
+            part = source.fetch(chunk)
+            account(part)
+            fresh: dict[str, tuple[list[Neighbour], list[Neighbour]]] = {}
+            for ent in chunk:
+                keep = keep_neighbours(ent, part.neighbours.get(ent, []), max_neighbours)
+                offer = [n for n in keep if n.entity not in seen]
+                fresh[ent] = (keep, _check_selection(ent, pick(ent, offer, select), offer, select))
+            crawl.commit(part, "expanded", depth, chunk, fresh)
+            written.update(r[0] for r in part.batch.statements)
+            kept.update(fresh)
+            done += len(chunk)
+            tell(depth, done, len(expand), cost)
+        # describe this depth's entities and every kept neighbour
+        wanted = set(frontier) | {n.entity for keep, _ in kept.values() for n in keep}
+        todo_desc = _by_number(wanted - done_desc)
+        for chunk in _chunks(todo_desc, source.describe_size):
+            part = source.describe(chunk)
+            account(part)
+            crawl.commit(part, "described", depth, chunk, {})
+            written.update(r[0] for r in part.batch.statements)
+            done_desc.update(chunk)
+            tell(depth, done, len(expand), cost)
+        layers.append(
+            LayerReport(
+                depth=depth,
+                reached=len(frontier) + over,
+                expanded=len(expand),
+                over_budget=over,
+                described=len(todo_desc),
+                resumed=len(expand) - len(todo),
+                entities=list(expand),
+                **cost,
             )
-            if depth == radius:
-                break
-            picks: dict[str, list[int]] = {}
-            for ent in expand:
-                for pos, n in enumerate(kept.get(ent, ([], []))[1]):
-                    if n.entity not in seen:
-                        picks.setdefault(n.entity, []).append(pos)
-            frontier, over = _budget(picks, layer_budget)
-            seen.update(frontier)
-            if not frontier:
-                break
-        crawl.finish()
-    finally:
-        bar.stop()
+        )
+        if depth == radius:
+            break
+        picks: dict[str, list[int]] = {}
+        for ent in expand:
+            for pos, n in enumerate(kept.get(ent, ([], []))[1]):
+                if n.entity not in seen:
+                    picks.setdefault(n.entity, []).append(pos)
+        frontier, over = _budget(picks, layer_budget)
+        seen.update(frontier)
+        if not frontier:
+            break
+    crawl.finish()
     return CollectReport(
         run_id=run_id,
         source=source.name,
@@ -394,47 +374,3 @@ def collect(
         skipped_values=totals["skipped"],
         resumed=resumed,
     )
-
-
-class _Progress:
-    """A rich progress bar per layer on stderr (entities done / to do, requests, retries)."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.bar: Any = None
-        if enabled:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self.bar = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn(
-                    "requests {task.fields[requests]} · retries {task.fields[retries]}"
-                    " · cached {task.fields[cache_hits]}"
-                ),
-                TimeElapsedColumn(),
-                console=Console(stderr=True),
-                transient=False,
-            )
-            self.bar.start()
-
-    def layer(self, depth: int, total: int, done: int) -> Any:
-        if self.bar is None:
-            return None
-        return self.bar.add_task(
-            f"layer {depth}",
-            total=max(total, 1) if total else 1,
-            completed=done if total else 1,
-            requests=0,
-            retries=0,
-            cache_hits=0,
-        )
-
-    def advance(self, task: Any, n: int, cost: dict[str, int]) -> None:
-        if self.bar is not None:
-            self.bar.update(task, advance=n, **cost)
-
-    def stop(self) -> None:
-        if self.bar is not None:
-            self.bar.stop()

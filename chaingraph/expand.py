@@ -19,7 +19,7 @@ enumerates second, so results never depend on visiting order:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +30,7 @@ from chaingraph.errors import ChainRuleError, InvalidInput, UnknownEntity
 from chaingraph.explain import Explanation, explain_chain
 from chaingraph.graph import EvidenceGraph
 from chaingraph.ids import is_item_id, qid
+from chaingraph.progress import Progress, ProgressEvent
 from chaingraph.ranking import TypeTable, default_type_table, familiarity, node_types, top_chains
 from chaingraph.records import (
     ChainNode,
@@ -56,7 +57,6 @@ __all__ = ["SAMPLE", "ExpandResult", "Neighbourhood", "SeedSummary", "StableStep
 #: The bundled sample neighbourhood (real facts around Douglas Adams, Q42).
 SAMPLE = "sample/douglas-adams.json"
 
-Progress = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -173,11 +173,12 @@ def evidence_graph(seeds: Sequence[str], *, store: Store | str | Path | None = N
             if target is None:
                 target = Store()
                 stack.callback(target.close)
-            if progress:
-                progress(f"collecting {len(seeds)} seed(s) to radius {radius} from "
-                         f"{_source_description(store, settings)}")
+            if progress is not None:
+                progress(ProgressEvent("expand", 0, len(seeds), unit="seeds", message=(
+                    f"collecting {len(seeds)} seed(s) to radius {radius} from "
+                    f"{_source_description(store, settings)}")))
             report = crawl(seeds, radius, store=target, source=source, endpoint=settings, limits=limits,
-                           selector=selector, progress=progress is not None)
+                           selector=selector, progress=progress)
             built_from = target
         else:
             assert source is not None
@@ -311,14 +312,20 @@ def expand(seeds: Sequence[str], *, store: Store | str | Path | None = None,
             type_inventory=table.inventory, verifier=type(verifier or AcceptAll()).__name__,
             selector=(getattr(selector, "__name__", type(selector).__name__) if selector else "first_k")
             if collect else None,
+<<<<<<< HEAD
             collect_run=hood.collected.run_id if hood.collected else None, stable_only=stable_only)
         timeline = graph.timeline or Timeline.from_store(built_from)
         if stable_only:
             verifier = StableSteps(timeline, verifier or AcceptAll())
         for seed in seeds:
+=======
+            collect_run=hood.collected.run_id if hood.collected else None)
+        for done, seed in enumerate(seeds):
+>>>>>>> main
             started = time.perf_counter()
-            if progress:
-                progress(f"enumerating chains of {bounds.min_hops}-{bounds.max_hops} hops from {seed}")
+            if progress is not None:
+                note = f"enumerating chains of {bounds.min_hops}-{bounds.max_hops} hops from {seed}"
+                progress(ProgressEvent("expand", done, len(seeds), unit="seeds", current=seed, message=note))
             if seed not in graph:
                 raise UnknownEntity(seed, "the collected evidence graph",
                                     "check the id, or collect from a source that holds it")
@@ -328,6 +335,8 @@ def expand(seeds: Sequence[str], *, store: Store | str | Path | None = None,
                                      verifier=verifier, timeline=timeline) for r in best]
             summaries.append(SeedSummary(seed, len(best), best[0].s_div if best else None,
                                          time.perf_counter() - started))
+        if progress is not None:
+            progress(ProgressEvent("expand", len(seeds), len(seeds), unit="seeds"))
         vcount, ecount = graph.vcount(), graph.ecount()
         collected = hood.collected
     return ExpandResult(tuple(records), tuple(summaries), parameters, vcount, ecount, collected)

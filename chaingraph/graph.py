@@ -176,6 +176,7 @@ class EvidenceGraph:
             literals = [(sid, s, p) for sid, s, p, vt in zip(
                 lit["statement_id"].tolist(), lit["subject"].tolist(), lit["property"].tolist(),
                 lit["value_type"].tolist())
+<<<<<<< HEAD
                 if vt != "item" and datatypes.get(p, "time") in LITERAL_DATATYPES
                 and (dated is None or dated.holds(sid))]
         labels = dict(store.con.execute(
@@ -192,6 +193,14 @@ class EvidenceGraph:
             graph.time_excluded = dated.invalid
             graph.excluded_edges += dated.excluded_edges()
         return graph
+=======
+                if vt != "item" and datatypes.get(p, "time") in LITERAL_DATATYPES]
+        if classifier is None:
+            classifier = relation_classifier(
+                sorted(set(cols["property"].tolist()) | {p for _, _, p in literals}), store)
+        return cls.from_edges(edges, policy=policy, literals=literals, labels=store.entity_labels(),
+                              sitelinks=store.sitelinks(), classifier=classifier)
+>>>>>>> main
 
     # -- lookups ----------------------------------------------------------------------
     def vcount(self) -> int:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from chaingraph.values import (
     JULIAN,
@@ -28,7 +28,6 @@ from chaingraph.values import (
     StringValue,
     TimeValue,
     Value,
-    value_from_columns,
 )
 
 if TYPE_CHECKING:
@@ -134,9 +133,6 @@ class EmbeddedValues:
 class StoreValues:
     """Values read from a :class:`~chaingraph.store.Store` (preferred and normal ranks)."""
 
-    _COLS = ("value_type", "object", "text", "lang", "time", "precision", "calendar", "timezone",
-             "before", "after", "amount", "unit", "upper", "lower", "lat", "lon", "coord_precision", "globe")
-
     def __init__(self, store: Store, *, exclude: Collection[str] = frozenset()) -> None:
         self.store = store
         #: statement ids to leave out (e.g. those not valid on an ``as_of`` date)
@@ -145,25 +141,15 @@ class StoreValues:
         # and every ablation of a task asks again for the literals of its answer layer
         self._literals: dict[str, Value | None] = {}
 
-    def _rows(self, where: str, params: list[Any]) -> list[tuple[Any, ...]]:
-        cols = ", ".join(self._COLS)
-        return self.store.con.execute(
-            f"SELECT statement_id, subject, {cols} FROM statements WHERE rank <> 'deprecated' "
-            f"AND snaktype = 'value' AND {where}", params).fetchall()
-
     def subjects(self, property_id: str, value: Value) -> set[str]:
-        out = set()
-        for row in self._rows("property = ?", [property_id]):
-            have = value_from_columns(dict(zip(self._COLS, row[2:])))
-            if have is not None and row[0] not in self.exclude and value_matches(value, have):
-                out.add(row[1])
-        return out
+        return {subject for sid, subject, have in self.store.statement_values(property=property_id)
+                if have is not None and sid not in self.exclude and value_matches(value, have)}
 
     def literal_values(self, statement_ids: Sequence[str]) -> dict[str, Value]:
         todo = [sid for sid in dict.fromkeys(statement_ids) if sid not in self._literals]
         if todo:
             self._literals.update(dict.fromkeys(todo))
-            for row in self._rows("statement_id IN (SELECT UNNEST(?))", [todo]):
-                if row[0] not in self.exclude:
-                    self._literals[row[0]] = value_from_columns(dict(zip(self._COLS, row[2:])))
+            for sid, _subject, have in self.store.statement_values(statement_ids=todo):
+                if sid not in self.exclude:
+                    self._literals[sid] = have
         return {sid: v for sid in statement_ids if (v := self._literals[sid]) is not None}

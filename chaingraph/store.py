@@ -1,33 +1,12 @@
 """The evidence store: Wikidata's statement model in one embedded DuckDB database.
 
-Tables (created on open, all writes ``INSERT OR IGNORE`` / upsert so loading the same
-input twice changes nothing):
+The schema (tables, columns, keys) is :mod:`chaingraph.store_schema`; fact reads beyond
+the edge primitive are :mod:`chaingraph.store_reads`, the crawl state and the SPARQL response
+cache :mod:`chaingraph.store_state` — all of them methods of :class:`Store`, and the only
+modules that write SQL naming the store's tables. All writes are ``INSERT OR IGNORE`` /
+upsert, so loading the same input twice changes nothing.
 
-==================  =====================================================================
-``sources``         where facts came from: kind (``json-dump``, ``rdf-dump``, ``sparql``,
-                    ``fixture``), file or endpoint URL, query file and hash, retrieval time,
-                    dump date / revision
-``entities``        items: label (English, else ``mul``), description, aliases, sitelink
-                    count when known, revision
-``properties``      properties: label, description, aliases, datatype (JSON spelling)
-``statements``      one row per statement: id (JSON form ``Q42$GUID``), subject, property,
-                    rank, snaktype (``value``/``somevalue``/``novalue``) and the value
-                    columns of :data:`chaingraph.values.VALUE_COLUMNS` (``object`` holds the
-                    id of an item value)
-``qualifiers``      statement id, property, snak hash, snaktype, value columns
-``reference_snaks`` statement id, reference hash, property, snak hash, snaktype, value columns
-``statement_sources`` which source(s) delivered each statement (provenance)
-``responses``       SPARQL response cache, keyed by query hash
-``crawl_runs``      one row per collection run (``chaingraph.collect``): source, seeds,
-                    parameters; ``finished_at`` stays empty until the run completes
-``crawl_entities``  per run, entities whose expansion / description is committed
-``crawl_neighbours`` per run and expanded entity, the kept neighbours in order and which
-                    the selector picked (so an interrupted run resumes where it stopped)
-==================  =====================================================================
-
-and the view ``entity_classes(id, class)``: non-deprecated ``P31`` values.
-
-Everything else reads through one primitive, :meth:`Store.edges`:
+Traversal reads go through one primitive, :meth:`Store.edges`:
 
 >>> from chaingraph.values import EntityValue
 >>> s = Store()
@@ -57,16 +36,34 @@ import duckdb
 import pyarrow as pa
 
 from chaingraph.errors import StoreError
-from chaingraph.values import VALUE_COLUMNS, Value, value_columns, value_from_columns
+from chaingraph.store_reads import PropertyInfo, SourceInfo, StatementInfo, StatementRows, StoreReads
+from chaingraph.store_schema import (
+    ARROW_TYPES,
+    KEYS,
+    RANKS,
+    SCHEMA,
+    TABLE_COLUMNS,
+    TRAVERSABLE_RANKS,
+    UPSERT,
+)
+from chaingraph.store_state import CachedResponse, CrawlNeighbour, CrawlState, ResponseCache
+from chaingraph.values import Value, value_columns
 
 __all__ = [
     "ARROW_TYPES",
+    "RANKS",
+    "SCHEMA",
     "TABLE_COLUMNS",
+    "TRAVERSABLE_RANKS",
     "Batch",
+    "CachedResponse",
+    "CrawlNeighbour",
     "Edge",
     "EntityInfo",
     "PropertyInfo",
+    "SourceInfo",
     "StatementInfo",
+    "StatementRows",
     "Store",
     "entity_row",
     "property_row",
@@ -76,100 +73,6 @@ __all__ = [
     "snak_hash_columns",
     "statement_row",
 ]
-
-RANKS = ("preferred", "normal", "deprecated")
-TRAVERSABLE_RANKS = ("preferred", "normal")
-
-_VALUE_DDL = """
-    value_type VARCHAR, object VARCHAR, text VARCHAR, lang VARCHAR,
-    time VARCHAR, precision TINYINT, calendar VARCHAR, timezone INTEGER,
-    before INTEGER, after INTEGER,
-    amount VARCHAR, unit VARCHAR, upper VARCHAR, lower VARCHAR,
-    lat DOUBLE, lon DOUBLE, coord_precision DOUBLE, globe VARCHAR"""
-
-SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS sources (
-    source_id VARCHAR PRIMARY KEY, kind VARCHAR NOT NULL, location VARCHAR NOT NULL,
-    query_file VARCHAR, query_hash VARCHAR, retrieved_at TIMESTAMPTZ,
-    dump_date VARCHAR, revision VARCHAR);
-CREATE TABLE IF NOT EXISTS entities (
-    id VARCHAR PRIMARY KEY, label VARCHAR, label_lang VARCHAR, description VARCHAR,
-    aliases VARCHAR[], sitelinks INTEGER, revision BIGINT, modified VARCHAR);
-CREATE TABLE IF NOT EXISTS properties (
-    id VARCHAR PRIMARY KEY, label VARCHAR, label_lang VARCHAR, description VARCHAR,
-    aliases VARCHAR[], datatype VARCHAR);
-CREATE TABLE IF NOT EXISTS statements (
-    statement_id VARCHAR PRIMARY KEY, subject VARCHAR NOT NULL, property VARCHAR NOT NULL,
-    rank VARCHAR NOT NULL, snaktype VARCHAR NOT NULL, {_VALUE_DDL});
-CREATE TABLE IF NOT EXISTS qualifiers (
-    statement_id VARCHAR NOT NULL, property VARCHAR NOT NULL, snak_hash VARCHAR NOT NULL,
-    snaktype VARCHAR NOT NULL, {_VALUE_DDL},
-    PRIMARY KEY (statement_id, property, snak_hash));
-CREATE TABLE IF NOT EXISTS reference_snaks (
-    statement_id VARCHAR NOT NULL, reference_hash VARCHAR NOT NULL, property VARCHAR NOT NULL,
-    snak_hash VARCHAR NOT NULL, snaktype VARCHAR NOT NULL, {_VALUE_DDL},
-    PRIMARY KEY (statement_id, reference_hash, property, snak_hash));
-CREATE TABLE IF NOT EXISTS statement_sources (
-    statement_id VARCHAR NOT NULL, source_id VARCHAR NOT NULL,
-    PRIMARY KEY (statement_id, source_id));
-CREATE TABLE IF NOT EXISTS responses (
-    query_hash VARCHAR PRIMARY KEY, endpoint VARCHAR NOT NULL, query_file VARCHAR,
-    query_text VARCHAR NOT NULL, body VARCHAR NOT NULL, retrieved_at TIMESTAMPTZ NOT NULL);
-CREATE TABLE IF NOT EXISTS crawl_runs (
-    run_id VARCHAR PRIMARY KEY, source VARCHAR NOT NULL, seeds VARCHAR[] NOT NULL,
-    params VARCHAR NOT NULL, started_at TIMESTAMPTZ, finished_at TIMESTAMPTZ);
-CREATE TABLE IF NOT EXISTS crawl_entities (
-    run_id VARCHAR NOT NULL, entity VARCHAR NOT NULL, stage VARCHAR NOT NULL, depth INTEGER,
-    done_at TIMESTAMPTZ, PRIMARY KEY (run_id, entity, stage));
-CREATE TABLE IF NOT EXISTS crawl_neighbours (
-    run_id VARCHAR NOT NULL, entity VARCHAR NOT NULL, position INTEGER NOT NULL,
-    neighbour VARCHAR NOT NULL, property VARCHAR NOT NULL, statement_id VARCHAR NOT NULL,
-    forward BOOLEAN NOT NULL, selected BOOLEAN NOT NULL, PRIMARY KEY (run_id, entity, position));
-CREATE OR REPLACE VIEW entity_classes AS
-    SELECT subject AS id, object AS class FROM statements
-    WHERE property = 'P31' AND rank <> 'deprecated' AND value_type = 'item';
-"""
-
-_VC = list(VALUE_COLUMNS)
-_TABLE_COLUMNS: dict[str, list[str]] = {  # also published as TABLE_COLUMNS
-    "entities": ["id", "label", "label_lang", "description", "aliases", "sitelinks", "revision", "modified"],
-    "properties": ["id", "label", "label_lang", "description", "aliases", "datatype"],
-    "statements": ["statement_id", "subject", "property", "rank", "snaktype", *_VC],
-    "qualifiers": ["statement_id", "property", "snak_hash", "snaktype", *_VC],
-    "reference_snaks": ["statement_id", "reference_hash", "property", "snak_hash", "snaktype", *_VC],
-    "statement_sources": ["statement_id", "source_id"],
-}
-#: the columns of each writable table, in order (what :class:`Batch` rows and
-#: :meth:`Store.insert_select` queries provide)
-TABLE_COLUMNS = _TABLE_COLUMNS
-_ARROW_TYPES: dict[str, pa.DataType] = {
-    "aliases": pa.list_(pa.string()), "sitelinks": pa.int32(), "revision": pa.int64(),
-    "precision": pa.int8(), "timezone": pa.int32(), "before": pa.int32(), "after": pa.int32(),
-    "lat": pa.float64(), "lon": pa.float64(), "coord_precision": pa.float64(),
-}
-_KEYS: dict[str, tuple[str, ...]] = {
-    "entities": ("id",), "properties": ("id",), "statements": ("statement_id",),
-    "qualifiers": ("statement_id", "property", "snak_hash"),
-    "reference_snaks": ("statement_id", "reference_hash", "property", "snak_hash"),
-    "statement_sources": ("statement_id", "source_id"),
-}
-#: Arrow types of the non-VARCHAR columns (every other column is a string)
-ARROW_TYPES = _ARROW_TYPES
-# Entities and properties are upserted: a later source may know a label an earlier lacked.
-_UPSERT = {
-    "entities": "label = COALESCE(excluded.label, entities.label), "
-                "label_lang = COALESCE(excluded.label_lang, entities.label_lang), "
-                "description = COALESCE(excluded.description, entities.description), "
-                "aliases = COALESCE(excluded.aliases, entities.aliases), "
-                "sitelinks = COALESCE(excluded.sitelinks, entities.sitelinks), "
-                "revision = COALESCE(excluded.revision, entities.revision), "
-                "modified = COALESCE(excluded.modified, entities.modified)",
-    "properties": "label = COALESCE(excluded.label, properties.label), "
-                  "label_lang = COALESCE(excluded.label_lang, properties.label_lang), "
-                  "description = COALESCE(excluded.description, properties.description), "
-                  "aliases = COALESCE(excluded.aliases, properties.aliases), "
-                  "datatype = COALESCE(excluded.datatype, properties.datatype)",
-}
 
 
 def snak_hash(property_id: str, snaktype: str, value: Value | None) -> str:
@@ -233,7 +136,7 @@ class Batch:
     statement_sources: list[tuple[Any, ...]] = field(default_factory=list)
 
     def __len__(self) -> int:
-        return sum(len(getattr(self, t)) for t in _TABLE_COLUMNS)
+        return sum(len(getattr(self, t)) for t in TABLE_COLUMNS)
 
 
 class Edge(NamedTuple):
@@ -256,26 +159,6 @@ class EntityInfo(NamedTuple):
     classes: tuple[str, ...]
 
 
-class PropertyInfo(NamedTuple):
-    id: str
-    label: str | None
-    description: str | None
-    aliases: tuple[str, ...]
-    datatype: str | None
-
-
-class StatementInfo(NamedTuple):
-    """A statement with everything the store knows about it."""
-
-    statement_id: str
-    subject: str
-    property: str
-    rank: str
-    snaktype: str
-    value: Value | None
-    qualifiers: tuple[tuple[str, str, Value | None], ...]  # (property, snaktype, value)
-    references: tuple[tuple[str, str, str, Value | None], ...]  # (ref hash, property, snaktype, value)
-    sources: tuple[dict[str, Any], ...]
 
 
 def _ids(value: str | Collection[str] | None) -> list[str] | None:
@@ -284,12 +167,16 @@ def _ids(value: str | Collection[str] | None) -> list[str] | None:
     return [value] if isinstance(value, str) else list(value)
 
 
-class Store:
+class Store(StoreReads, CrawlState, ResponseCache):
     """A DuckDB-backed evidence store; ``path=None`` keeps it in memory.
 
     Use as a context manager to close the connection. All writes go through :meth:`write`
     (one transaction per batch) or :meth:`transaction`; bulk loaders use the same semantics
     through :meth:`write_arrow` (column batches) and :meth:`insert_select` (rows built in SQL).
+    Reads: :meth:`edges` / :meth:`edge_arrays` here; labels, sitelinks, classes, property
+    facts, statements and counts from :class:`~chaingraph.store_reads.StoreReads`; crawl
+    state and the SPARQL response cache from :class:`~chaingraph.store_state.CrawlState`
+    and :class:`~chaingraph.store_state.ResponseCache`.
     """
 
     def __init__(self, path: str | Path | None = None, *, read_only: bool = False) -> None:
@@ -376,9 +263,9 @@ class Store:
         >>> s.classes(["Q1"])
         {'Q1': ('Q5',)}
         """
-        unknown = set(tables) - set(_TABLE_COLUMNS)
+        unknown = set(tables) - set(TABLE_COLUMNS)
         if unknown:
-            raise StoreError(f"write_arrow: unknown tables {sorted(unknown)}; use {sorted(_TABLE_COLUMNS)}")
+            raise StoreError(f"write_arrow: unknown tables {sorted(unknown)}; use {sorted(TABLE_COLUMNS)}")
         fast = not self._in_tx
         try:
             try:
@@ -393,7 +280,7 @@ class Store:
 
     def _write_arrow(self, tables: Mapping[str, pa.Table], *, fast: bool) -> None:
         with self.transaction():
-            for table, columns in _TABLE_COLUMNS.items():
+            for table, columns in TABLE_COLUMNS.items():
                 data = tables.get(table)
                 if data is None or data.num_rows == 0:
                     continue
@@ -407,14 +294,14 @@ class Store:
 
     def _write(self, batch: Batch, *, fast: bool) -> None:
         with self.transaction():
-            for table, columns in _TABLE_COLUMNS.items():
+            for table, columns in TABLE_COLUMNS.items():
                 rows = getattr(batch, table)
                 if rows:
                     self._insert(table, columns, rows, fast=fast)
 
     def _insert(self, table: str, columns: list[str], rows: list[tuple[Any, ...]], *,
                 fast: bool = False) -> None:
-        arrays = {col: pa.array(data, type=_ARROW_TYPES.get(col, pa.string()))
+        arrays = {col: pa.array(data, type=ARROW_TYPES.get(col, pa.string()))
                   for col, data in zip(columns, zip(*rows))}
         self.con.register("_cg_incoming", pa.table(arrays))
         try:
@@ -426,10 +313,10 @@ class Store:
     def _insert_from(self, table: str, columns: list[str], relation: str, params: Any = None, *,
                      fast: bool = False) -> None:
         cols = ", ".join(f'"{c}"' for c in columns)
-        if fast and table not in _UPSERT:
+        if fast and table not in UPSERT:
             # Rows whose key is new, without deduplicating the batch: several times faster,
             # and a repeated key inside the batch raises ConstraintException (callers fall back).
-            match = " AND ".join(f'_t."{k}" = _n."{k}"' for k in _KEYS[table])
+            match = " AND ".join(f'_t."{k}" = _n."{k}"' for k in KEYS[table])
             self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {relation} AS _n "
                              f"WHERE NOT EXISTS (SELECT 1 FROM {table} AS _t WHERE {match})", params)
             return
@@ -437,9 +324,9 @@ class Store:
         key = {"entities": "id", "properties": "id", "statements": "statement_id"}.get(table)
         source = (f"SELECT DISTINCT ON ({key}) {cols} FROM {relation}" if key
                   else f"SELECT DISTINCT {cols} FROM {relation}")
-        if table in _UPSERT:
+        if table in UPSERT:
             self.con.execute(f"INSERT INTO {table} ({cols}) {source} "
-                             f"ON CONFLICT DO UPDATE SET {_UPSERT[table]}", params)
+                             f"ON CONFLICT DO UPDATE SET {UPSERT[table]}", params)
         else:
             self.con.execute(f"INSERT OR IGNORE INTO {table} ({cols}) {source}", params)
 
@@ -458,13 +345,13 @@ class Store:
         >>> s.statement("Q1$a").snaktype
         'novalue'
         """
-        if table not in _TABLE_COLUMNS:
-            raise StoreError(f"insert_select: unknown table {table!r}; use one of {sorted(_TABLE_COLUMNS)}")
+        if table not in TABLE_COLUMNS:
+            raise StoreError(f"insert_select: unknown table {table!r}; use one of {sorted(TABLE_COLUMNS)}")
         try:
             with self.transaction():
                 described = self.con.execute(f"SELECT * FROM ({select}) LIMIT 0", params).description
                 present = [d[0] for d in described or ()]
-                columns = [c for c in _TABLE_COLUMNS[table] if c in present]
+                columns = [c for c in TABLE_COLUMNS[table] if c in present]
                 self._insert_from(table, columns, f"({select})", params, fast=unique)
         except duckdb.Error as exc:
             raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
@@ -472,9 +359,11 @@ class Store:
 
     # -- the read primitive -----------------------------------------------------------
     def _edge_sql(self, subject: str | Collection[str] | None, property: str | Collection[str] | None,
-                  object: str | Collection[str] | None, ranks: Collection[str], item_only: bool
-                  ) -> tuple[str, list[Any]]:
-        where, params = ["rank IN (SELECT UNNEST(?))", "snaktype = 'value'"], [list(ranks)]
+                  object: str | Collection[str] | None, ranks: Collection[str], item_only: bool,
+                  values_only: bool = True) -> tuple[str, list[Any]]:
+        where, params = ["rank IN (SELECT UNNEST(?))"], [list(ranks)]
+        if values_only:
+            where.append("snaktype = 'value'")
         if item_only:
             where.append("value_type = 'item'")
         for col, val in (("subject", subject), ("property", property), ("object", object)):
@@ -489,12 +378,14 @@ class Store:
     def edges(self, subject: str | Collection[str] | None = None,
               property: str | Collection[str] | None = None,
               object: str | Collection[str] | None = None, *,
-              ranks: Collection[str] = TRAVERSABLE_RANKS, item_only: bool = True) -> list[Edge]:
+              ranks: Collection[str] = TRAVERSABLE_RANKS, item_only: bool = True,
+              values_only: bool = True) -> list[Edge]:
         """Statements matching subject / property / object (``None`` is a wildcard; each
         may be one id or a collection). Deprecated statements are excluded unless asked
-        for via ``ranks``; literal statements only with ``item_only=False``.
-        Order is deterministic (subject, property, object, statement id)."""
-        sql, params = self._edge_sql(subject, property, object, ranks, item_only)
+        for via ``ranks``; literal statements only with ``item_only=False``; ``somevalue`` /
+        ``novalue`` statements (no object, no value type) only with ``item_only=False,
+        values_only=False``. Order is deterministic (subject, property, object, statement id)."""
+        sql, params = self._edge_sql(subject, property, object, ranks, item_only, values_only)
         return [Edge(*row) for row in self.con.execute(sql, params).fetchall()]
 
     def edge_arrays(self, subject: str | Collection[str] | None = None,
@@ -562,78 +453,3 @@ class Store:
                 return None
             return EntityInfo(entity_id, None, None, (), None, classes)
         return EntityInfo(row[0], row[1], row[2], tuple(row[3] or ()), row[4], classes)
-
-    def labels(self, ids: Collection[str]) -> dict[str, str]:
-        rows = self.con.execute(
-            "SELECT id, label FROM entities WHERE label IS NOT NULL AND id IN (SELECT UNNEST(?)) "
-            "UNION ALL SELECT id, label FROM properties WHERE label IS NOT NULL "
-            "AND id IN (SELECT UNNEST(?))", [list(ids), list(ids)]).fetchall()
-        return dict(rows)
-
-    def classes(self, ids: Collection[str] | None = None) -> dict[str, tuple[str, ...]]:
-        """``P31`` classes per entity (all entities when ``ids`` is ``None``)."""
-        if ids is None:
-            rows = self.con.execute("SELECT id, class FROM entity_classes ORDER BY id, class").fetchall()
-        else:
-            rows = self.con.execute("SELECT id, class FROM entity_classes WHERE id IN (SELECT UNNEST(?)) "
-                                    "ORDER BY id, class", [list(ids)]).fetchall()
-        out: dict[str, list[str]] = {}
-        for ident, cls in rows:
-            out.setdefault(ident, []).append(cls)
-        return {k: tuple(v) for k, v in out.items()}
-
-    def property(self, property_id: str) -> PropertyInfo | None:
-        rows = self.con.execute("SELECT id, label, description, aliases, datatype FROM properties "
-                                "WHERE id = ?", [property_id]).fetchall()
-        row = rows[0] if rows else None
-        return None if row is None else PropertyInfo(row[0], row[1], row[2], tuple(row[3] or ()), row[4])
-
-    def properties_used(self) -> list[str]:
-        """Every property some statement uses, sorted."""
-        return [r[0] for r in self.con.execute(
-            "SELECT DISTINCT property FROM statements ORDER BY 1").fetchall()]
-
-    def datatypes(self) -> dict[str, str]:
-        """Datatype of every property the store knows."""
-        return dict(self.con.execute(
-            "SELECT id, datatype FROM properties WHERE datatype IS NOT NULL").fetchall())
-
-    def statement(self, statement_id: str) -> StatementInfo | None:
-        cols = ["statement_id", "subject", "property", "rank", "snaktype", *_VC]
-        cur = self.con.execute(f"SELECT {', '.join(cols)} FROM statements WHERE statement_id = ?",
-                               [statement_id])
-        rows = cur.fetchall()  # fetchall closes the result (fetchone leaves it open in DuckDB 2)
-        row = rows[0] if rows else None
-        if row is None:
-            return None
-        rec = dict(zip(cols, row))
-        quals = self._snaks("qualifiers", ["property", "snaktype"], statement_id)
-        refs = self._snaks("reference_snaks", ["reference_hash", "property", "snaktype"], statement_id)
-        src_cols = ["source_id", "kind", "location", "query_file", "query_hash", "retrieved_at",
-                    "dump_date", "revision"]
-        srcs = self.con.execute(
-            f"SELECT {', '.join('s.' + c for c in src_cols)} FROM statement_sources ss "
-            "JOIN sources s USING (source_id) WHERE ss.statement_id = ? ORDER BY s.source_id",
-            [statement_id]).fetchall()
-        return StatementInfo(rec["statement_id"], rec["subject"], rec["property"], rec["rank"],
-                             rec["snaktype"], value_from_columns(rec),
-                             tuple(quals),
-                             tuple(refs),
-                             tuple(dict(zip(src_cols, s)) for s in srcs))
-
-    def _snaks(self, table: str, keys: list[str], statement_id: str) -> list[tuple[Any, ...]]:
-        cols = [*keys, *_VC]
-        rows = self.con.execute(f"SELECT {', '.join(cols)} FROM {table} WHERE statement_id = ? "
-                                f"ORDER BY {', '.join(keys)}, snak_hash", [statement_id]).fetchall()
-        return [(*row[: len(keys)], value_from_columns(dict(zip(cols, row)))) for row in rows]
-
-    def counts(self) -> dict[str, int]:
-        """Row counts per table, plus literal statements by value type."""
-        out = {t: int(self.con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0])
-               for t in ("sources", "entities", "properties", "statements", "qualifiers",
-                         "reference_snaks")}
-        for vt, n in self.con.execute("SELECT coalesce(value_type, snaktype), count(*) FROM statements "
-                                      "GROUP BY 1 ORDER BY 1").fetchall():
-            out[f"statements:{vt}"] = int(n)
-        return out
-

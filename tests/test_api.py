@@ -13,6 +13,8 @@ PUBLIC = {
     "__version__",
     # settings
     "ChainBounds", "CrawlLimits", "EndpointSettings", "RetryPolicy", "TraversalPolicy",
+    # progress reports
+    "Progress", "ProgressEvent",
     # store, loading, collecting
     "Store", "load", "summarize", "collect", "CollectReport",
     # graph and chains

@@ -24,6 +24,7 @@ from sparql_server import FaultServer, OxigraphServer, codex_s_server, entities_
 from chaingraph.collect import CollectReport, collect
 from chaingraph.errors import EndpointUnavailable, InvalidId, InvalidInput, OfflineCacheMiss
 from chaingraph.ids import ENTITY
+from chaingraph.progress import ProgressEvent
 from chaingraph.settings import CrawlLimits, EndpointSettings, RetryPolicy
 from chaingraph.sources.loaders import load
 from chaingraph.sources.neighbours import Neighbour
@@ -419,11 +420,20 @@ def test_radius_zero_describes_the_seeds_only(dump_store: Store) -> None:
         assert s.entity("Q30") is not None and s.entity("Q30").label == dump_store.entity("Q30").label  # type: ignore[union-attr]
 
 
-def test_progress_bars_go_to_stderr(dump_store: Store, capsys: pytest.CaptureFixture[str]) -> None:
+def test_progress_events_count_each_layer_up_to_its_size(dump_store: Store,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    events: list[ProgressEvent] = []
     with Store() as s:
-        collect(["Q30"], 2, store=s, source=StoreSource(dump_store), progress=True, select=2)
-    err = capsys.readouterr().err
-    assert "layer 0" in err and "layer 1" in err and "requests" in err
+        report = collect(["Q30"], 2, store=s, source=StoreSource(dump_store), progress=events.append,
+                         select=2)
+    assert {e.stage for e in events} == {"collect"}
+    assert capsys.readouterr().err == ""  # the library draws nothing
+    for layer in report.layers:
+        mine = [e for e in events if e.item == f"layer {layer.depth}"]
+        assert mine and all(e.total == layer.expanded and e.unit == "entities" for e in mine)
+        assert [e.done for e in mine] == sorted(e.done for e in mine) and mine[-1].done == layer.expanded
+        assert dict(mine[-1].detail) == {"requests": layer.requests, "retries": layer.retries,
+                                         "cache_hits": layer.cache_hits}
 
 
 def test_faults_mid_crawl_are_retried_and_change_nothing(

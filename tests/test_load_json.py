@@ -15,6 +15,7 @@ import pytest
 
 from chaingraph.cli import cli
 from chaingraph.graph import EvidenceGraph
+from chaingraph.progress import ProgressEvent
 from chaingraph.resources import data_file
 from chaingraph.settings import TraversalPolicy
 from chaingraph.sources.loaders import LoadReport, load, summarize
@@ -172,9 +173,11 @@ def test_cli_load_as_a_subprocess(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", ["values.json", "values.nt"])
 def test_progress_reports_bytes_up_to_the_file_size(store: Store, name: str) -> None:
-    seen: list[tuple[str, int, int]] = []
     path = FIXTURES / name
-    load([path], store, progress=lambda p, done, total: seen.append((p, done, total)))
+    events: list[ProgressEvent] = []
+    load([path], store, progress=events.append)
+    assert {(e.stage, e.unit) for e in events} == {("load", "bytes")}
+    seen = [(e.item, e.done, e.total) for e in events]
     assert seen and all(p == str(path) for p, _, _ in seen)
     assert [d for _, d, _ in seen] == sorted(d for _, d, _ in seen)
     assert seen[-1][1:] == (path.stat().st_size, path.stat().st_size)

@@ -278,7 +278,7 @@ def test_store_values_read_each_literal_statement_once(tmp_path: Path,
         assert set(got) == set(sids)
         assert values.literal_values(sids[:1]) == {sids[0]: got[sids[0]]}
         queries: list[object] = []
-        monkeypatch.setattr(values, "_rows", lambda *a: queries.append(a) or [])
+        monkeypatch.setattr(store, "statement_values", lambda **kw: queries.append(kw) or [])
         assert values.literal_values([*sids, "no-such-statement"]) == got and not queries
     finally:
         store.close()

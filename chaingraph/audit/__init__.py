@@ -37,7 +37,7 @@ Layering inside the package (imports flow down only)::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,8 +47,9 @@ from chaingraph.audit.readers import corpus_files, read_file
 from chaingraph.audit.report import AuditReport
 from chaingraph.audit.shapes import DEFAULT_SHAPES, Shape
 from chaingraph.errors import CorpusProblem, InvalidInput
+from chaingraph.progress import Progress, ProgressEvent
 
-__all__ = ["DEFAULT_SHAPES", "AuditReport", "CorpusProblem", "Crosswalk", "Progress", "audit"]
+__all__ = ["DEFAULT_SHAPES", "AuditReport", "CorpusProblem", "Crosswalk", "audit"]
 
 
 def _crosswalk(crosswalk: Crosswalk | None, properties: str | Path | None) -> Any:
@@ -64,10 +65,6 @@ def _crosswalk(crosswalk: Crosswalk | None, properties: str | Path | None) -> An
             "properties= needs a chaingraph Crosswalk (one with with_facts); pass facts to yours"
         )
     return base.with_facts(read_property_facts(properties))
-
-
-#: ``progress(done, total, path)`` is called before each file is read and once at the end
-Progress = Callable[[int, int, Path | None], None]
 
 
 def audit(
@@ -89,19 +86,20 @@ def audit(
     ``properties`` is a property list (e.g. ``wikidata_properties_merged.tsv.gz``) whose
     datatypes, labels and classes let the crosswalk decide properties outside its table;
     ``shapes`` is the tuple of record-shape detectors (first match wins); ``roles`` the
-    role table; ``progress`` is told which file is next.
+    role table; ``progress`` is told (stage ``audit``, in files) which file is next and when
+    all are read.
     """
     files = corpus_files(paths)
     cw = _crosswalk(crosswalk, properties)
     tally = Tally(EdgeClassifier(cw, roles), shapes, max_problems=max_problems)
     for done, path in enumerate(files):
         if progress is not None:
-            progress(done, len(files), path)
+            progress(ProgressEvent("audit", done, len(files), unit="files", current=str(path)))
         for item in read_file(path):
             problem = tally.add(item)
             if strict and problem is not None:
                 raise CorpusProblem(f"{problem.describe()} (strict audit: fix it, or audit without `strict` "
                                     "to count and list such problems)", problem)
     if progress is not None:
-        progress(len(files), len(files), None)
+        progress(ProgressEvent("audit", len(files), len(files), unit="files"))
     return tally.report(crosswalk_version=crosswalk_version(cw), files=len(files))

@@ -14,14 +14,10 @@ from __future__ import annotations
 import csv
 import io
 from decimal import ROUND_HALF_UP, Decimal
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from chaingraph.records import difficulty_level
-
-if TYPE_CHECKING:
-    from rich.console import Console
 
 __all__ = [
     "AUDIT_SCHEMA_VERSION",
@@ -39,7 +35,6 @@ __all__ = [
     "UnclassifiedRow",
     "level_of",
     "percent",
-    "render_table",
     "to_csv",
     "to_json",
     "to_markdown",
@@ -329,6 +324,7 @@ def to_csv(report: AuditReport) -> str:
             ["problem", pr.where, "", "", f"{pr.kind}: {pr.message}"]
         )
     return buf.getvalue()
+<<<<<<< HEAD
 
 
 def render_table(report: AuditReport, console: Console, *, top: int = 15) -> None:
@@ -410,3 +406,5 @@ def render_table(report: AuditReport, console: Console, *, top: int = 15) -> Non
                 "",
             )
         console.print(pr)
+=======
+>>>>>>> main

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
+from chaingraph.cli.progress import progress_bars
 from chaingraph.errors import UnsupportedFormat
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from chaingraph.audit.report import AuditReport
 
 _PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 
@@ -61,29 +68,14 @@ def audit(
     --strict stop the audit.
     """
     from chaingraph.audit import audit as run_audit
-    from chaingraph.audit.report import render_table, to_csv, to_json, to_markdown
+    from chaingraph.audit.report import to_csv, to_json, to_markdown
 
     if plot is not None and plot.suffix.lower() not in _PLOT_SUFFIXES:
         raise UnsupportedFormat(
             f"--plot {plot}: write plots as {', '.join(_PLOT_SUFFIXES)}; change the suffix"
         )
-    if progress is None:
-        progress = sys.stderr.isatty()
-    if progress:
-        from rich.console import Console
-        from rich.progress import Progress
-
-        with Progress(console=Console(stderr=True), transient=True) as bar:
-            task = bar.add_task("auditing", total=None)
-
-            def tell(done: int, total: int, path: Path | None) -> None:
-                bar.update(
-                    task, completed=done, total=total, description=f"auditing {path.name if path else ''}"
-                )
-
-            report = run_audit(paths, strict=strict, properties=properties, progress=tell)
-    else:
-        report = run_audit(paths, strict=strict, properties=properties)
+    with progress_bars(progress, transient=True) as tell:
+        report = run_audit(paths, strict=strict, properties=properties, progress=tell)
     if fmt == "table":
         from rich.console import Console
 
@@ -99,3 +91,84 @@ def audit(
 
         written = plot_report(report, plot)
         click.echo(f"plot written to {written}", err=True)
+
+
+def render_table(report: AuditReport, console: Console, *, top: int = 15) -> None:
+    """Print the report as rich tables (the terminal view; ``top`` rows of long lists)."""
+    from rich.table import Table
+
+    from chaingraph.audit.report import percent
+
+    def pct(value: float) -> str:
+        return f"{value:.2f}"
+
+    def table(title: str, *columns: str) -> Table:
+        t = Table(title=title, title_justify="left", title_style="bold")
+        for i, name in enumerate(columns):
+            t.add_column(name, justify="left" if i == 0 else "right")
+        return t
+
+    console.print(
+        f"[bold]Corpus audit[/bold] — crosswalk {report.crosswalk_version}: {report.files:,} files, "
+        f"{report.records:,} records, {report.tasks:,} tasks, {report.chains:,} distinct chains "
+        f"({report.duplicate_chains:,} repeated copies not counted), {report.edges:,} edge occurrences"
+    )
+    t = table("Relation classes", "relation class", "edges", "%")
+    for c in report.relation_classes:
+        t.add_row(c.relation_class, f"{c.edges:,}", pct(c.percent))
+    t.add_section()
+    t.add_row("total", f"{report.edges:,}", "100.00" if report.edges else "0.00", style="bold")
+    routes = table("Decided by", "route", "edges", "%")
+    for r in report.routes:
+        routes.add_row(r.route, f"{r.edges:,}", pct(r.percent))
+    levels = table("Difficulty (H per task)", "level", "H", "tasks", "%")
+    for lv in report.difficulty:
+        levels.add_row(lv.level, lv.rule, f"{lv.tasks:,}", pct(lv.percent))
+    lengths = table("Chain lengths", "hops", "chains", "%")
+    for ln in report.chain_lengths:
+        lengths.add_row(str(ln.hops), f"{ln.chains:,}", pct(ln.percent))
+    from rich.columns import Columns
+
+    console.print(Columns([t, routes, levels, lengths]))
+    types = table(
+        f"Entity types (typed anchors {pct(percent(report.anchors_typed, report.anchors))} %, "
+        f"nodes {pct(percent(report.nodes_typed, report.nodes))} %)",
+        "type",
+        "anchors",
+        "nodes",
+    )
+    for ty in report.entity_types[:top]:
+        types.add_row(ty.type, f"{ty.anchors:,}", f"{ty.nodes:,}")
+    if len(report.entity_types) > top:
+        types.add_row(f"… {len(report.entity_types) - top} more", "", "")
+    props = table("Properties by frequency", "property", "class", "edges", "%")
+    for p in report.properties[:top]:
+        props.add_row(p.property, p.relation_class, f"{p.edges:,}", pct(p.percent))
+    if len(report.properties) > top:
+        props.add_row(f"… {len(report.properties) - top} more", "", "", "")
+    shapes = table("Record shapes", "shape", "records")
+    for s in report.shapes:
+        shapes.add_row(s.shape, f"{s.records:,}")
+    console.print(Columns([types, props, shapes]))
+    if report.unclassified:
+        u = table(
+            f"Unclassified edges ({sum(r.edges for r in report.unclassified):,})",
+            "annotation",
+            "edges",
+            "why",
+        )
+        for row in report.unclassified[:top]:
+            u.add_row(row.subject, f"{row.edges:,}", row.reason)
+        console.print(u)
+    if report.problem_count:
+        pr = table(f"Problems ({report.problem_count:,})", "where", "kind", "message")
+        for prob in report.problems[:top]:
+            pr.add_row(prob.where, prob.kind, prob.message)
+        if report.problem_count > top:
+            pr.add_row(
+                f"… {report.problem_count - top} more (--format json lists up to the first "
+                f"{len(report.problems)})",
+                "",
+                "",
+            )
+        console.print(pr)

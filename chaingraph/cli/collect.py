@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sys
-
 import click
 from rich.console import Console
 from rich.table import Table
 
+from chaingraph.cli.progress import progress_bars
 from chaingraph.collect import CollectReport
 from chaingraph.collect import collect as collect_neighbourhoods
 from chaingraph.ids import qid
@@ -81,15 +80,14 @@ def collect(seeds: list[str], radius: int, endpoint: str, store_path: str, max_n
             offline: bool, progress: bool | None, output_format: str) -> None:
     """Collect the Wikidata neighbourhoods of seeds over SPARQL into a store (batched,
     capped, cached; an interrupted run resumes when repeated)."""
-    show = sys.stderr.isatty() if progress is None else progress
     endpoint_settings = settings(EndpointSettings, url=endpoint, user_agent=user_agent, timeout=timeout,
                                  batch_size=batch_size, offline=offline,
                                  retry=settings(RetryPolicy, attempts=retries + 1))
     limits = settings(CrawlLimits, max_neighbours=max_neighbours, select=select, layer_budget=layer_budget,
                       in_limit=in_limit)
-    with Store(store_path) as store:
+    with Store(store_path) as store, progress_bars(progress) as tell:
         report = collect_neighbourhoods(seeds, radius, store=store, endpoint=endpoint_settings, limits=limits,
-                                        progress=show)
+                                        progress=tell)
     if output_format == "json":
         click.echo(report.model_dump_json(indent=2))
     else:

@@ -4,10 +4,10 @@ of :func:`chaingraph.expand.explain_path`)."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 
 import click
 
+from chaingraph.cli.progress import progress_bars
 from chaingraph.errors import InvalidInput
 from chaingraph.ids import pid
 from chaingraph.records import ChainRecord
@@ -17,20 +17,6 @@ __all__ = ["chain_text", "expand"]
 
 #: the settings defaults, shown in --help (their one home is chaingraph.settings)
 _BOUNDS, _LIMITS, _POLICY, _ENDPOINT = ChainBounds(), CrawlLimits(), TraversalPolicy(), EndpointSettings()
-
-
-def _progress(enabled: bool | None) -> Callable[[str], None] | None:
-    wanted = sys.stderr.isatty() if enabled is None else enabled
-    if not wanted:
-        return None
-    from rich.console import Console
-
-    console = Console(stderr=True)
-
-    def show(message: str) -> None:
-        console.print(f"[dim]{message}[/dim]", highlight=False)
-
-    return show
 
 
 def _endpoint(url: str | None, user_agent: str | None) -> EndpointSettings | None:
@@ -152,8 +138,9 @@ def expand(seeds: tuple[str, ...], endpoint: str | None, store: str | None, min_
     bounds = settings(ChainBounds, min_hops=min_hops, max_hops=max_hops, top=top)
     settings_ = _endpoint(endpoint, user_agent)
     if explain is not None:
-        result = explain_path(explain.split(","), store=store, endpoint=settings_, bounds=bounds,
-                              limits=limits, policy=policy, collect=collect, progress=_progress(progress))
+        with progress_bars(progress) as tell:
+            result = explain_path(explain.split(","), store=store, endpoint=settings_, bounds=bounds,
+                                  limits=limits, policy=policy, collect=collect, progress=tell)
         click.echo(result.describe())
         if result.violations and result.violations[0].shorter_path:
             for v in result.violations:
@@ -162,8 +149,14 @@ def expand(seeds: tuple[str, ...], endpoint: str | None, store: str | None, min_
         return
     if not seeds:
         raise InvalidInput("give at least one --seed (a Q-id such as Q42), or --explain PATH")
+<<<<<<< HEAD
     out = run_expand(list(seeds), store=store, endpoint=settings_, bounds=bounds, limits=limits,
                      policy=policy, collect=collect, progress=_progress(progress), stable_only=stable_only)
+=======
+    with progress_bars(progress) as tell:
+        out = run_expand(list(seeds), store=store, endpoint=settings_, bounds=bounds, limits=limits,
+                         policy=policy, collect=collect, progress=tell)
+>>>>>>> main
     fmt = fmt or ("table" if sys.stdout.isatty() else "jsonl")
     if fmt == "jsonl":
         for record in out.records:

@@ -3,42 +3,20 @@ and :func:`chaingraph.sources.loaders.summarize`."""
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from chaingraph.cli.progress import progress_bars
 from chaingraph.errors import StoreError
 from chaingraph.sources.loaders import LoadReport, StoreSummary, summarize
 from chaingraph.sources.loaders import load as load_files
-from chaingraph.sources.loaders.common import Progress as ProgressCallback
 from chaingraph.store import Store
 
 _FORMAT = click.option("--format", "output_format", type=click.Choice(["table", "json"]),
                        default="table", show_default=True, help="Output format.")
-
-
-@contextmanager
-def _progress_bar(show: bool) -> Iterator[ProgressCallback | None]:
-    if not show:
-        yield None
-        return
-    bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), DownloadColumn(),
-                   TimeRemainingColumn(), console=Console(stderr=True), transient=True)
-    tasks: dict[str, TaskID] = {}
-
-    def update(path: str, done: int, total: int) -> None:
-        if path not in tasks:
-            tasks[path] = bar.add_task(Path(path).name, total=total)
-        bar.update(tasks[path], completed=done)
-
-    with bar:
-        yield update
 
 
 def _summary_table(summary: StoreSummary, report: LoadReport | None = None) -> Table:
@@ -75,8 +53,7 @@ def load(files: tuple[Path, ...], store_path: Path, skip_bad_lines: bool, progre
 
     Example: chaingraph load data/sample/douglas-adams.json --store sample.duckdb
     """
-    show = sys.stderr.isatty() if progress is None else progress
-    with Store(store_path) as store, _progress_bar(show) as callback:
+    with Store(store_path) as store, progress_bars(progress, transient=True) as callback:
         report = load_files(files, store, skip_bad_lines=skip_bad_lines, progress=callback)
     if output_format == "json":
         click.echo(report.model_dump_json(indent=2))

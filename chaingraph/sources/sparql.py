@@ -62,7 +62,7 @@ from chaingraph.errors import (
 from chaingraph.ids import ENTITY, from_iri
 from chaingraph.settings import DEFAULT_ENDPOINT, DEFAULT_USER_AGENT, RetryPolicy
 from chaingraph.sources.loaders.rdf import datatype_from_rdf
-from chaingraph.store import Store
+from chaingraph.store import CachedResponse, Store
 from chaingraph.values import (
     CoordinateValue,
     EntityValue,
@@ -192,22 +192,15 @@ class SparqlClient:
         self.cache_hits = 0
 
     # -- cache ------------------------------------------------------------------------
-    def cached(self, qhash: str) -> tuple[str, datetime] | None:
-        if self.cache is None:
-            return None
-        row = self.cache.con.execute(
-            "SELECT body, retrieved_at FROM responses WHERE query_hash = ?", [qhash]
-        ).fetchone()
-        return None if row is None else (row[0], row[1])
+    def cached(self, qhash: str) -> CachedResponse | None:
+        """The cached ``(body, retrieved_at)`` for query hash ``qhash``, if there is a cache and a hit."""
+        return None if self.cache is None else self.cache.cached_response(qhash)
 
     def _remember(self, qhash: str, query_file: str, query: str, body: str, when: datetime) -> None:
         if self.cache is None:
             return
-        with self.cache.transaction() as con:
-            con.execute(
-                "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?)",
-                [qhash, self.endpoint, query_file, query, body, when],
-            )
+        self.cache.cache_response(qhash, endpoint=self.endpoint, query_file=query_file, query=query,
+                                  body=body, retrieved_at=when)
 
     # -- the one public call ------------------------------------------------------------
     def select(self, query: str, *, query_file: str = "") -> Response:

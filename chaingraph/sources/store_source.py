@@ -24,14 +24,9 @@ from chaingraph.sources.neighbours import (
     Neighbourhoods,
     SourceRef,
 )
-from chaingraph.store import RANKS, TABLE_COLUMNS, Store
+from chaingraph.store import RANKS, Store
 
 __all__ = ["StoreSource"]
-
-
-def _columns(table: str) -> str:
-    """The SELECT list giving rows of ``table`` in :class:`Batch` order."""
-    return ", ".join(TABLE_COLUMNS[table])
 
 
 class StoreSource:
@@ -61,65 +56,24 @@ class StoreSource:
         return dt is None or dt in KEPT_DATATYPES
 
     def _copy(self, statement_ids: list[str], out: Neighbourhoods) -> None:
-        con = self.source.con
-        if not statement_ids:
-            return
-        rows = con.execute(
-            f"SELECT {_columns('statements')} "
-            "FROM statements WHERE statement_id IN (SELECT UNNEST(?)) ORDER BY statement_id",
-            [statement_ids],
-        ).fetchall()
-        out.batch.statements += [tuple(r) for r in rows]
-        out.batch.qualifiers += [
-            tuple(r)
-            for r in con.execute(
-                f"SELECT {_columns('qualifiers')} FROM qualifiers "
-                "WHERE statement_id IN (SELECT UNNEST(?))",
-                [statement_ids],
-            ).fetchall()
-        ]
-        out.batch.reference_snaks += [
-            tuple(r)
-            for r in con.execute(
-                f"SELECT {_columns('reference_snaks')} "
-                "FROM reference_snaks WHERE statement_id IN (SELECT UNNEST(?))",
-                [statement_ids],
-            ).fetchall()
-        ]
-        for sid, *src in con.execute(
-            "SELECT ss.statement_id, s.kind, s.location, s.query_file, s.query_hash, s.retrieved_at, "
-            "s.dump_date, s.revision FROM statement_sources ss JOIN sources s USING (source_id) "
-            "WHERE ss.statement_id IN (SELECT UNNEST(?))",
-            [statement_ids],
-        ).fetchall():
-            out.provenance.append((sid, SourceRef(*src)))
-        props = sorted(
-            {r[2] for r in rows}
-            | {q[1] for q in out.batch.qualifiers}
-            | {r[2] for r in out.batch.reference_snaks}
-        )
-        out.batch.properties += [
-            tuple(r)
-            for r in con.execute(
-                f"SELECT {_columns('properties')} FROM properties "
-                "WHERE id IN (SELECT UNNEST(?))",
-                [props],
-            ).fetchall()
-        ]
+        rows = self.source.statement_rows(statement_ids)
+        out.batch.statements += rows.statements
+        out.batch.qualifiers += rows.qualifiers
+        out.batch.reference_snaks += rows.reference_snaks
+        out.batch.properties += rows.properties
+        out.provenance += [(sid, SourceRef(*src)) for sid, src in rows.provenance]
 
     def fetch(self, entities: Sequence[str]) -> Neighbourhoods:
         ents = [qid(e) for e in entities]
         out = Neighbourhoods(neighbours={e: [] for e in ents})
         ids: list[str] = []
-        for sid, subj, prop, obj, rank, vt in self.source.con.execute(
-            "SELECT statement_id, subject, property, object, rank, value_type FROM statements "
-            "WHERE subject IN (SELECT UNNEST(?)) ORDER BY subject, property, object, statement_id",
-            [ents],
-        ).fetchall():
+        for sid, subj, prop, obj, rank, vt in self.source.edges(
+            subject=ents, ranks=RANKS, item_only=False, values_only=False
+        ):
             if not self._kept_property(prop) or (vt is not None and vt != "item" and vt not in LITERAL_TYPES):
                 continue
             ids.append(sid)
-            if vt == "item":
+            if vt == "item" and obj is not None:
                 out.neighbours[subj].append(Neighbour(obj, prop, sid, True, rank))
         per: dict[str, int] = {}
         for e in self.source.edges(object=ents, ranks=RANKS):
@@ -138,21 +92,8 @@ class StoreSource:
     def describe(self, entities: Sequence[str]) -> Neighbourhoods:
         ents = [qid(e) for e in entities]
         out = Neighbourhoods()
-        out.batch.entities += [
-            tuple(r)
-            for r in self.source.con.execute(
-                f"SELECT {_columns('entities')} "
-                "FROM entities WHERE id IN (SELECT UNNEST(?))",
-                [ents],
-            ).fetchall()
-        ]
-        ids = [
-            r[0]
-            for r in self.source.con.execute(
-                "SELECT statement_id FROM statements "
-                "WHERE subject IN (SELECT UNNEST(?)) AND property = 'P31'",
-                [ents],
-            ).fetchall()
-        ]
+        out.batch.entities += self.source.entity_rows(ents)
+        ids = [e.statement_id for e in self.source.edges(
+            subject=ents, property="P31", ranks=RANKS, item_only=False, values_only=False)]
         self._copy(sorted(ids), out)
         return out

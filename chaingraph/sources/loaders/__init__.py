@@ -24,13 +24,14 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from chaingraph.errors import InvalidInput
-from chaingraph.sources.loaders.common import FileReport, LoadReport, Progress, StoreSummary
+from chaingraph.progress import Progress
+from chaingraph.sources.loaders.common import FileReport, LoadReport, StoreSummary
 from chaingraph.sources.loaders.compression import Format, dump_format
 from chaingraph.sources.loaders.json_dump import load_json_dump
 from chaingraph.sources.loaders.rdf import load_rdf
 from chaingraph.store import Store
 
-__all__ = ["FileReport", "LoadReport", "Progress", "StoreSummary", "load", "load_file", "summarize"]
+__all__ = ["FileReport", "LoadReport", "StoreSummary", "load", "load_file", "summarize"]
 
 
 def _checked_format(path: str | Path) -> Format:
@@ -66,26 +67,16 @@ def load(paths: Iterable[str | Path], store: Store, *, skip_bad_lines: bool = Fa
 
 def summarize(store: Store) -> StoreSummary:
     """The figures of ``chaingraph summary``: rows per table, statements by value type and rank."""
-    con = store.con
-
-    def one(sql: str) -> int:
-        rows = con.execute(sql).fetchall()  # fetchall: leave no open result on the connection
-        return int(rows[0][0]) if rows else 0
-
-    by_type = {str(k): int(n) for k, n in con.execute(
-        "SELECT coalesce(value_type, snaktype), count(*) FROM statements GROUP BY 1 ORDER BY 1").fetchall()}
-    ranks = {str(k): int(n) for k, n in con.execute(
-        "SELECT rank, count(*) FROM statements GROUP BY 1 ORDER BY 1").fetchall()}
+    counts = store.counts()
     return StoreSummary(
         store=str(store.path) if store.path is not None else ":memory:",
-        sources=one("SELECT count(*) FROM sources"),
-        entities=one("SELECT count(*) FROM entities"),
-        properties=one("SELECT count(*) FROM properties"),
-        statements=one("SELECT count(*) FROM statements"),
-        qualifiers=one("SELECT count(*) FROM qualifiers"),
-        references=one("SELECT count(*) FROM (SELECT DISTINCT statement_id, reference_hash "
-                       "FROM reference_snaks)"),
-        reference_snaks=one("SELECT count(*) FROM reference_snaks"),
-        statements_by_value_type=by_type,
-        ranks=ranks,
+        sources=counts["sources"],
+        entities=counts["entities"],
+        properties=counts["properties"],
+        statements=counts["statements"],
+        qualifiers=counts["qualifiers"],
+        references=store.reference_count(),
+        reference_snaks=counts["reference_snaks"],
+        statements_by_value_type=store.statements_by_value_type(),
+        ranks=store.statements_by_rank(),
     )

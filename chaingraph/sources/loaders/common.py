@@ -17,11 +17,9 @@ from collections.abc import Callable
 from pydantic import BaseModel, ConfigDict, Field
 
 from chaingraph.errors import BadDumpLine
+from chaingraph.progress import Progress, ProgressEvent
 
-__all__ = ["FileReport", "LineGuard", "LoadReport", "Progress", "StoreSummary", "coordinate_digits"]
-
-#: ``progress(path, bytes_done, bytes_total)``; bytes of the file as stored (compressed).
-Progress = Callable[[str, int, int], None]
+__all__ = ["FileReport", "LineGuard", "LoadReport", "StoreSummary", "coordinate_digits", "loaded_bytes"]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -67,6 +65,18 @@ class LoadReport(BaseModel):
     files: tuple[FileReport, ...]
     summary: StoreSummary
     seconds: float
+
+
+def loaded_bytes(progress: Progress | None, path: str, done: int, total: int) -> None:
+    """Tell ``progress`` how many bytes of the file at ``path`` (as stored, compressed) are read.
+
+    >>> seen = []
+    >>> loaded_bytes(seen.append, "dump.json", 10, 20)
+    >>> seen[0].stage, seen[0].fraction, seen[0].unit
+    ('load', 0.5, 'bytes')
+    """
+    if progress is not None:
+        progress(ProgressEvent("load", done, total, unit="bytes", item=path))
 
 
 def coordinate_digits(x: float | None) -> float | None:

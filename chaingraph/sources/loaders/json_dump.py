@@ -39,7 +39,8 @@ import pyarrow as pa
 
 from chaingraph.errors import BadDumpLine, ChaingraphError, InvalidId, InvalidInput
 from chaingraph.ids import is_entity_id, pid
-from chaingraph.sources.loaders.common import FileReport, LineGuard, Progress, coordinate_digits
+from chaingraph.progress import Progress
+from chaingraph.sources.loaders.common import FileReport, LineGuard, coordinate_digits, loaded_bytes
 from chaingraph.sources.loaders.compression import dump_date, open_dump, read_blocks
 from chaingraph.store import ARROW_TYPES, TABLE_COLUMNS, Store, snak_hash_columns
 from chaingraph.values import VALUE_COLUMNS, value_columns, value_from_json
@@ -379,8 +380,7 @@ def load_json_dump(path: str | Path, store: Store, *, skip_bad_lines: bool = Fal
                 totals["references"] += rows.references
                 writer.submit(rows)
                 rows = EntityRows(source_id)
-            if progress is not None:
-                progress(str(path), counter.position(), counter.size)
+            loaded_bytes(progress, str(path), counter.position(), counter.size)
 
         def flush() -> None:  # before raising on a bad line: commit everything parsed so far
             submit()

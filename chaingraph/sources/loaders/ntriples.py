@@ -262,7 +262,7 @@ def _problem(text: str) -> str:
 
 
 def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str, guard: LineGuard,
-                   flush: Callable[[], None], progress: Callable[[], None] | None = None,
+                   flush: Callable[[], None], tick: Callable[[], None] | None = None,
                    block_bytes: int = BLOCK_BYTES) -> int:
     """Stage every triple of an N-Triples stream; return the number of lines read."""
     stager = _Stager(con, table, guard)
@@ -271,8 +271,8 @@ def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str
         with closing(read_blocks(stream, block_bytes)) as blocks:  # stop the reader before the stream closes
             for data in blocks:
                 line += stager.block(data, line, flush)
-                if progress is not None:
-                    progress()
+                if tick is not None:
+                    tick()
     except (EOFError, OSError, zlib.error) as exc:
         raise ReadError(line, exc) from exc
     return line - 1
@@ -308,7 +308,7 @@ def _turtle_terms(stream: IO[bytes]) -> Iterator[tuple[str, str, str]]:
 
 
 def stage_turtle(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str, guard: LineGuard,
-                 flush: Callable[[], None], progress: Callable[[], None] | None = None,
+                 flush: Callable[[], None], tick: Callable[[], None] | None = None,
                  batch: int = 200_000) -> int:
     """Stage a Turtle stream (see :func:`_turtle_terms`); return the number of triples read.
 
@@ -325,8 +325,8 @@ def stage_turtle(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str, 
             if len(rows) >= batch:
                 stager._append(_rows_table(rows))
                 rows = []
-                if progress is not None:
-                    progress()
+                if tick is not None:
+                    tick()
     except (EOFError, OSError, zlib.error) as exc:
         stager._append(_rows_table(rows))
         raise ReadError(count + 1, exc) from exc

@@ -40,7 +40,8 @@ import duckdb
 import pyarrow as pa
 
 from chaingraph.errors import BadDumpLine, ChaingraphError, StoreError
-from chaingraph.sources.loaders.common import FileReport, LineGuard, Progress, coordinate_digits
+from chaingraph.progress import Progress
+from chaingraph.sources.loaders.common import FileReport, LineGuard, coordinate_digits, loaded_bytes
 from chaingraph.sources.loaders.compression import Format, dump_date, open_dump
 from chaingraph.sources.loaders.ntriples import (
     ReadError,
@@ -453,8 +454,7 @@ def load_rdf(path: str | Path, store: Store, *, fmt: Format = "nt", skip_bad_lin
                 totals.update(_build(store, table, source_id))
 
         def tick() -> None:
-            if progress is not None:
-                progress(str(path), counter.position(), counter.size)
+            loaded_bytes(progress, str(path), counter.position(), counter.size)
 
         try:
             stage = stage_turtle if fmt == "ttl" else stage_ntriples
