@@ -89,8 +89,9 @@ def make_tasks(name: str, count: int, path: Path, seed: int = 16) -> None:
         g = EvidenceGraph.from_store(store)
         dated = set(Timeline.from_store(store).statement_id.tolist())
     rng = random.Random(seed)
-    starts = [g.vertex(s) for s in sorted({g.name(u) for e in range(g.ecount()) if g.edge_statement(e) in dated
-                                           for u in g.edge_endpoints(e)}) if g.passable(g.vertex(s))]
+    touched = {g.name(u) for e in range(g.ecount()) if g.edge_statement(e) in dated
+               for u in g.edge_endpoints(e)}
+    starts = [g.vertex(s) for s in sorted(touched) if g.passable(g.vertex(s))]
     tasks: list[dict[str, Any]] = []
     tries = 0
     while len(tasks) < count and tries < 200_000:
@@ -109,7 +110,8 @@ def make_tasks(name: str, count: int, path: Path, seed: int = 16) -> None:
         if len(steps) < 6:
             continue
         names = [g.name(v) for v in walk]
-        facts = [(g.edge_property(e), g.name(u)) for u, e, fwd in g.neighbours(walk[3]) if fwd and u not in walk]
+        facts = [(g.edge_property(e), g.name(u)) for u, e, fwd in g.neighbours(walk[3])
+                 if fwd and u not in walk]
         if not facts or any(not g.classes.get(n) for n in (names[2], names[4])):
             continue
         prop, obj = rng.choice(facts)
@@ -206,7 +208,8 @@ def _sparql(pattern: Any, hubs: list[str], day: date | None) -> str:
         if day is not None:
             filters.append(_holds(f"?vs{v.variable}", day))
     body = "\n".join(lines + [f"FILTER({f})" for f in filters])
-    return PREFIXES + f"SELECT DISTINCT ?x{pattern.k} WHERE {{ VALUES ?x0 {{ wd:{pattern.anchor} }}\n{body}\n}}"
+    head = f"SELECT DISTINCT ?x{pattern.k} WHERE {{ VALUES ?x0 {{ wd:{pattern.anchor} }}"
+    return PREFIXES + f"{head}\n{body}\n}}"
 
 
 def _patterns(task: Any) -> list[Any]:

@@ -312,16 +312,11 @@ def expand(seeds: Sequence[str], *, store: Store | str | Path | None = None,
             type_inventory=table.inventory, verifier=type(verifier or AcceptAll()).__name__,
             selector=(getattr(selector, "__name__", type(selector).__name__) if selector else "first_k")
             if collect else None,
-<<<<<<< HEAD
             collect_run=hood.collected.run_id if hood.collected else None, stable_only=stable_only)
         timeline = graph.timeline or Timeline.from_store(built_from)
         if stable_only:
             verifier = StableSteps(timeline, verifier or AcceptAll())
-        for seed in seeds:
-=======
-            collect_run=hood.collected.run_id if hood.collected else None)
         for done, seed in enumerate(seeds):
->>>>>>> main
             started = time.perf_counter()
             if progress is not None:
                 note = f"enumerating chains of {bounds.min_hops}-{bounds.max_hops} hops from {seed}"

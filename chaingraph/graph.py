@@ -176,31 +176,18 @@ class EvidenceGraph:
             literals = [(sid, s, p) for sid, s, p, vt in zip(
                 lit["statement_id"].tolist(), lit["subject"].tolist(), lit["property"].tolist(),
                 lit["value_type"].tolist())
-<<<<<<< HEAD
                 if vt != "item" and datatypes.get(p, "time") in LITERAL_DATATYPES
                 and (dated is None or dated.holds(sid))]
-        labels = dict(store.con.execute(
-            "SELECT id, label FROM entities WHERE label IS NOT NULL").fetchall())
-        sitelinks = dict(store.con.execute(
-            "SELECT id, sitelinks FROM entities WHERE sitelinks IS NOT NULL").fetchall())
         if classifier is None:
             classifier = relation_classifier(
                 sorted(set(cols["property"].tolist()) | {p for _, _, p in literals}), store)
-        graph = cls.from_edges(edges, policy=policy, literals=literals, labels=labels,
-                               sitelinks=sitelinks, classifier=classifier)
+        graph = cls.from_edges(edges, policy=policy, literals=literals, labels=store.entity_labels(),
+                               sitelinks=store.sitelinks(), classifier=classifier)
         if dated is not None:
             graph.timeline = dated.timeline
             graph.time_excluded = dated.invalid
             graph.excluded_edges += dated.excluded_edges()
         return graph
-=======
-                if vt != "item" and datatypes.get(p, "time") in LITERAL_DATATYPES]
-        if classifier is None:
-            classifier = relation_classifier(
-                sorted(set(cols["property"].tolist()) | {p for _, _, p in literals}), store)
-        return cls.from_edges(edges, policy=policy, literals=literals, labels=store.entity_labels(),
-                              sitelinks=store.sitelinks(), classifier=classifier)
->>>>>>> main
 
     # -- lookups ----------------------------------------------------------------------
     def vcount(self) -> int:

@@ -149,14 +149,9 @@ def expand(seeds: tuple[str, ...], endpoint: str | None, store: str | None, min_
         return
     if not seeds:
         raise InvalidInput("give at least one --seed (a Q-id such as Q42), or --explain PATH")
-<<<<<<< HEAD
-    out = run_expand(list(seeds), store=store, endpoint=settings_, bounds=bounds, limits=limits,
-                     policy=policy, collect=collect, progress=_progress(progress), stable_only=stable_only)
-=======
     with progress_bars(progress) as tell:
         out = run_expand(list(seeds), store=store, endpoint=settings_, bounds=bounds, limits=limits,
-                         policy=policy, collect=collect, progress=tell)
->>>>>>> main
+                         policy=policy, collect=collect, progress=tell, stable_only=stable_only)
     fmt = fmt or ("table" if sys.stdout.isatty() else "jsonl")
     if fmt == "jsonl":
         for record in out.records:
