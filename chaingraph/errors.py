@@ -19,8 +19,7 @@ inherits the builtin it resembles, so library callers can catch either::
     │   ├── EndpointUnavailable                       exit 4   unreachable after retries
     │   └── EndpointResponseError                     exit 4   truncated / non-JSON body after retries
     ├── OfflineCacheMiss (LookupError)                exit 4   --offline and the answer is not cached
-    ├── ChainRuleError (ValueError)                   exit 2   bad enumeration bounds / arguments
-    └── MissingExtra (ImportError)                    exit 5   optional dependency not installed
+    └── ChainRuleError (ValueError)                   exit 2   bad enumeration bounds / arguments
 
 Messages are one line, name the offending file, field or id, and say what to do.
 
@@ -48,7 +47,6 @@ __all__ = [
     "InvalidInput",
     "InvalidSpec",
     "InvalidTask",
-    "MissingExtra",
     "OfflineCacheMiss",
     "StoreError",
     "UnknownEntity",
@@ -186,12 +184,6 @@ class OfflineCacheMiss(LookupError, ChaingraphError):
 
 class ChainRuleError(ValueError, ChaingraphError):
     """Arguments to chain enumeration or checking are inconsistent (e.g. min_hops > max_hops)."""
-
-
-class MissingExtra(ImportError, ChaingraphError):
-    """An optional dependency is needed; the message names the extra to install."""
-
-    exit_code = 5
 
 
 class CorpusProblem(InvalidInput):

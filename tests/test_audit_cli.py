@@ -93,7 +93,7 @@ def test_the_installed_command_runs_as_a_subprocess() -> None:
     assert strict.returncode == 2 and strict.stderr.startswith("error: ") and "Traceback" not in strict.stderr
 
 
-def test_a_property_list_lets_the_crosswalk_decide_properties_outside_its_table(
+def test_the_shipped_property_facts_decide_properties_outside_the_table_and_a_list_overrides_them(
     runner: CliRunner, shared_data: Path, tmp_path: Path
 ) -> None:
     corpus = tmp_path / "c.jsonl"
@@ -101,7 +101,9 @@ def test_a_property_list_lets_the_crosswalk_decide_properties_outside_its_table(
     plain = AuditReport.model_validate_json(
         runner.invoke(cli, ["audit", str(corpus), "--format", "json"]).output
     )
-    assert plain.class_counts() == {**plain.class_counts(), "unclassified": 1, "spatial": 1}
+    # P214 (VIAF ID) is outside the table: the shipped facts say external-id, not a relation
+    assert plain.class_counts()["not-a-relation"] == 1 and plain.class_counts()["spatial"] == 1
+    assert "unclassified" not in plain.class_counts()
     listed = runner.invoke(
         cli,
         [
@@ -118,3 +120,11 @@ def test_a_property_list_lets_the_crosswalk_decide_properties_outside_its_table(
     report = AuditReport.model_validate_json(listed.output)
     assert report.class_counts()["not-a-relation"] == 1 and "unclassified" not in report.class_counts()
     assert [r.route for r in report.routes if r.edges] == ["property"]
+    other = tmp_path / "other.tsv"
+    other.write_text("pid\tlabel_en\tdatatype\nP214\tVIAF ID\tquantity\n")
+    overridden = runner.invoke(
+        cli, ["audit", str(corpus), "--format", "json", "--no-progress", "--properties", str(other)]
+    )
+    assert overridden.exit_code == 0, overridden.output
+    counts = AuditReport.model_validate_json(overridden.output).class_counts()
+    assert counts["attributive"] == 1 and "not-a-relation" not in counts

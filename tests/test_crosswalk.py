@@ -405,8 +405,6 @@ def test_crosswalk_report_validates_before_reading(tmp_path: Path) -> None:
         crosswalk(["P1", "bad"], properties=tmp_path / "never-read.tsv")
     with pytest.raises(UnknownEntity, match="P99999001 is not in the crosswalk table"):
         crosswalk([NEW])
-    with pytest.raises(InvalidInput, match=r"all: .*`properties`"):
-        crosswalk(all=True)
     with pytest.raises(InvalidInput, match="nothing to classify"):
         crosswalk()
 

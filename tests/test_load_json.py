@@ -184,16 +184,17 @@ def test_progress_reports_bytes_up_to_the_file_size(store: Store, name: str) -> 
 
 
 def test_cli_progress_bar_can_be_forced(runner: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import chaingraph.cli.load as cli_load
+    import importlib
 
+    loaders = importlib.import_module("chaingraph.sources.loaders")  # the command imports load() when it runs
     callbacks: list[Any] = []
-    real = cli_load.load_files
+    real = loaders.load
 
     def spy(files: Any, store: Store, **kw: Any) -> LoadReport:
         callbacks.append(kw["progress"])
         return real(files, store, **kw)
 
-    monkeypatch.setattr(cli_load, "load_files", spy)
+    monkeypatch.setattr(loaders, "load", spy)
     for flag, store in (("--progress", "s.duckdb"), ("--no-progress", "t.duckdb")):
         result = runner.invoke(cli, ["load", str(VALUES), "--store", str(tmp_path / store), flag])
         assert result.exit_code == 0, result.output

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
-from rich.console import Console
-from rich.table import Table
 
 from chaingraph.cli.progress import progress_bars
-from chaingraph.collect import CollectReport
-from chaingraph.collect import collect as collect_neighbourhoods
 from chaingraph.ids import qid
-from chaingraph.settings import (
-    CrawlLimits,
-    EndpointSettings,
-    RetryPolicy,
-    settings,
-)
-from chaingraph.store import Store
+from chaingraph.settings import CrawlLimits, EndpointSettings, RetryPolicy, settings
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from chaingraph.collect import CollectReport
 
 #: the settings defaults, shown in --help (their one home is chaingraph.settings)
 _LIMITS, _ENDPOINT = CrawlLimits(), EndpointSettings()
@@ -27,6 +24,8 @@ def _seeds(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
 
 
 def _table(report: CollectReport) -> Table:
+    from rich.table import Table
+
     table = Table(title=f"collected {', '.join(report.seeds)} to radius {report.radius} from {report.source}")
     for col in ("depth", "reached", "expanded", "over budget", "described", "resumed", "requests",
                 "retries", "cached"):
@@ -80,6 +79,11 @@ def collect(seeds: list[str], radius: int, endpoint: str, store_path: str, max_n
             offline: bool, progress: bool | None, output_format: str) -> None:
     """Collect the Wikidata neighbourhoods of seeds over SPARQL into a store (batched,
     capped, cached; an interrupted run resumes when repeated)."""
+    from rich.console import Console
+
+    from chaingraph.collect import collect as collect_neighbourhoods
+    from chaingraph.store import Store
+
     endpoint_settings = settings(EndpointSettings, url=endpoint, user_agent=user_agent, timeout=timeout,
                                  batch_size=batch_size, offline=offline,
                                  retry=settings(RetryPolicy, attempts=retries + 1))

@@ -4,14 +4,17 @@ of :func:`chaingraph.expand.explain_path`)."""
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from chaingraph.cli.progress import progress_bars
 from chaingraph.errors import InvalidInput
 from chaingraph.ids import pid
-from chaingraph.records import ChainRecord
 from chaingraph.settings import ChainBounds, CrawlLimits, EndpointSettings, TraversalPolicy, settings
+
+if TYPE_CHECKING:
+    from chaingraph.records import ChainRecord
 
 __all__ = ["chain_text", "expand"]
 
@@ -127,7 +130,6 @@ def expand(seeds: tuple[str, ...], endpoint: str | None, store: str | None, min_
     """
     from chaingraph.expand import expand as run_expand
     from chaingraph.expand import explain_path
-    from chaingraph.settings import settings
 
     policy = settings(TraversalPolicy, hub_limit=hub_limit or None, include_literals=include_literals,
                       excluded_properties=frozenset(pid(p, field="--exclude-property") for p in excluded),

@@ -4,22 +4,25 @@ and :func:`chaingraph.sources.loaders.summarize`."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from chaingraph.cli.progress import progress_bars
 from chaingraph.errors import StoreError
-from chaingraph.sources.loaders import LoadReport, StoreSummary, summarize
-from chaingraph.sources.loaders import load as load_files
-from chaingraph.store import Store
+
+if TYPE_CHECKING:  # the loaders and the store (DuckDB, pyarrow) are imported when a command runs
+    from rich.table import Table
+
+    from chaingraph.sources.loaders import LoadReport, StoreSummary
 
 _FORMAT = click.option("--format", "output_format", type=click.Choice(["table", "json"]),
                        default="table", show_default=True, help="Output format.")
 
 
 def _summary_table(summary: StoreSummary, report: LoadReport | None = None) -> Table:
+    from rich.table import Table
+
     table = Table(title=f"store {summary.store}", show_header=True)
     table.add_column("what")
     table.add_column("count", justify="right")
@@ -53,6 +56,11 @@ def load(files: tuple[Path, ...], store_path: Path, skip_bad_lines: bool, progre
 
     Example: chaingraph load data/sample/douglas-adams.json --store sample.duckdb
     """
+    from rich.console import Console
+
+    from chaingraph.sources.loaders import load as load_files
+    from chaingraph.store import Store
+
     with Store(store_path) as store, progress_bars(progress, transient=True) as callback:
         report = load_files(files, store, skip_bad_lines=skip_bad_lines, progress=callback)
     if output_format == "json":
@@ -74,6 +82,11 @@ def summary(store_path: Path, output_format: str) -> None:
 
     Example: chaingraph summary --store sample.duckdb --format json
     """
+    from rich.console import Console
+
+    from chaingraph.sources.loaders import summarize
+    from chaingraph.store import Store
+
     if not store_path.is_file():
         raise StoreError(f"cannot open store {store_path}: no such file; create it with chaingraph load")
     with Store(store_path, read_only=True) as store:

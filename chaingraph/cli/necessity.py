@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from chaingraph.errors import InvalidTask
-from chaingraph.necessity import NecessityReport, check_necessity_files
+
+if TYPE_CHECKING:  # the necessity engine (igraph, DuckDB) is imported when the command runs
+    from rich.console import Console
+
+    from chaingraph.necessity import NecessityReport
 
 _STYLE = {"redundant": "yellow", "necessary": "green", "review": "magenta"}
 
@@ -24,6 +27,8 @@ def _solver(original: bool | None, without: bool | None) -> str:
 
 def render(report: NecessityReport, console: Console) -> None:
     """Print one report as readable tables."""
+    from rich.table import Table
+
     title = f"task {report.task}" + (f"  ({report.file})" if report.file else "")
     console.print(f"[bold]{title}[/bold]")
     if report.text_only_shortcut:
@@ -94,6 +99,10 @@ def necessity(tasks: tuple[str, ...], store: str | None, fmt: str, strict: bool,
     review or a fused component is not needed; 2 when a task file is bad (each bad file is
     named on stderr, the others are still checked).
     """
+    from rich.console import Console
+
+    from chaingraph.necessity import check_necessity_files
+
     err = Console(stderr=True)
     show = sys.stderr.isatty() and len(tasks) > 1
     result = check_necessity_files(

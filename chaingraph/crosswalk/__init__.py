@@ -3,7 +3,7 @@
 Layering inside the package (imports flow down only)::
 
     tables      the documented TSV files of data/crosswalk/, loaded and validated
-    facts       PropertyFacts and the property-list reader
+    facts       PropertyFacts, the property-list reader and the shipped property facts
     classifier  Crosswalk: the ordered rules; Classification records
     summary     distributions over classes and rules; agreement with a second opinion
     report      crosswalk(): the library twin of `chaingraph crosswalk`
@@ -23,7 +23,13 @@ from chaingraph.crosswalk.classifier import (
     Crosswalk,
     default_crosswalk,
 )
-from chaingraph.crosswalk.facts import PropertyFacts, facts_from_store, read_property_facts
+from chaingraph.crosswalk.facts import (
+    PACKAGED_FACTS,
+    PackagedFacts,
+    PropertyFacts,
+    facts_from_store,
+    read_property_facts,
+)
 from chaingraph.crosswalk.relations import RelationClassifier, relation_classifier
 from chaingraph.crosswalk.report import CrosswalkReport, crosswalk
 from chaingraph.crosswalk.summary import (
@@ -38,12 +44,14 @@ from chaingraph.crosswalk.tables import NOT_A_RELATION, RELATION_CLASSES, normal
 __all__ = [
     "CROSSWALK_VERSION",
     "NOT_A_RELATION",
+    "PACKAGED_FACTS",
     "RELATION_CLASSES",
     "RULES",
     "Classification",
     "Crosswalk",
     "CrosswalkReport",
     "CrosswalkSummary",
+    "PackagedFacts",
     "PropertyFacts",
     "ReferenceComparison",
     "ReferenceDifference",

@@ -7,6 +7,12 @@ format of ``properties/wikidata_properties_merged.tsv.gz`` (gzip'd or plain), wh
 columns are ``pid, label_en, description_en, aliases_en_json, datatype, ...,
 usage_count_2022, sqid_p31_classes, ...``. Two optional columns, ``superproperties`` and
 ``inverse`` (``;``-separated P-ids), carry ``P1647``/``P1696`` when a list has them.
+Leading ``#`` lines document a list and are skipped.
+
+:data:`PACKAGED_FACTS` are the facts shipped with chaingraph
+(``data/crosswalk/properties.tsv.gz``: datatype, label and P31 classes of all 13,271
+properties of the shared property list): a :class:`PackagedFacts` mapping that reads the
+file when first looked into and parses a row when it is looked up.
 
 >>> import tempfile, pathlib
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "props.tsv"
@@ -20,18 +26,26 @@ usage_count_2022, sqid_p31_classes, ...``. Two optional columns, ``superproperti
 from __future__ import annotations
 
 import csv
-import gzip
 import io
-import json
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from chaingraph.errors import BadDumpLine, InvalidId, InvalidInput
 from chaingraph.ids import is_entity_id, pid
-from chaingraph.store import Store
+from chaingraph.resources import data_file
 
-__all__ = ["PropertyFacts", "facts_from_store", "read_property_facts"]
+if TYPE_CHECKING:  # DuckDB is imported by whoever opens a store, not by the crosswalk
+    from chaingraph.store import Store
+
+__all__ = [
+    "PACKAGED_FACTS",
+    "PackagedFacts",
+    "PropertyFacts",
+    "facts_from_store",
+    "read_property_facts",
+]
 
 _FIX = "fix the line or regenerate the property list"
 
@@ -61,6 +75,8 @@ class PropertyFacts:
 def _open_text(path: Path) -> io.TextIOBase:
     try:
         if path.suffix == ".gz":
+            import gzip  # not imported with the crosswalk: only a gzip'd list needs it
+
             return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8", newline="")
         return open(path, encoding="utf-8", newline="")
     except OSError as exc:
@@ -79,21 +95,36 @@ def _ids(text: str, path: str, line: int, column: str, prefix: str) -> tuple[str
     return tuple(out)
 
 
+def _uncommented(handle: io.TextIOBase, skipped: list[int]) -> Iterator[str]:
+    """The lines of ``handle`` after its leading ``#`` documentation lines (counted in ``skipped``)."""
+    lines = iter(handle)
+    for line in lines:
+        if not line.startswith("#"):
+            yield line
+            break
+        skipped[0] += 1
+    yield from lines
+
+
 def _rows(handle: io.TextIOBase, path: str) -> Iterator[tuple[int, dict[str, str]]]:
-    reader = csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
+    skipped = [0]
+    reader = csv.reader(_uncommented(handle, skipped), delimiter="\t", quoting=csv.QUOTE_NONE)
     try:
         header = next(reader)
     except StopIteration:
-        raise InvalidInput(f"{path}:1: empty property list; expected a header with a 'pid' column") from None
+        raise InvalidInput(
+            f"{path}:{1 + skipped[0]}: empty property list; expected a header with a 'pid' column"
+        ) from None
     except (csv.Error, UnicodeDecodeError) as exc:
-        raise BadDumpLine(path, 1, f"unreadable header ({exc})", _FIX) from exc
+        raise BadDumpLine(path, 1 + skipped[0], f"unreadable header ({exc})", _FIX) from exc
     if "pid" not in header:
         raise InvalidInput(
-            f"{path}:1: header has no 'pid' column (got {header[:4]}); is this a property list?"
+            f"{path}:{1 + skipped[0]}: header has no 'pid' column (got {header[:4]}); "
+            "is this a property list?"
         )
     width = len(header)
     try:
-        for number, cells in enumerate(reader, start=2):
+        for number, cells in enumerate(reader, start=2 + skipped[0]):
             if not cells:
                 continue
             if len(cells) != width:
@@ -102,7 +133,7 @@ def _rows(handle: io.TextIOBase, path: str) -> Iterator[tuple[int, dict[str, str
                 )
             yield number, dict(zip(header, cells))
     except (csv.Error, UnicodeDecodeError, EOFError, OSError) as exc:
-        raise BadDumpLine(path, reader.line_num + 1, f"unreadable line ({exc})", _FIX) from exc
+        raise BadDumpLine(path, reader.line_num + skipped[0] + 1, f"unreadable line ({exc})", _FIX) from exc
 
 
 def _facts(row: dict[str, str], path: str, line: int) -> PropertyFacts:
@@ -114,6 +145,8 @@ def _facts(row: dict[str, str], path: str, line: int) -> PropertyFacts:
     aliases: tuple[str, ...] = ()
     raw_aliases = row.get("aliases_en_json", "").strip()
     if raw_aliases:
+        import json  # only rows with aliases need it (it is not imported with the crosswalk)
+
         try:
             parsed = json.loads(raw_aliases)
         except json.JSONDecodeError as exc:
@@ -157,11 +190,83 @@ def read_property_facts(path: str | Path) -> dict[str, PropertyFacts]:
     return facts
 
 
+class PackagedFacts(Mapping[str, PropertyFacts]):
+    """The property facts shipped in ``data/crosswalk/properties.tsv.gz`` (or another file of
+    that layout), as a mapping that reads the file on first use and parses a row only when
+    it is looked up: a crosswalk holding it costs nothing until a property outside its table
+    is asked, and a few lookups cost a few rows. A malformed row is
+    :class:`~chaingraph.errors.BadDumpLine` when it is looked up (the tests read every row
+    of the shipped file).
+
+    >>> facts = PackagedFacts()
+    >>> facts.loaded, len(facts), facts["P571"].datatype, facts["P571"].label, facts.loaded
+    (False, 13271, 'time', 'inception', True)
+    """
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else data_file("crosswalk/properties.tsv.gz")
+        self._header: list[str] = []
+        self._lines: dict[str, tuple[int, str]] | None = None  # pid -> (line number, line)
+        self._parsed: dict[str, PropertyFacts] = {}
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the file has been read."""
+        return self._lines is not None
+
+    def _index(self) -> dict[str, tuple[int, str]]:
+        if self._lines is None:
+            name, skipped = str(self.path), [0]
+            lines: dict[str, tuple[int, str]] = {}
+            with _open_text(self.path) as handle:
+                rest = _uncommented(handle, skipped)
+                self._header = next(rest, "").rstrip("\r\n").split("\t")
+                if self._header[0] != "pid":
+                    raise InvalidInput(f"{name}:{1 + skipped[0]}: the first column must be 'pid'; "
+                                       "regenerate the file")
+                for number, line in enumerate(rest, start=2 + skipped[0]):
+                    ident = line.partition("\t")[0]
+                    if ident in lines:
+                        raise BadDumpLine(name, number, f"{ident} appears twice", _FIX)
+                    if line.strip():
+                        lines[ident] = (number, line.rstrip("\r\n"))
+            self._lines = lines
+        return self._lines
+
+    def __getitem__(self, ident: str) -> PropertyFacts:
+        found = self._parsed.get(ident)
+        if found is None:
+            number, line = self._index()[ident]
+            cells, width = line.split("\t"), len(self._header)
+            if len(cells) != width:
+                raise BadDumpLine(
+                    str(self.path), number, f"{len(cells)} tab-separated fields, the header has {width}", _FIX
+                )
+            found = self._parsed[ident] = _facts(dict(zip(self._header, cells)), str(self.path), number)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index())
+
+    def __len__(self) -> int:
+        return len(self._index())
+
+    def __contains__(self, ident: object) -> bool:
+        return ident in self._index()
+
+    def __repr__(self) -> str:
+        return f"PackagedFacts({self.path})"
+
+
+#: the shipped property facts, read on first use (the default crosswalk's fallback facts)
+PACKAGED_FACTS = PackagedFacts()
+
+
 def facts_from_store(store: Store, ids: Collection[str] | None = None) -> dict[str, PropertyFacts]:
     """Facts (label, aliases, description, datatype) of the properties an evidence store knows,
     so that properties outside the explicit table are classified by datatype and keywords.
 
-    >>> from chaingraph.store import Batch, property_row
+    >>> from chaingraph.store import Batch, Store, property_row
     >>> with Store() as s:
     ...     s.write(Batch(properties=[property_row("P2046", "area", datatype="quantity")]))
     ...     facts = facts_from_store(s)

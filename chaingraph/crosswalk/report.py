@@ -7,13 +7,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
 from chaingraph.crosswalk.classifier import Classification, Crosswalk, default_crosswalk
-from chaingraph.crosswalk.facts import PropertyFacts, read_property_facts
+from chaingraph.crosswalk.facts import PACKAGED_FACTS, PropertyFacts, read_property_facts
 from chaingraph.crosswalk.summary import CrosswalkSummary, ReferenceComparison, compare_reference, summarise
 from chaingraph.errors import InvalidInput, UnknownEntity
 from chaingraph.ids import pid
@@ -45,21 +45,26 @@ def crosswalk(
     ``properties`` list (summarised over classes and rules); with ``compare_reference_table``,
     the agreement of the explicit table with §4.3 of the reference notes.
 
+    ``properties`` is a property list (merged TSV, ``.tsv`` or ``.tsv.gz``); without one, the
+    property facts shipped with chaingraph are used (``data/crosswalk/properties.tsv.gz``).
     Ids are validated before anything is read (:class:`~chaingraph.errors.InvalidId`); an id
-    that is neither in the table nor in ``properties`` is :class:`~chaingraph.errors.UnknownEntity`.
+    that is neither in the table nor in the property list is :class:`~chaingraph.errors.UnknownEntity`.
+
+    >>> [(c.property, c.relation_class) for c in crosswalk(["P571", "P2046"]).classifications]
+    [('P571', 'temporal'), ('P2046', 'attributive')]
     """
     valid = [pid(i, field="property id") for i in ids]
     if not (valid or labels or all or compare_reference_table):
         raise InvalidInput(
             "nothing to classify: give property `ids`, `labels`, `all` or `compare_reference_table`"
         )
-    if all and properties is None:
-        raise InvalidInput("all: classifies a property list: give it with `properties`").about("all")
     walk: Crosswalk = Crosswalk.from_files(table) if table is not None else default_crosswalk()
-    facts: dict[str, PropertyFacts] = read_property_facts(properties) if properties is not None else {}
-    where = f"{properties}" if properties is not None else "the crosswalk table"
+    facts: Mapping[str, PropertyFacts] = (
+        read_property_facts(properties) if properties is not None else PACKAGED_FACTS
+    )
+    where = f"{properties}" if properties is not None else "the crosswalk table or its property facts"
     for ident in valid:
-        if ident not in facts and ident not in walk.tables.table:
+        if ident not in walk.tables.table and ident not in facts:
             raise UnknownEntity(
                 ident, where, "check the id, or pass a property list that has it with `properties`"
             )

@@ -39,7 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from SPARQLWrapper import JSON, POST, SELECT, SPARQLWrapper
@@ -61,8 +61,6 @@ from chaingraph.errors import (
 )
 from chaingraph.ids import ENTITY, from_iri
 from chaingraph.settings import DEFAULT_ENDPOINT, DEFAULT_USER_AGENT, RetryPolicy
-from chaingraph.sources.loaders.rdf import datatype_from_rdf
-from chaingraph.store import CachedResponse, Store
 from chaingraph.values import (
     CoordinateValue,
     EntityValue,
@@ -72,6 +70,9 @@ from chaingraph.values import (
     TimeValue,
     Value,
 )
+
+if TYPE_CHECKING:  # the store (DuckDB) is imported by whoever passes one as the cache
+    from chaingraph.store import CachedResponse, Store
 
 __all__ = [
     "NODE_DATATYPES",
@@ -321,6 +322,8 @@ def datatype_name(iri: str) -> str:
     >>> datatype_name("http://wikiba.se/ontology#WikibaseItem"), datatype_name(WIKIBASE + "NewThing")
     ('wikibase-item', 'new-thing')
     """
+    from chaingraph.sources.loaders.rdf import datatype_from_rdf  # DuckDB: load it when used
+
     return datatype_from_rdf(iri)
 
 
