@@ -217,3 +217,23 @@ def test_fusion_as_of_picks_the_value_the_dated_graph_keeps(world: Store, as_of:
     assert kept == {by_date.inputs[0].statement_id}
     undated = fuse([town, base], "subtract", minuend="town", store=world)
     assert not isinstance(undated, FusionResult) and undated.reason == "multi_valued"
+
+
+@pytest.mark.parametrize("command", [
+    ["necessity", "tests/fixtures/necessity/story/anchor-shortcut.json"],
+    ["expand", "--seed", "Q42"],
+    ["fuse", "SPEC"]])
+def test_each_command_refuses_a_malformed_as_of_in_one_line_naming_the_option(
+        runner: Any, tmp_path: Any, command: list[str]) -> None:
+    from chaingraph.cli import cli
+
+    spec = tmp_path / "spec.json"
+    spec.write_text('{"operation": "max", "components": [{"id": "a", "value": {"kind": "quantity", '
+                    '"amount": "+1", "unit": "1"}}, {"id": "b", "value": {"kind": "quantity", '
+                    '"amount": "+2", "unit": "1"}}]}')
+    args = [str(spec) if a == "SPEC" else a for a in command]
+    out = runner.invoke(cli, [*args, "--as-of", "1990-02-30"])
+    assert out.exit_code == 2
+    assert out.output.strip().splitlines() == [
+        "error: --as-of: '1990-02-30' is not a date; give an ISO date (2010-05-31), a month (2010-05) "
+        "or a year (2010)"]
