@@ -48,7 +48,8 @@ LO, HI = 5, 6
 #: seeds picked by degree rank (10th percentile, median, 99th) among those with 5–6-hop chains
 SEEDS = {
     "codex-m": {"low": "Q505957", "median": "Q476294", "high": "Q13371"},
-    "ilpc-large": {"low": "Q65299", "median": "Q129988", "high": "Q262"},
+    "ilpc-large": {"low": "Q65299", "median": "Q129988", "high": "Q262",
+                   "output-heavy": "Q2964775"},  # 17 M chains: where DuckDB came closest
 }
 Run = Callable[[], tuple[int, dict[str, Any]]]
 
@@ -236,34 +237,69 @@ def verify(world: str, seed: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
+    import peers
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one repeat; low and high degree seeds only")
+    parser.add_argument("--synthetic", type=int, default=10_000_000,
+                        help="edges of the largest synthetic graph (default 10 M; 0 skips it)")
     args = parser.parse_args(argv)
     repeat = 1 if args.quick else 3
     print(f"# Chain enumeration ({LO}–{HI} hops, no hub limit), median of {repeat} run(s)\n")
     for world, seeds in SEEDS.items():
         store_path(world)
+        builds = [measure(Case(who, "peers:prepare_build", {"world": world, "who": who}, repeat))
+                  for who in ("chaingraph", "igraph", "networkx", "duckdb")]
+        print(markdown_table(f"{world}: building the graph of the whole store", builds,
+                             baseline="chaingraph", unit="edges"))
         for level, seed in seeds.items():
             if args.quick and level == "median":
                 continue
-            print(verify(world, seed), file=sys.stderr)
+            heavy = level == "output-heavy"
+            print(verify(world, seed) if not heavy else "", file=sys.stderr)
+            print(peers.verify_peers(world, seed), file=sys.stderr)
             params = {"world": world, "seed": seed}
-            results = [measure(Case("chaingraph", "bench_chains:prepare_chaingraph", params, repeat)),
+            results = [measure(Case("chaingraph tree", "peers:prepare_tree", params, repeat)),
+                       measure(Case("chaingraph walk", "bench_chains:prepare_chaingraph", params,
+                                    1 if heavy else repeat)),
                        measure(Case("chaingraph blocks", "bench_chains:prepare_chaingraph_blocks", params,
-                                    repeat)),
-                       measure(Case("igraph", "bench_chains:prepare_igraph", params, repeat)),
-                       measure(Case("networkx", "bench_chains:prepare_networkx", params, 1))]
+                                    1 if heavy else repeat)),
+                       measure(Case("DuckDB recursive CTE", "peers:prepare_duckdb_cte", params,
+                                    1 if heavy else repeat)),
+                       measure(Case("plain-Python DAG walker", "peers:prepare_python_walker", params,
+                                    1 if heavy else repeat))]
+            if not heavy:
+                results += [measure(Case("igraph", "bench_chains:prepare_igraph", params, repeat)),
+                            measure(Case("rustworkx per target", "peers:prepare_rustworkx", params, 1)),
+                            measure(Case("networkx", "bench_chains:prepare_networkx", params, 1))]
             if world == "codex-m":
                 results.append(measure(Case("networkx per target", "bench_chains:prepare_networkx_per_target",
                                             params, 1)))
             print(markdown_table(f"{world}, {level}-degree seed {seed}: all valid chains", results,
-                                 baseline="chaingraph", unit="paths"))
+                                 baseline="chaingraph tree", unit="paths"))
+            if heavy:
+                continue
             top = [measure(Case("top-20 branch and bound", "bench_chains:prepare_top",
                                 {**params, "mode": "bnb"}, repeat)),
                    measure(Case("enumerate all + sort", "bench_chains:prepare_top",
                                 {**params, "mode": "all"}, 1))]
             print(markdown_table(f"{world}, {level}-degree seed {seed}: top-20 by s_div", top,
                                  baseline="top-20 branch and bound", unit="chains"))
+    if args.synthetic:
+        sizes = sorted({args.synthetic // 10, args.synthetic // 4, args.synthetic // 2, args.synthetic})
+        synth = [measure(Case(f"{m:,} edges", "peers:prepare_synthetic_build", {"edges": m}, 1))
+                 for m in sizes]
+        print(markdown_table("synthetic graph: EvidenceGraph.from_arrays (build time should grow linearly)",
+                             synth, baseline=f"{sizes[0]:,} edges", unit="edges"))
+        tree = measure(Case("chain_tree Q1000, 3-4 hops", "peers:prepare_synthetic_tree",
+                            {"edges": args.synthetic}, 1))
+        print(markdown_table(f"synthetic graph, {args.synthetic:,} edges: all chains", [tree],
+                             baseline=tree.name, unit="chains"))
+    print("### `chaingraph expand` as a whole process (median wall, peak RSS)\n")
+    print("| command | median wall s | peak MB |\n|---|---:|---:|")
+    for name, argv_ in peers.expand_commands(store_path("codex-m")).items():
+        wall, peak = peers.time_command(argv_, repeat)
+        print(f"| `{name}` | {wall:.2f} | {peak:,.0f} |")
 
 
 if __name__ == "__main__":

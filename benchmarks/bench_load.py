@@ -16,7 +16,10 @@ case, so the columns compare the same facts:
                                     in setup, not timed), where Oxigraph parses in parallel;
 * ``chaingraph N-Triples (plain)``  chaingraph from that same decompressed file;
 * ``rdflib Graph.parse``            ``rdflib.Graph().parse`` of the same ``.nt.gz`` (one run:
-                                    it is slow).
+                                    it is slow);
+* ``chaingraph Parquet``            :func:`chaingraph.sources.loaders.load` of the directory
+                                    ``chaingraph export --parquet`` wrote from the loaded
+                                    JSON dump (export prepared in setup, not timed).
 
 Peak MB is the resident-memory high-water mark above the process's post-setup baseline.
 Every case (but rdflib) is measured in two rounds, the second in reverse order, and the
@@ -69,6 +72,32 @@ def chaingraph_load(name: str, ext: str, plain: bool = False) -> Run:
     return run
 
 
+def _parquet_copy(name: str) -> Path:
+    from chaingraph.sources.loaders import load
+    from chaingraph.store import Store
+    from chaingraph.store_parquet import export
+
+    target = Path(tempfile.gettempdir()) / f"chaingraph-bench-{name}-parquet"
+    if not (target / "manifest.json").exists():
+        with Store() as store:
+            load([_world(name, "json.gz")], store)
+            export(store, parquet=target)
+    return target
+
+
+def chaingraph_parquet(name: str) -> Run:
+    from chaingraph.sources.loaders import load
+    from chaingraph.store import Store
+
+    path = _parquet_copy(name)
+
+    def run() -> tuple[int, dict[str, Any]]:
+        with Store() as store:
+            report = load([path], store)
+            return report.summary.statements, {"qualifiers": report.summary.qualifiers}
+    return run
+
+
 def pyoxigraph_bulk_load(name: str, plain: bool = False) -> Run:
     import pyoxigraph
 
@@ -110,6 +139,7 @@ def main(argv: list[str]) -> int:
              {"name": name, "plain": True}, repeat),
         Case("chaingraph N-Triples (plain)", f"{MODULE}:chaingraph_load",
              {"name": name, "ext": "nt", "plain": True}, repeat),
+        Case("chaingraph Parquet", f"{MODULE}:chaingraph_parquet", {"name": name}, repeat),
         Case("rdflib Graph.parse", f"{MODULE}:rdflib_parse", {"name": name}, 1),
     ]
     # The machine is shared: measure every case in two rounds, the second in reverse order,

@@ -20,6 +20,16 @@ singles out the target. Per task the work is the base pattern plus one ablation 
 Graph, store and tables are built in setup (not timed). Before timing, every answer set of
 every pattern is computed by all three and asserted equal. A second table times
 chaingraph alone on a batch of 100 tasks (ms per task, tasks per second).
+
+**Clue proposal** (``--propose`` runs only this part): :func:`chaingraph.propose.propose_clues`
+for 100 chains of ``codex-m`` — the best five-hop chain of seeds drawn deterministically,
+found by the chain engine — with answer sets over every statement of the loaded store
+(ms per chain, wall clock and CPU, candidates, evaluations). Then the first sequential
+pruning pass of 10 proposals (the full candidate set, then each clue tried in the
+documented order) is computed by chaingraph, by pyoxigraph (nested ``SELECT DISTINCT``
+per variable) and by DuckDB (one ``DISTINCT`` CTE per variable), answers asserted equal
+first, with ratios. Proposals whose candidates include literal values are left out of
+the peer comparison (the peers' queries translate item values only).
 """
 
 from __future__ import annotations
@@ -27,8 +37,11 @@ from __future__ import annotations
 import gzip
 import json
 import random
+import statistics
 import sys
 import tempfile
+import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -283,9 +296,262 @@ def check_agreement(name: str, tasks: str, count: int) -> tuple[int, list[str]]:
     return n, lines
 
 
+# -- clue proposal ---------------------------------------------------------------------
+def _store(name: str) -> Path:
+    """The world's JSON dump loaded into a DuckDB store once (kept in the temp folder)."""
+    from chaingraph.sources.loaders import load
+    from chaingraph.store import Store
+
+    path = Path(tempfile.gettempdir()) / f"chaingraph-bench-{name}.duckdb"
+    if not path.exists():
+        part = path.with_suffix(".part")
+        part.unlink(missing_ok=True)
+        with Store(part) as store:
+            load([SHARED_DATA / "world" / f"{name}.json.gz"], store)
+        part.rename(path)
+    return path
+
+
+def _proposal_setup(name: str, count: int) -> tuple[Any, Any, dict[str, Any], list[Any]]:
+    """Store, graph over every statement (no hub limit), lookups, and ``count`` chains: the best
+    five-hop chain of seeds drawn deterministically, as the chain engine (default policy) finds them."""
+    from chaingraph.graph import EvidenceGraph
+    from chaingraph.lookups import StoreValues
+    from chaingraph.propose import ChainPath
+    from chaingraph.ranking import top_chains
+    from chaingraph.settings import TraversalPolicy
+    from chaingraph.store import Store
+
+    store = Store(_store(name), read_only=True)
+    engine = EvidenceGraph.from_store(store)
+    graph = EvidenceGraph.from_store(store, policy=TraversalPolicy(hub_limit=None))
+    datatypes = store.datatypes()
+    lookups = {"values": StoreValues(store), "datatypes": datatypes,
+               "labels": {**graph.labels, **store.labels(sorted(datatypes))}}
+    rng = random.Random(13)
+    seeds = sorted(engine.name(v) for v in range(engine.vcount()) if 4 <= engine.degree(v) <= 60)
+    chains: list[Any] = []
+    for seed in rng.sample(seeds, len(seeds)):
+        for ranked in top_chains(engine, seed, 1, 5, 5):
+            ch = ranked.chain
+            chains.append(ChainPath(
+                nodes=tuple(engine.name(v) for v in ch.nodes),
+                properties=tuple(engine.edge_property(e) for e in ch.edges),
+                directions=tuple("forward" if engine.edge_endpoints(e)[0] == a else "backward"
+                                 for e, a in zip(ch.edges, ch.nodes)),
+                statements=tuple(engine.edge_statement(e) for e in ch.edges)))
+        if len(chains) == count:
+            break
+    return store, graph, lookups, chains
+
+
+def chaingraph_proposals(name: str, count: int) -> Run:
+    from chaingraph.propose import propose_clues
+
+    _st, graph, lookups, chains = _proposal_setup(name, count)
+    propose_clues(graph, chains[0], **lookups)  # build the array index once
+
+    def run() -> tuple[int, dict[str, Any]]:
+        got, cpu = [], []
+        for c in chains:
+            t0 = time.process_time()
+            got.append(propose_clues(graph, c, **lookups))
+            cpu.append(time.process_time() - t0)
+        return len(got), {"tasks": sum(p.task is not None for p in got),
+                          "cpu_ms": 1000 * statistics.median(cpu),
+                          "found_by": dict(Counter(p.record.anchor_found_by for p in got if p.task)),
+                          "anchor_necessary": sum(p.record.anchor_necessary for p in got if p.task),
+                          "candidates": statistics.median(len(p.record.candidates) for p in got),
+                          "evaluations": statistics.median(p.record.evaluations for p in got)}
+    return run
+
+
+def _first_pass(graph: Any, values: Any, proposal: Any) -> list[tuple[frozenset[int], Any]]:
+    """The patterns of the proposal's first sequential pruning pass, in order: the full set,
+    then each clue of the documented order tried against the clues kept so far (as
+    chaingraph decides uniqueness; the peers must agree on every answer set)."""
+    from chaingraph.patterns import evaluate
+    from chaingraph.propose import chain_pattern
+
+    rec = proposal.record
+    ids = [c.id for c in rec.candidates]
+    kept = frozenset(range(len(ids)))
+    out = [(kept, chain_pattern(rec.candidates, kept, rec.chain))]
+    for cid in rec.order:
+        trial = kept - {ids.index(cid)}
+        pattern = chain_pattern(rec.candidates, trial, rec.chain)
+        out.append((trial, pattern))
+        if evaluate(graph, pattern, target=rec.chain.nodes[-1], values=values, paths=False).unique:
+            kept = trial
+    return out
+
+
+def _layered_sparql(pattern: Any, props: list[str]) -> str:
+    """One nested ``SELECT DISTINCT`` per variable (the same answer set as the flat query)."""
+    def layer(i: int) -> str:
+        if i == 0:
+            return f"VALUES ?x0 {{ wd:{pattern.anchor} }}" if pattern.anchor else ""
+        below = f"{{ SELECT DISTINCT ?x{i - 1} WHERE {{ {layer(i - 1)} }} }}" if i > 1 else layer(0)
+        st, a, b = pattern.steps[i - 1], f"?x{i - 1}", f"?x{i}"
+        if st.property is None:
+            step = (f"{{ {a} ?p{i} {b} }} UNION {{ {b} ?p{i} {a} }} "
+                    f"VALUES ?p{i} {{ {' '.join(f'wdt:{p}' for p in props)} }}")
+        else:
+            s_, o_ = (a, b) if st.direction == "forward" else (b, a)
+            step = f"{s_} wdt:{st.property} {o_} ."
+        parts = [below, step, f"FILTER(isIRI({b}))"]
+        parts += [f"{b} wdt:P31/wdt:P279* wd:{t.class_id} ." for t in pattern.types if t.variable == i]
+        parts += [f"{b} wdt:{v.property} wd:{v.value.id} ." for v in pattern.values if v.variable == i]
+        return " ".join(parts)
+    return (f"PREFIX wd: <{ENTITY}> PREFIX wdt: <{DIRECT}> "
+            f"SELECT DISTINCT ?x{pattern.k} WHERE {{ {layer(pattern.k)} }}")
+
+
+def _layered_sql(pattern: Any) -> tuple[str, list[Any]]:
+    """One ``SELECT DISTINCT`` CTE per variable over ``edges``/``und``/``types``."""
+    params: list[Any] = []
+    if pattern.anchor:
+        ctes = ["l0 AS (SELECT ? AS v)"]
+        params.append(pattern.anchor)
+    else:
+        ctes = ["l0 AS (SELECT DISTINCT a AS v FROM und)"]
+    for i, st in enumerate(pattern.steps, start=1):
+        if st.property is None:
+            rel = "und"
+        else:
+            a, b = ("s", "o") if st.direction == "forward" else ("o", "s")
+            rel = f"(SELECT {a} AS a, {b} AS b FROM edges WHERE p = ?)"
+            params.append(st.property)
+        where = []
+        for t in pattern.types:
+            if t.variable == i:
+                where.append("e.b IN (SELECT e FROM types WHERE c = ?)")
+                params.append(t.class_id)
+        for v in pattern.values:
+            if v.variable == i:
+                where.append("e.b IN (SELECT s FROM edges WHERE p = ? AND o = ?)")
+                params += [v.property, v.value.id]
+        ctes.append(f"l{i} AS (SELECT DISTINCT e.b AS v FROM l{i - 1} JOIN {rel} e ON e.a = l{i - 1}.v"
+                    f"{' WHERE ' + ' AND '.join(where) if where else ''})")
+    return f"WITH {', '.join(ctes)} SELECT v FROM l{pattern.k}", params
+
+
+def _duckdb_all(graph: Any) -> Any:
+    """``edges``/``und`` of every step edge and ``types`` (P31 closed under P279*)."""
+    import pyarrow as pa
+
+    con = _duckdb(graph)
+    cs = graph.class_statements
+    supers = cs.get("P279", {})
+    pairs = []
+    for e, classes in cs.get("P31", {}).items():
+        todo, seen = list(classes), set(classes)
+        while todo:
+            for s_ in supers.get(todo.pop(), ()):
+                if s_ not in seen:
+                    seen.add(s_)
+                    todo.append(s_)
+        pairs += [(e, c) for c in sorted(seen)]
+    type_rows = pa.table({"e": [e for e, _c in pairs], "c": [c for _e, c in pairs]})  # noqa: F841
+    con.execute("CREATE TABLE types AS SELECT * FROM type_rows")
+    return con
+
+
+def _peer_patterns(name: str, count: int) -> tuple[Any, Any, list[list[Any]]]:
+    from chaingraph.propose import propose_clues
+
+    _s, graph, lookups, chains = _proposal_setup(name, count)
+    work = []
+    for c in chains:
+        p = propose_clues(graph, c, **lookups)
+        literal = any(cl.kind == "value" and not isinstance(cl.value, str) for cl in p.record.candidates)
+        if p.task is None or literal:
+            continue  # the peers here translate item values only
+        work.append([pat for _k, pat in _first_pass(graph, lookups["values"], p)])
+    return graph, lookups, work
+
+
+def chaingraph_pruning(name: str, count: int) -> Run:
+    from chaingraph.patterns import evaluate
+
+    graph, lookups, work = _peer_patterns(name, count)
+
+    def run() -> tuple[int, dict[str, Any]]:
+        n = sum(evaluate(graph, pat, values=lookups["values"], paths=False).answer_count
+                for pats in work for pat in pats)
+        return len(work), {"answers": n, "patterns": sum(map(len, work))}
+    return run
+
+
+def pyoxigraph_pruning(name: str, count: int) -> Run:
+    graph, _lookups, work = _peer_patterns(name, count)
+    store, props = _oxigraph(name), sorted(set(graph.graph.es["property"]))
+
+    def run() -> tuple[int, dict[str, Any]]:
+        n = sum(len(list(store.query(_layered_sparql(pat, props)))) for pats in work for pat in pats)
+        return len(work), {"answers": n}
+    return run
+
+
+def duckdb_pruning(name: str, count: int) -> Run:
+    graph, _lookups, work = _peer_patterns(name, count)
+    con = _duckdb_all(graph)
+
+    def run() -> tuple[int, dict[str, Any]]:
+        n = sum(len(con.execute(*_layered_sql(pat)).fetchall()) for pats in work for pat in pats)
+        return len(work), {"answers": n}
+    return run
+
+
+def check_pruning_agreement(name: str, count: int) -> int:
+    """Every answer set of every first-pass pattern, by all three; returns how many."""
+    from chaingraph.patterns import evaluate
+
+    graph, lookups, work = _peer_patterns(name, count)
+    store, con = _oxigraph(name), _duckdb_all(graph)
+    props = sorted(set(graph.graph.es["property"]))
+    n = 0
+    for pats in work:
+        for pat in pats:
+            ours = set(evaluate(graph, pat, values=lookups["values"], first=10**9).answers)
+            sols = store.query(_layered_sparql(pat, props))
+            ox = {sol[f"x{pat.k}"].value.removeprefix(ENTITY) for sol in sols}
+            rows = {r[0] for r in con.execute(*_layered_sql(pat)).fetchall()}
+            assert ours == ox == rows, pat
+            n += 1
+    return n
+
+
 def main(argv: list[str]) -> None:
     quick = "--quick" in argv
+    only_propose = "--propose" in argv
     name, peers, batch, repeat = ("codex-m", 2, 20, 2) if quick else ("codex-m", 5, 100, 3)
+    if not only_propose:
+        necessity_tables(name, peers, batch, repeat)
+    chains, peer_chains = (20, 3) if quick else (100, 10)
+    propose = measure(Case("chaingraph", f"{MODULE}:chaingraph_proposals", {"name": name, "count": chains},
+                           repeat=repeat))
+    x = propose.extra
+    print(markdown_table(f"Clue proposal for {chains} chains (5 hops) of {name}, answer sets over every "
+                         "statement", [propose], baseline="chaingraph", unit="chains"))
+    print(f"* {1000 * propose.median / propose.items:.1f} ms per chain wall clock; median CPU time per "
+          f"chain {x['cpu_ms']:.1f} ms (median candidate clues {x['candidates']}, median pattern "
+          f"evaluations {x['evaluations']}); {x['tasks']} tasks, {x['anchor_necessary']} with a necessary "
+          f"anchor (found by: {x['found_by']})\n")
+    compared = check_pruning_agreement(name, peer_chains)
+    print(f"Sequential pruning (first pass of each proposal): {compared} answer sets equal across "
+          f"chaingraph, pyoxigraph (nested SELECT DISTINCT) and DuckDB (one DISTINCT CTE per variable).\n")
+    same = {"name": name, "count": peer_chains}
+    results = [measure(Case("chaingraph", f"{MODULE}:chaingraph_pruning", same, repeat=repeat)),
+               measure(Case("pyoxigraph", f"{MODULE}:pyoxigraph_pruning", same, repeat=repeat)),
+               measure(Case("duckdb SQL", f"{MODULE}:duckdb_pruning", same, repeat=repeat))]
+    print(markdown_table(f"Sequential pruning answer sets of {peer_chains} proposals, {name}", results,
+                         baseline="chaingraph", unit="chains"))
+    for r in results:
+        print(f"* {r.name}: {1000 * r.median / r.items:.1f} ms per chain")
+
+
+def necessity_tables(name: str, peers: int, batch: int, repeat: int) -> None:
     tasks = Path(tempfile.gettempdir()) / f"chaingraph-bench-necessity-{name}-{batch}.json"
     if not tasks.exists():
         make_tasks(name, batch, tasks)

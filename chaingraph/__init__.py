@@ -4,6 +4,7 @@ Imports flow one way (a module imports only modules above it in this list)::
 
     errors, ids,         error tree; id validation and IRIs; the progress event long calls
       progress           report to a callback (only cli/ draws it)
+    terminal             control characters neutralised for human-readable output
     settings             crawl limits, chain bounds, traversal policy, endpoint settings
     values               Wikidata values in one canonical (JSON) form
     resources            packaged queries/ and data/
@@ -20,10 +21,16 @@ Imports flow one way (a module imports only modules above it in this list)::
     chains, explain,     enumeration and shortcut proof; "why not?"; s_div and top-N;
       ranking, merge     alias merge
     expand               collect, then enumerate, rank and record
-    tasks, patterns,     task model; clue patterns (SPARQL semantics); clue ablation
+    tasks, patterns,     task model; clue patterns (SPARQL semantics); minimal and
+      minimal,           minimum clue sets; a task's graph under its policy; clue
+      task_graphs,       ablation
       necessity
+    embed, propose       self-contained tasks; clue proposal: from a chain to a task
+                         with a minimal clue set
     units, fusion/       unit table; the exact fusion calculator
     audit/               corpus relation-class audits
+    trajectory,          agent trajectory record; process metrics of trajectories
+      scoring/             against the evidence graph (DESIGN §12)
     sample_corpus        chain and task corpora from world dumps (notebook, benchmarks)
     cli/                 thin click twins of the library functions
 
@@ -68,8 +75,16 @@ _API: dict[str, str] = {
     "TimeValue": "values", "QuantityValue": "values", "EntityValue": "values",
     "ChainRecord": "records", "ChainParameters": "records", "Task": "tasks", "load_task": "tasks",
     "parse_task": "tasks", "check_necessity": "necessity", "check_necessity_files": "necessity",
-    "NecessityReport": "necessity", "fuse": "fusion", "fuse_spec": "fusion", "FusionResult": "fusion",
+    "NecessityReport": "necessity", "propose_clues": "propose", "propose_tasks": "propose",
+    "ChainPath": "propose", "Proposal": "propose",
+    "fuse": "fusion", "fuse_spec": "fusion", "FusionResult": "fusion",
     "FusionRefusal": "fusion", "FusionSpec": "fusion", "audit": "audit", "AuditReport": "audit",
+    # building a corpus
+    "build": "build", "build_seed": "build", "BuildParameters": "build", "BuildResult": "build",
+    "CorpusTask": "build", "SeedResult": "build", "read_seeds": "build",
+    # process metrics of agent trajectories
+    "Trajectory": "trajectory", "score_trajectory": "scoring", "score_files": "scoring",
+    "ScoreReport": "scoring", "InvalidTrajectory": "errors",
     # the one error tree
     "ChaingraphError": "errors", "InvalidId": "errors", "UnknownEntity": "errors",
     "InvalidInput": "errors", "BadDumpLine": "errors", "UnsupportedFormat": "errors",
@@ -83,14 +98,18 @@ _API: dict[str, str] = {
 __all__ = [
     "AuditReport",
     "BadDumpLine",
+    "BuildParameters",
+    "BuildResult",
     "Chain",
     "ChainBounds",
     "ChainParameters",
+    "ChainPath",
     "ChainRecord",
     "ChainRuleError",
     "ChaingraphError",
     "CollectReport",
     "CorpusProblem",
+    "CorpusTask",
     "CrawlLimits",
     "Crosswalk",
     "EndpointError",
@@ -109,17 +128,22 @@ __all__ = [
     "InvalidInput",
     "InvalidSpec",
     "InvalidTask",
+    "InvalidTrajectory",
     "NecessityReport",
     "OfflineCacheMiss",
     "Progress",
     "ProgressEvent",
+    "Proposal",
     "QuantityValue",
     "RelationClassifier",
     "RetryPolicy",
+    "ScoreReport",
+    "SeedResult",
     "Store",
     "StoreError",
     "Task",
     "TimeValue",
+    "Trajectory",
     "TraversalPolicy",
     "TypeTable",
     "UnknownEntity",
@@ -127,6 +151,8 @@ __all__ = [
     "UnsupportedFormat",
     "__version__",
     "audit",
+    "build",
+    "build_seed",
     "chain_blocks",
     "chain_record",
     "check_necessity",
@@ -145,9 +171,14 @@ __all__ = [
     "load_task",
     "merge_adjacent",
     "parse_task",
+    "propose_clues",
+    "propose_tasks",
     "rank_chains",
+    "read_seeds",
     "relation_classifier",
     "score_chain",
+    "score_files",
+    "score_trajectory",
     "summarize",
     "top_chains",
 ]
@@ -183,6 +214,15 @@ sys.modules[__name__].__class__ = _Package
 
 if TYPE_CHECKING:  # the same names, for type checkers and editors
     from chaingraph.audit import AuditReport, audit
+    from chaingraph.build import (
+        BuildParameters,
+        BuildResult,
+        CorpusTask,
+        SeedResult,
+        build,
+        build_seed,
+        read_seeds,
+    )
     from chaingraph.chains import Chain, chain_blocks, enumerate_chains
     from chaingraph.collect import CollectReport, collect
     from chaingraph.crosswalk import (
@@ -218,6 +258,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     from chaingraph.merge import merge_adjacent
     from chaingraph.necessity import NecessityReport, check_necessity, check_necessity_files
     from chaingraph.progress import Progress, ProgressEvent
+    from chaingraph.propose import ChainPath, Proposal, propose_clues, propose_tasks
     from chaingraph.ranking import TypeTable, rank_chains, score_chain, top_chains
     from chaingraph.records import ChainParameters, ChainRecord
     from chaingraph.settings import ChainBounds, CrawlLimits, EndpointSettings, RetryPolicy, TraversalPolicy

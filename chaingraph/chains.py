@@ -35,7 +35,6 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import NamedTuple, Protocol, runtime_checkable
 
-import igraph as ig
 import numpy as np
 
 from chaingraph.errors import ChainRuleError
@@ -122,27 +121,17 @@ class AcceptAll:
 
 # -- topology shared by enumeration, explanation and the shortcut proof -------------------
 class _Topology:
-    """Arc arrays (both directions of every step edge, in :meth:`EvidenceGraph.neighbours`
-    order) and a directed igraph graph whose arcs leave only passable vertices, so that a
-    C-speed BFS on it computes distances under the traversal policy."""
+    """Arc arrays of the graph's CSR adjacency (both directions of every step edge, in
+    :meth:`EvidenceGraph.neighbours` order), for vectorised BFS and DAG building."""
 
     def __init__(self, graph: EvidenceGraph) -> None:
+        ar = graph.arrays
         n = graph.vcount()
-        src: list[int] = []
-        dst: list[int] = []
-        edge: list[int] = []
-        for u in range(n):
-            for v, e, _fwd in graph.neighbours(u):
-                src.append(u)
-                dst.append(v)
-                edge.append(e)
-        self.src = np.asarray(src, dtype=np.int64)
-        self.dst = np.asarray(dst, dtype=np.int64)
-        self.edge = np.asarray(edge, dtype=np.int64)
-        self.passable = np.asarray([graph.passable(v) for v in range(n)], dtype=bool)
-        keep = self.passable[self.src] if n else np.zeros(0, dtype=bool)
-        self.walk = ig.Graph(n=n, edges=list(zip(self.src[keep].tolist(), self.dst[keep].tolist())),
-                             directed=True)
+        self.indptr = ar.indptr
+        self.src = np.repeat(np.arange(n, dtype=np.int64), np.diff(ar.indptr))
+        self.dst = ar.nbr.astype(np.int64)
+        self.edge = ar.arc_edge.astype(np.int64)
+        self.passable = np.asarray(graph.passable_mask, dtype=bool)
 
 
 _TOPOLOGY: weakref.WeakKeyDictionary[EvidenceGraph, _Topology] = weakref.WeakKeyDictionary()
@@ -153,6 +142,17 @@ def _topology(graph: EvidenceGraph) -> _Topology:
     if topo is None:
         topo = _TOPOLOGY[graph] = _Topology(graph)
     return topo
+
+
+def _ranges(indptr: np.ndarray, vertices: np.ndarray) -> np.ndarray:
+    """Arc positions of all ``vertices``, concatenated (vectorised CSR gather)."""
+    starts = indptr[vertices]
+    lens = indptr[vertices + 1] - starts
+    total = int(lens.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    shift = np.repeat(starts - (np.cumsum(lens) - lens), lens)
+    return shift + np.arange(total, dtype=np.int64)
 
 
 def distances(graph: EvidenceGraph, seed: int | str) -> np.ndarray:
@@ -166,27 +166,19 @@ def distances(graph: EvidenceGraph, seed: int | str) -> np.ndarray:
     """
     s = graph.vertex(seed) if isinstance(seed, str) else seed
     topo = _topology(graph)
-    n = graph.vcount()
-    if topo.passable[s]:
-        row = np.asarray(topo.walk.distances(source=s, mode="out")[0], dtype=np.float64)
-        row[np.isinf(row)] = UNREACHED
-        return row.astype(np.int64)
-    # A non-passable seed (a hub): expand it once, then BFS through passable vertices.
-    dist = np.full(n, UNREACHED, dtype=np.int64)
+    dist = np.full(graph.vcount(), UNREACHED, dtype=np.int64)
     dist[s] = 0
-    queue: deque[int] = deque()
-    for v, _e, _f in graph.neighbours(s):
-        if dist[v] == UNREACHED:
-            dist[v] = 1
-            queue.append(v)
-    while queue:
-        u = queue.popleft()
-        if not topo.passable[u]:
-            continue
-        for v, _e, _f in graph.neighbours(u):
-            if dist[v] == UNREACHED:
-                dist[v] = dist[u] + 1
-                queue.append(v)
+    frontier = np.asarray([s], dtype=np.int64)
+    depth = 0
+    while len(frontier):
+        depth += 1
+        reached = topo.dst[_ranges(topo.indptr, frontier)]
+        reached = reached[dist[reached] == UNREACHED]
+        if not len(reached):
+            break
+        reached = np.unique(reached)
+        dist[reached] = depth
+        frontier = reached[topo.passable[reached]]
     return dist
 
 

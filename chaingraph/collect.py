@@ -57,6 +57,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+import pyarrow as pa
 from pydantic import BaseModel, ConfigDict
 
 from chaingraph.errors import InvalidInput
@@ -169,12 +170,17 @@ class _Crawl:
         """Write a batch, its provenance and the crawl state in one transaction."""
         with self.store.transaction():
             ids: dict[SourceRef, str] = {}
-            refs = {r for _, r in part.provenance} | set(part.sources)
+            refs = {r for _, r in part.provenance} | set(part.sources) | set(part.provenance_refs)
             for ref in sorted(refs, key=lambda r: tuple(map(str, r))):
                 ids[ref] = self.store.add_source(
                     ref.kind, ref.location, query_file=ref.query_file, query_hash=ref.query_hash,
                     dump_date=ref.dump_date, revision=ref.revision, retrieved_at=ref.retrieved_at)
             part.batch.statement_sources = [(sid, ids[ref]) for sid, ref in part.provenance]
+            if part.provenance_rows is not None:
+                source_ids = pa.array([ids[r] for r in part.provenance_refs], type=pa.string())
+                part.batch.tables["statement_sources"] = pa.table({
+                    "statement_id": part.provenance_rows["statement_id"],
+                    "source_id": source_ids.take(part.provenance_rows["ref"])})
             self.store.write(part.batch)
             self.store.mark_crawled(self.run_id, entities, stage, depth=depth)
             rows: list[CrawlNeighbour] = []
@@ -315,7 +321,7 @@ def collect(
                 offer = [n for n in keep if n.entity not in seen]
                 fresh[ent] = (keep, _check_selection(ent, pick(ent, offer, select), offer, select))
             crawl.commit(part, "expanded", depth, chunk, fresh)
-            written.update(r[0] for r in part.batch.statements)
+            written.update(part.batch.statement_ids())
             kept.update(fresh)
             done += len(chunk)
             tell(depth, done, len(expand), cost)
@@ -326,7 +332,7 @@ def collect(
             part = source.describe(chunk)
             account(part)
             crawl.commit(part, "described", depth, chunk, {})
-            written.update(r[0] for r in part.batch.statements)
+            written.update(part.batch.statement_ids())
             done_desc.update(chunk)
             tell(depth, done, len(expand), cost)
         layers.append(

@@ -8,9 +8,11 @@ inherits the builtin it resembles, so library callers can catch either::
     ├── UnknownEntity (LookupError)                   exit 2   id not in store / graph
     ├── InvalidInput (ValueError)                     exit 2   a file, record or argument is wrong
     │   ├── BadDumpLine                               exit 2   a dump line cannot be parsed
+    │   ├── BadFile                                   exit 2   an input file cannot be read as given
     │   ├── UnsupportedFormat                         exit 2   wrong file type / compression
     │   ├── InvalidTask                               exit 2   task.json violates the schema
     │   ├── InvalidSpec                               exit 2   fusion spec violates the schema
+    │   ├── InvalidTrajectory                         exit 2   an agent trajectory is malformed
     │   ├── CorpusProblem                             exit 2   audit --strict: an unreadable record
     │   ├── UnknownUnit                               exit 2   unit item not in data/units.tsv
     │   └── IncompatibleUnits                         exit 2   units of different dimensions
@@ -19,9 +21,24 @@ inherits the builtin it resembles, so library callers can catch either::
     │   ├── EndpointUnavailable                       exit 4   unreachable after retries
     │   └── EndpointResponseError                     exit 4   truncated / non-JSON body after retries
     ├── OfflineCacheMiss (LookupError)                exit 4   --offline and the answer is not cached
-    └── ChainRuleError (ValueError)                   exit 2   bad enumeration bounds / arguments
+    ├── ChainRuleError (ValueError)                   exit 2   bad enumeration bounds / arguments
+    ├── MissingExtra (ImportError)                    exit 5   an optional extra is not installed
+    └── InternalError (RuntimeError)                  exit 70  a bug: anything not foreseen above
 
 Messages are one line, name the offending file, field or id, and say what to do.
+
+The exit-code contract of the command line (mapped in one place, ``chaingraph.cli``):
+
+====  ======================================================================
+0     success
+1     a refusal that is a normal outcome (fusion refused) or a ``--strict`` failure
+2     bad input: a file, record, id, option or argument (click usage errors too)
+3     the store cannot be opened, read or written
+4     the SPARQL endpoint failed, or ``--offline`` lacks a cached answer
+5     an optional extra is needed and not installed (``--ray`` without ``chaingraph[ray]``)
+70    internal error (a bug): one line to report, no traceback
+130   interrupted (Ctrl-C); whatever was committed stays committed
+====  ======================================================================
 
 >>> err = InvalidId("Q12x", field="--seed")
 >>> str(err)
@@ -35,7 +52,12 @@ from __future__ import annotations
 from typing import TypeVar
 
 __all__ = [
+    "EXIT_INTERNAL",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_REFUSED",
     "BadDumpLine",
+    "BadFile",
     "ChainRuleError",
     "ChaingraphError",
     "CorpusProblem",
@@ -43,10 +65,13 @@ __all__ = [
     "EndpointResponseError",
     "EndpointUnavailable",
     "IncompatibleUnits",
+    "InternalError",
     "InvalidId",
     "InvalidInput",
     "InvalidSpec",
     "InvalidTask",
+    "InvalidTrajectory",
+    "MissingExtra",
     "OfflineCacheMiss",
     "StoreError",
     "UnknownEntity",
@@ -54,6 +79,14 @@ __all__ = [
     "UnsupportedFormat",
 ]
 
+
+EXIT_OK = 0
+#: a refusal that is a normal outcome (fusion) or a ``--strict`` failure
+EXIT_REFUSED = 1
+#: an interrupt (SIGINT): 128 + 2, as shells report it
+EXIT_INTERRUPTED = 130
+#: EX_SOFTWARE of sysexits.h: an internal error, i.e. a bug to report
+EXIT_INTERNAL = 70
 
 _E = TypeVar("_E", bound="ChaingraphError")
 
@@ -117,6 +150,16 @@ class BadDumpLine(InvalidInput):
         super().__init__(f"{path}:{line}: {problem}; {hint}")
 
 
+class BadFile(InvalidInput):
+    """An input file is not a regular file, too large, not UTF-8 or not JSON.
+    Carries ``path`` and ``problem`` (the message without the path)."""
+
+    def __init__(self, path: str, problem: str) -> None:
+        self.path = path
+        self.problem = problem
+        super().__init__(f"{path}: {problem}")
+
+
 class UnsupportedFormat(InvalidInput):
     """A file is not of a type or compression chaingraph reads."""
 
@@ -133,6 +176,18 @@ class InvalidTask(InvalidInput):
 
 class InvalidSpec(InvalidTask):
     """A fusion spec violates the fusion-spec schema."""
+
+
+class InvalidTrajectory(InvalidInput):
+    """An agent trajectory cannot be scored: ``file``, ``item`` (``item 3 (run-7)``) and the
+    JSON ``path`` of the offending event field (``events[5].box``)."""
+
+    def __init__(self, message: str, *, file: str = "", item: str = "", path: str = "") -> None:
+        self.file = file
+        self.item = item
+        self.path = path
+        prefix = ": ".join(p for p in (file, item, path) if p)
+        super().__init__(f"{prefix}: {message}" if prefix else message)
 
 
 class UnknownUnit(InvalidInput):
@@ -186,6 +241,13 @@ class ChainRuleError(ValueError, ChaingraphError):
     """Arguments to chain enumeration or checking are inconsistent (e.g. min_hops > max_hops)."""
 
 
+class MissingExtra(ImportError, ChaingraphError):
+    """An optional dependency is needed; the message names the extra to install
+    (``build(ray=True)`` without ``pip install 'chaingraph[ray]'``)."""
+
+    exit_code = 5
+
+
 class CorpusProblem(InvalidInput):
     """``audit(strict=True)``: a corpus file or record that cannot be audited.
 
@@ -194,3 +256,10 @@ class CorpusProblem(InvalidInput):
     def __init__(self, message: str, problem: object = None) -> None:
         self.problem = problem
         super().__init__(message)
+
+
+class InternalError(RuntimeError, ChaingraphError):
+    """Something chaingraph did not foresee: a bug. The CLI prints one line to report
+    (no traceback; ``CHAINGRAPH_DEBUG=1`` shows it) and exits 70."""
+
+    exit_code = EXIT_INTERNAL

@@ -216,8 +216,9 @@ def chain_record(graph: EvidenceGraph, chain: Chain, *, store: Store | None,
     ranked = score_chain(graph, chain, table)
     types = node_types(graph, table)
     prop_labels = store.labels(sorted({graph.edge_property(e) for e in chain.edges})) if store else {}
-    infos = {graph.edge_statement(e): store.statement(graph.edge_statement(e)) if store else None
-             for e in chain.edges}
+    sids = [graph.edge_statement(e) for e in chain.edges]
+    found = store.statements(sids) if store else {}
+    infos = {sid: found.get(sid) for sid in sids}
     nodes = []
     for v in chain.nodes:
         name = graph.name(v)
@@ -326,8 +327,11 @@ def expand(seeds: Sequence[str], *, store: Store | str | Path | None = None,
                                     "check the id, or collect from a source that holds it")
             best = top_chains(graph, seed, bounds.top, bounds.min_hops, bounds.max_hops, verifier=verifier,
                               table=table)
+            scope = "neighbourhood" if collect else "source"
             records += [chain_record(graph, r.chain, store=built_from, parameters=parameters, table=table,
-                                     verifier=verifier, timeline=timeline) for r in best]
+                                     verifier=verifier, timeline=timeline).model_copy(
+                                         update={"shortcut_scope": scope})
+                        for r in best]
             summaries.append(SeedSummary(seed, len(best), best[0].s_div if best else None,
                                          time.perf_counter() - started))
         if progress is not None:

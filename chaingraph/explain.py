@@ -194,7 +194,7 @@ def _step_edge(graph: EvidenceGraph, a: int, b: int, prop: str | None, verifier:
     if candidates:
         return Violation("unsupported", f"{na}–{nb} via {graph.edge_property(candidates[0])}: {rejected}")
     label = f" with {prop}" if prop else ""
-    for sid, s, p, o in graph.excluded_edges:
+    for sid, s, p, o in (*graph.excluded_edges, *graph.time_excluded_edges):
         if {s, o} == {na, nb} and (prop is None or p == prop):
             if sid in graph.time_excluded and graph.timeline is not None and graph.policy.as_of:
                 why = graph.timeline.why_invalid(sid, parse_as_of(graph.policy.as_of))

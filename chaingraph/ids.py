@@ -27,10 +27,13 @@ from chaingraph.errors import InvalidId
 
 __all__ = [
     "ENTITY",
+    "ENTITY_PATTERN",
+    "VALUE_ENTITY_PATTERN",
     "entity_iri",
     "from_iri",
     "is_entity_id",
     "is_item_id",
+    "is_value_entity_id",
     "pid",
     "qid",
     "statement_id_from_rdf",
@@ -40,9 +43,18 @@ __all__ = [
 ENTITY = "http://www.wikidata.org/entity/"
 STATEMENT = "http://www.wikidata.org/entity/statement/"
 
-_ITEM = re.compile(r"Q[1-9][0-9]{0,11}")
-_PROP = re.compile(r"P[1-9][0-9]{0,11}")
-_ENTITY = re.compile(r"[QP][1-9][0-9]{0,11}")
+#: the one id rule: a letter and 1-12 digits, no leading zero (Wikidata's largest ids
+#: have 9); ``--seed``, task files, dumps and SPARQL answers all go through it
+_DIGITS = "[1-9][0-9]{0,11}"
+#: entity values of snaks: items, properties, lexemes with their forms and senses, entity
+#: schemas, media (a POSIX regular expression, used by the loaders in Python and in SQL)
+VALUE_ENTITY_PATTERN = f"[QPLEM]{_DIGITS}(-[FS]{_DIGITS})?"
+_VALUE_ENTITY = re.compile(VALUE_ENTITY_PATTERN)
+#: items and properties (subjects of statements)
+ENTITY_PATTERN = f"[QP]{_DIGITS}"
+_ITEM = re.compile(f"Q{_DIGITS}")
+_PROP = re.compile(f"P{_DIGITS}")
+_ENTITY = re.compile(ENTITY_PATTERN)
 _RDF_STATEMENT = re.compile(r"([QqPpLl][0-9]+)-(.+)")
 
 
@@ -65,6 +77,15 @@ def pid(value: object, *, field: str | None = None) -> str:
 def is_item_id(value: object) -> bool:
     """True for ``Q`` + digits."""
     return isinstance(value, str) and _ITEM.fullmatch(value) is not None
+
+
+def is_value_entity_id(value: object) -> bool:
+    """True for an entity a snak's value may name (``Q5``, ``L7-S1``, ``E10``, ``M42``).
+
+    >>> is_value_entity_id("L7-S1"), is_value_entity_id("Q" + "1" * 23)
+    (True, False)
+    """
+    return isinstance(value, str) and _VALUE_ENTITY.fullmatch(value) is not None
 
 
 def is_entity_id(value: object) -> bool:

@@ -33,7 +33,7 @@ from chaingraph.values import (
 if TYPE_CHECKING:
     from chaingraph.store import Store
 
-__all__ = ["EmbeddedValues", "StoreValues", "ValueLookup", "value_key", "value_matches"]
+__all__ = ["EmbeddedValues", "FactLookup", "StoreValues", "ValueLookup", "value_key", "value_matches"]
 
 
 def _time_unit(precision: int) -> int:
@@ -113,6 +113,15 @@ class ValueLookup(Protocol):
         ...
 
 
+class FactLookup(ValueLookup, Protocol):
+    """A :class:`ValueLookup` that can also list a subject's statements (clue proposal):
+    :class:`StoreValues` and :class:`EmbeddedValues`."""
+
+    def statements_of(self, subjects: Sequence[str]) -> dict[str, tuple[tuple[str, str, Value], ...]]:
+        """Every statement of each subject: ``(statement_id, property, value)``."""
+        ...
+
+
 @dataclass(eq=False)
 class EmbeddedValues:
     """Values from a task's embedded evidence: ``(statement_id, subject, property, value)``."""
@@ -129,9 +138,22 @@ class EmbeddedValues:
     def literal_values(self, statement_ids: Sequence[str]) -> dict[str, Value]:
         return {sid: self._by_sid[sid] for sid in statement_ids if sid in self._by_sid}
 
+    def statements_of(self, subjects: Sequence[str]) -> dict[str, tuple[tuple[str, str, Value], ...]]:
+        """Every statement of each subject: ``(statement_id, property, value)`` in
+        (property, statement id) order."""
+        want = set(subjects)
+        found: dict[str, list[tuple[str, str, Value]]] = {s: [] for s in subjects}
+        for sid, s, p, v in sorted(self.statements, key=lambda t: (t[1], t[2], t[0])):
+            if s in want:
+                found[s].append((sid, p, v))
+        return {s: tuple(v) for s, v in found.items()}
+
 
 class StoreValues:
-    """Values read from a :class:`~chaingraph.store.Store` (preferred and normal ranks)."""
+    """Values read from a :class:`~chaingraph.store.Store` (preferred and normal ranks).
+
+    The store is read only: each statement's value, each property's statements and each
+    subject's statements are read once and remembered."""
 
     def __init__(self, store: Store, *, exclude: Collection[str] = frozenset()) -> None:
         self.store = store
@@ -140,10 +162,28 @@ class StoreValues:
         # statement id -> its value (None: no usable value); a read-only store never changes,
         # and every ablation of a task asks again for the literals of its answer layer
         self._literals: dict[str, Value | None] = {}
+        self._by_property: dict[str, list[tuple[str, Value]]] = {}
+        self._items: dict[str, dict[str, set[str]]] = {}
+        self._by_subject: dict[str, tuple[tuple[str, str, Value], ...]] = {}
+
+    def _property(self, property_id: str) -> list[tuple[str, Value]]:
+        got = self._by_property.get(property_id)
+        if got is None:
+            got = self._by_property[property_id] = [
+                (subject, have) for sid, subject, have in self.store.statement_values(property=property_id)
+                if have is not None and sid not in self.exclude]
+        return got
 
     def subjects(self, property_id: str, value: Value) -> set[str]:
-        return {subject for sid, subject, have in self.store.statement_values(property=property_id)
-                if have is not None and sid not in self.exclude and value_matches(value, have)}
+        if isinstance(value, EntityValue):
+            index = self._items.get(property_id)
+            if index is None:
+                index = self._items[property_id] = {}
+                for s, have in self._property(property_id):
+                    if isinstance(have, EntityValue):
+                        index.setdefault(have.id, set()).add(s)
+            return set(index.get(value.id, ()))
+        return {s for s, have in self._property(property_id) if value_matches(value, have)}
 
     def literal_values(self, statement_ids: Sequence[str]) -> dict[str, Value]:
         todo = [sid for sid in dict.fromkeys(statement_ids) if sid not in self._literals]
@@ -153,3 +193,16 @@ class StoreValues:
                 if sid not in self.exclude:
                     self._literals[sid] = have
         return {sid: v for sid in statement_ids if (v := self._literals[sid]) is not None}
+
+    def statements_of(self, subjects: Sequence[str]) -> dict[str, tuple[tuple[str, str, Value], ...]]:
+        """Every statement of each subject with a usable value: ``(statement_id, property,
+        value)`` in (property, statement id) order."""
+        todo = [s for s in dict.fromkeys(subjects) if s not in self._by_subject]
+        if todo:
+            found: dict[str, list[tuple[str, str, Value]]] = {s: [] for s in todo}
+            for sid, subject, prop, have in self.store.subject_statements(todo):
+                if have is not None and sid not in self.exclude:
+                    found[subject].append((sid, prop, have))
+            for s, got in found.items():
+                self._by_subject[s] = tuple(sorted(got, key=lambda t: (t[1], t[0])))
+        return {s: self._by_subject[s] for s in subjects}

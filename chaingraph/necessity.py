@@ -28,10 +28,22 @@ the unique answer with ``x0`` free, the question is answerable without the image
 report raises :attr:`NecessityReport.text_only_shortcut` (a component without any anchor
 clue is a shortcut by construction when its target is unique).
 
-After the redundant clues are removed together, the pattern is evaluated once more
-(``pruned``): its witness gives the recomputed path; its hop count, with repeated-node
-detours cut out, summed over components is the evidence-step count ``H``, and
-``L1`` (H < 5), ``L2`` (5 ≤ H < 10) or ``L3`` (H ≥ 10) its difficulty. Fused tasks are
+Answer sets use **every statement** of the evidence by default (SPARQL semantics: no
+hub rule, an agent may walk through a hub); a policy can be asked for with the task's
+``policy`` field or ``hub_limit`` here, and the report records the policy used. When
+the task's own chain cannot match under it, the note names the node and the rule
+(``x1 Q40348 has 1,052 step edges > hub limit 1000``).
+
+**Pruning** is sequential (:func:`chaingraph.minimal.prune_sequential`): the redundant
+clues are tried one at a time in the order of :func:`chaingraph.minimal.removal_order`
+(item values, literal values, types, relations, the anchor last; within a kind in clue
+order), each removed only if the target stays unique given the removals so far — a
+*minimal* clue set. With ``minimum=True`` a bounded search
+(:func:`chaingraph.minimal.largest_removal`) also finds a minimum-size set. The pruned
+pattern is evaluated once more: its witness gives the recomputed path; its hop count,
+with repeated-node detours cut out, summed over components is the evidence-step count
+``H``, and ``L1`` (H < 5), ``L2`` (5 ≤ H < 10) or ``L3`` (H ≥ 10) its difficulty — none
+when the pattern has no match. Fused tasks are
 also ablated one whole component at a time through a :class:`FusionCheck`: a component
 is redundant when the fused result is still determined without it (e.g. it is not the
 maximum).
@@ -53,9 +65,7 @@ maximum).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
@@ -63,10 +73,9 @@ from pydantic import BaseModel, ConfigDict
 
 from chaingraph.errors import ChaingraphError, InvalidInput, InvalidTask, UnknownEntity
 from chaingraph.graph import EvidenceGraph
+from chaingraph.minimal import largest_removal, prune_sequential, removal_order
 from chaingraph.patterns import (
-    EmbeddedValues,
     PatternResult,
-    StoreValues,
     ValueLookup,
     compile_pattern,
     evaluate,
@@ -74,14 +83,14 @@ from chaingraph.patterns import (
     value_key,
 )
 from chaingraph.records import Level, difficulty_level
-from chaingraph.settings import TraversalPolicy
-from chaingraph.store import Store
+from chaingraph.task_graphs import TASK_POLICY, GraphCache, HubLimit, embedded_values, policy_for
 from chaingraph.tasks import SolverResult, Task, load_task
-from chaingraph.timeline import Sensitivity, Timeline, overall, parse_as_of
+from chaingraph.timeline import Sensitivity, overall, parse_as_of
 from chaingraph.values import EntityValue, Value
 
 __all__ = [
     "NECESSITY_SCHEMA_VERSION",
+    "TASK_POLICY",
     "AnswerSet",
     "BatchResult",
     "ClueAblation",
@@ -89,6 +98,7 @@ __all__ = [
     "ComponentCheck",
     "FusionCheck",
     "GraphCache",
+    "HubLimit",
     "NecessityReport",
     "PathRecord",
     "TaskFailure",
@@ -156,7 +166,10 @@ class ClueAblation(BaseModel):
 
 
 class ComponentCheck(BaseModel):
-    """One component: its pattern with every clue, and with the redundant clues removed."""
+    """One component: its pattern with every clue, and after sequential pruning: the
+    redundant clues in the order they were tried (``order``), those removed (in removal
+    order), the minimal set ``kept``; with ``minimum``, a minimum-size set and whether
+    the bounded search proved it."""
 
     model_config = _FROZEN
     id: str
@@ -166,8 +179,12 @@ class ComponentCheck(BaseModel):
     anchored: bool
     full: AnswerSet
     pruned: AnswerSet
+    order: tuple[str, ...] = ()
     removed: tuple[str, ...]
-    evidence_steps: int
+    kept: tuple[str, ...] = ()
+    minimum: tuple[str, ...] | None = None
+    minimum_proven: bool | None = None
+    evidence_steps: int | None
 
 
 class ComponentAblation(BaseModel):
@@ -197,8 +214,8 @@ class NecessityReport(BaseModel):
     necessary: tuple[str, ...]
     review: tuple[str, ...]
     pruned_unique: bool
-    evidence_steps: int
-    difficulty: Level
+    evidence_steps: int | None
+    difficulty: Level | None
     notes: tuple[str, ...] = ()
     as_of: str | None = None
     time_sensitivity: Sensitivity | None = None
@@ -306,80 +323,6 @@ def _fuse(operation: str, values: Sequence[tuple[str, Value]], minuend: str | No
     return InvalidInput(outcome.message)
 
 
-# -- graphs -------------------------------------------------------------------------
-def policy_for(task: Task, as_of: str | None = None) -> TraversalPolicy:
-    """The traversal policy a task names; unless the task says otherwise, literal nodes are
-    on exactly when some component's target is a value. ``as_of`` overrides the policy's date."""
-    policy = task.policy
-    if as_of is not None:
-        policy = policy.model_copy(update={"as_of": as_of})
-    if "include_literals" in task.policy.model_fields_set:
-        return policy
-    literals = any(c.target.value is not None for c in task.components)
-    return policy.model_copy(update={"include_literals": literals})
-
-
-@dataclass
-class GraphCache:
-    """Evidence graphs shared by many tasks: one per (store path, policy) or per (embedded
-    evidence, policy). ``store`` overrides every task's own store. Close when done."""
-
-    store: str | Path | None = None
-    as_of: str | None = None
-    _timelines: dict[str, Timeline] = field(default_factory=dict)
-    _graphs: dict[tuple[Any, ...], tuple[EvidenceGraph, ValueLookup | None]] = field(default_factory=dict)
-    _stores: dict[str, Store] = field(default_factory=dict)
-
-    def get(self, task: Task, *, base: Path | None = None,
-            file: str = "") -> tuple[EvidenceGraph, ValueLookup | None]:
-        policy = policy_for(task, self.as_of)
-        where = self.store if self.store is not None else task.store
-        if where is None and task.evidence is None:
-            raise InvalidTask("the task has neither 'evidence' nor 'store'; embed its evidence subgraph "
-                              "or pass `store`", path="evidence", file=file)
-        if where is not None and (self.store is not None or task.evidence is None):
-            path = Path(where)
-            if not path.is_absolute() and base is not None and self.store is None:
-                path = base / path
-            key: tuple[Any, ...] = ("store", str(path.resolve()), policy)
-            if key not in self._graphs:
-                if not path.is_file():
-                    raise InvalidTask(f"store {path} does not exist; check the path", path="store", file=file)
-                store = self._stores.get(str(path.resolve()))
-                if store is None:
-                    store = self._stores[str(path.resolve())] = Store(path, read_only=True)
-                graph = EvidenceGraph.from_store(store, policy=policy)
-                self._timelines[str(path.resolve())] = graph.timeline or Timeline.from_store(store)
-                graph.timeline = self._timelines[str(path.resolve())]
-                self._graphs[key] = (graph, StoreValues(store, exclude=graph.time_excluded))
-            return self._graphs[key]
-        ev = task.evidence
-        assert ev is not None
-        digest = hashlib.sha1(ev.model_dump_json().encode()).hexdigest()
-        key = ("evidence", digest, policy)
-        if key not in self._graphs:
-            edges = [*ev.edges, *((f"{e}$P31${c}", e, "P31", c) for e, cs in ev.classes.items() for c in cs)]
-            lits = [(s.statement_id, s.subject, s.property, s.value) for s in ev.literals]
-            graph = EvidenceGraph.from_edges(edges, policy=policy, labels=dict(ev.labels),
-                                             literals=[(sid, s, p) for sid, s, p, _v in lits])
-            self._graphs[key] = (graph, embedded_values(task))
-        return self._graphs[key]
-
-    def close(self) -> None:
-        for store in self._stores.values():
-            store.close()
-        self._stores.clear()
-
-
-def embedded_values(task: Task) -> EmbeddedValues:
-    """The statement values of a task's embedded evidence (literals and item edges)."""
-    ev = task.evidence
-    if ev is None:
-        return EmbeddedValues()
-    return EmbeddedValues([*((s.statement_id, s.subject, s.property, s.value) for s in ev.literals),
-                           *((sid, s, p, EntityValue(id=o)) for sid, s, p, o in ev.edges)])
-
-
 # -- the check ----------------------------------------------------------------------
 def _check_ids(task: Task, graph: EvidenceGraph, file: str) -> None:
     dated = f" as of {graph.policy.as_of} (no statement about it holds then)" if graph.policy.as_of else ""
@@ -410,22 +353,26 @@ def _target(task: Task, c: int) -> str | Value:
 
 def check_necessity(task: Task, graph: EvidenceGraph | None = None, *, values: ValueLookup | None = None,
                     fusion_check: FusionCheck = default_fusion_check, cache: GraphCache | None = None,
-                    file: str | None = None, base: Path | None = None,
+                    file: str | None = None, base: Path | None = None, hub_limit: HubLimit = TASK_POLICY,
+                    minimum: bool = False, minimum_budget: int = 2000,
                     as_of: str | None = None) -> NecessityReport:
     """Ablate every clue (and, for fused tasks, every component) of ``task``.
 
-    ``as_of`` (default: the task's own) keeps only statements valid on that date: answer
-    sets, ablations and pruning all run on that one graph (DESIGN §11). The report records
-    the date and the task's time sensitivity (from the witness path of each component).
+    ``as_of`` (default: the task's ``policy.as_of``) keeps only statements valid on that
+    date: answer sets, ablations and pruning all run on that one graph (DESIGN §11); the
+    report records the date and the task's time sensitivity (from each component's witness).
 
     Without ``graph`` the task's embedded evidence or store is read (through ``cache``
-    when given, so that many tasks share one graph). Ids absent from the graph raise
-    :class:`~chaingraph.errors.InvalidTask` with the JSON path of the offending field.
+    when given, so that many tasks share one graph) under the task's policy, or
+    ``hub_limit`` when given (a given ``graph`` brings its own policy). Ids absent from
+    the graph raise :class:`~chaingraph.errors.InvalidTask` with the JSON path of the
+    offending field. ``minimum``: also search a minimum-size clue set per component,
+    within ``minimum_budget`` pattern evaluations each.
     """
     own = cache is None
     if as_of is not None:
         as_of = parse_as_of(as_of).text
-    cache = cache or GraphCache(as_of=as_of)
+    cache = cache or GraphCache(hub_limit=hub_limit, as_of=as_of)
     file = file if file is not None else task.file
     if base is None and task.file:
         base = Path(task.file).parent
@@ -436,7 +383,7 @@ def check_necessity(task: Task, graph: EvidenceGraph | None = None, *, values: V
         elif values is None and task.evidence is not None:
             values = embedded_values(task)
         _check_ids(task, graph, file or "")
-        return _check(task, graph, values, fusion_check, file)
+        return _check(task, graph, values, fusion_check, file, minimum_budget if minimum else None)
     except UnknownEntity as exc:
         raise InvalidTask(str(exc), file=file or "") from None
     finally:
@@ -444,25 +391,47 @@ def check_necessity(task: Task, graph: EvidenceGraph | None = None, *, values: V
             cache.close()
 
 
+def _blocked(task: Task, c: int, graph: EvidenceGraph, values: ValueLookup | None) -> str | None:
+    """Why the component's own chain cannot match under the graph's hub rule (each blocked
+    inner node and the rule), or ``None`` when the hub rule is not what stops it. Chain
+    nodes are the annotated step targets, else a match found with the hub rule lifted."""
+    if graph.policy.hub_limit is None:
+        return None
+    comp = task.components[c]
+    nodes: Sequence[str | None] = [s.target for s in comp.steps[:-1]]
+    if any(n is None or n not in graph for n in nodes):
+        free = graph.with_policy(graph.policy.model_copy(update={"hub_limit": None}))
+        r = evaluate(free, compile_pattern(task, c), target=_target(task, c), values=values)
+        if r.witness is None:
+            return None
+        nodes = r.witness.nodes[1:-1]
+    blocked = [f"x{i} {why}" for i, n in enumerate(nodes, start=1)
+               if n is not None and (why := graph.blocked(graph.vertex(n))) is not None]
+    return "; ".join(blocked) or None
+
+
 def _check(task: Task, graph: EvidenceGraph, values: ValueLookup | None, fusion_check: FusionCheck,
-           file: str | None) -> NecessityReport:
+           file: str | None, minimum_budget: int | None) -> NecessityReport:
     solver = task.solver
     notes: list[str] = []
+    if graph.policy.as_of is not None and graph.timeline is None:
+        notes.append(f"as of {graph.policy.as_of}: the embedded evidence carries no time qualifiers, so "
+                     "every statement counts as valid; give a store to filter by date")
     full: dict[int, PatternResult] = {}
     base_problem: dict[int, str] = {}
     for c in range(len(task.components)):
         full[c] = r = evaluate(graph, compile_pattern(task, c), target=_target(task, c), values=values)
         if not r.target_in:
-            base_problem[c] = ("evidence missing: the full clue set does not reach the target in the "
-                               "evidence graph")
+            hubs = _blocked(task, c, graph, values)
+            base_problem[c] = (
+                f"the chain cannot match under the policy: {hubs} (the statements exist; lift the hub "
+                "limit to use them)" if hubs else
+                "evidence missing: the full clue set does not reach the target in the evidence graph")
         elif not r.unique:
             base_problem[c] = (f"the full clue set does not single out the target ({r.answer_count} "
                                "answers); necessity is undefined")
         if c in base_problem:
             notes.append(f"{task.component_id(c)}: {base_problem[c]}")
-    if graph.policy.as_of is not None and graph.timeline is None:
-        notes.append(f"as of {graph.policy.as_of}: the embedded evidence carries no time qualifiers, so "
-                     "every statement counts as valid; give a store to filter by date")
     if solver is not None and not solver.original.correct:
         notes.append("the Solver did not recover the original target: its ablation runs do not count")
 
@@ -490,21 +459,45 @@ def _check(task: Task, graph: EvidenceGraph, values: ValueLookup | None, fusion_
         if not anchored and full[c].unique:
             shortcut_any = True
             notes.append(f"{task.component_id(c)}: no anchor clue, and the text alone singles out the target")
-        removed = [a.index for a in ablations
-                   if a.verdict == "redundant" and task.clues[a.index].component == c]
+        mine = [j for j, cl in enumerate(task.clues) if cl.component == c]
+        redundant = [a.index for a in ablations
+                     if a.verdict == "redundant" and task.clues[a.index].component == c]
+        order = removal_order(task.clues, redundant)
+        target = _target(task, c)
+
+        def unique(kept: frozenset[int], c: int = c, target: str | Value = target) -> bool:
+            return evaluate(graph, compile_pattern(task, c, sorted(kept)), target=target, values=values,
+                            paths=False).unique
+
+        if c in base_problem:
+            order, removed = (), []
+        else:
+            removed = list(prune_sequential(mine, order, unique).removed)
         keep = [j for j in range(len(task.clues)) if j not in removed]
-        pruned = (evaluate(graph, compile_pattern(task, c, keep), target=_target(task, c), values=values)
+        pruned = (evaluate(graph, compile_pattern(task, c, keep), target=target, values=values)
                   if removed else full[c])  # nothing removed: the pattern with every clue again
-        hops = pruned.witness.hops if pruned.witness is not None else comp.k
+        smallest: tuple[str, ...] | None = None
+        proven: bool | None = None
+        if minimum_budget is not None and c not in base_problem:
+            best = largest_removal(order, frozenset(mine), unique, budget=minimum_budget,
+                                   at_least=len(removed) - 1)
+            gone = set(best.removed if best.removed is not None else removed)
+            smallest, proven = tuple(task.clue_id(j) for j in mine if j not in gone), best.proven
+        hops = pruned.witness.hops if pruned.witness is not None else None
         components.append(ComponentCheck(
             id=task.component_id(c), anchor=comp.anchor, target=comp.target.key, k=comp.k, anchored=anchored,
             full=AnswerSet.of(full[c]), pruned=AnswerSet.of(pruned),
-            removed=tuple(task.clue_id(j) for j in removed), evidence_steps=hops))
+            order=tuple(task.clue_id(j) for j in order),
+            removed=tuple(task.clue_id(j) for j in removed),
+            kept=tuple(task.clue_id(j) for j in mine if j not in removed), minimum=smallest,
+            minimum_proven=proven, evidence_steps=hops))
+        joint = [task.clue_id(j) for j in order if j not in removed]
+        if joint:
+            notes.append(f"{task.component_id(c)}: {', '.join(joint)} redundant but kept: without it, after "
+                         "the earlier removals, the target is not the unique answer")
     pruned_unique = all(cc.pruned.unique for cc in components)
-    if not pruned_unique and any(cc.removed for cc in components):
-        notes.append("removing all redundant clues together loses uniqueness: they are redundant one at a "
-                     "time, not jointly")
-    h = sum(cc.evidence_steps for cc in components)
+    steps = [cc.evidence_steps for cc in components]
+    h = None if any(x is None for x in steps) else sum(x for x in steps if x is not None)
     sensitive = _time_sensitivity(task, graph, full)
     return NecessityReport(
         task=task.id, file=file, policy=graph.policy.describe(), text_only_shortcut=shortcut_any,
@@ -513,36 +506,32 @@ def _check(task: Task, graph: EvidenceGraph, values: ValueLookup | None, fusion_
         redundant=tuple(a.clue for a in ablations if a.verdict == "redundant"),
         necessary=tuple(a.clue for a in ablations if a.verdict == "necessary"),
         review=tuple(a.clue for a in ablations if a.verdict == "review"),
-        pruned_unique=pruned_unique, evidence_steps=h, difficulty=difficulty(h), notes=tuple(notes),
-        as_of=graph.policy.as_of, time_sensitivity=overall(r for _s, r in sensitive),
+        pruned_unique=pruned_unique, evidence_steps=h, difficulty=None if h is None else difficulty(h),
+        notes=tuple(notes), as_of=graph.policy.as_of, time_sensitivity=overall(r for _s, r in sensitive),
         time_sensitive_steps=tuple(f"{s}: {r}" for s, r in sensitive if r != "stable"))
 
 
 def _time_sensitivity(task: Task, graph: EvidenceGraph, full: dict[int, PatternResult]
                       ) -> list[tuple[str, Sensitivity]]:
     """``(component/step, reason)`` for every step of each component's witness path (the
-    task's own annotation where it gives a statement id), from the graph's timeline."""
+    task's own annotation where it gives one), from the graph's timeline."""
+    from chaingraph.timeline import time_properties
+
     timeline = graph.timeline
     out: list[tuple[str, Sensitivity]] = []
     for c, comp in enumerate(task.components):
         w = full[c].witness
-        steps = [(p, sid) for p, _d, sid in w.steps] if w is not None else []
+        sids = [sid for _p, _d, sid in w.steps] if w is not None else []
         for i, step in enumerate(comp.steps):
-            sid = step.statement_id or (steps[i][1] if i < len(steps) else None)
+            sid = step.statement_id or (sids[i] if i < len(sids) else None)
             if step.time_sensitivity is not None:
                 reason: Sensitivity = step.time_sensitivity
             elif timeline is not None and sid is not None:
                 reason = timeline.sensitivity(sid.removesuffix("#value"), step.property)
             else:
-                reason = "changing_property" if step.property in _changing() else "stable"
+                reason = "changing_property" if step.property in time_properties().changing else "stable"
             out.append((f"{task.component_id(c)}/step{i + 1}", reason))
     return out
-
-
-def _changing() -> frozenset[str]:
-    from chaingraph.timeline import time_properties
-
-    return time_properties().changing
 
 
 def _component_ablations(task: Task, fusion_check: FusionCheck) -> tuple[ComponentAblation, ...]:
@@ -591,11 +580,13 @@ class BatchResult(BaseModel):
 
 def check_necessity_files(paths: Iterable[str | Path], *, store: str | Path | None = None,
                           fusion_check: FusionCheck = default_fusion_check,
-                          on_task: Callable[[str], None] | None = None,
+                          on_task: Callable[[str], None] | None = None, hub_limit: HubLimit = TASK_POLICY,
+                          minimum: bool = False, minimum_budget: int = 2000,
                           as_of: str | None = None) -> BatchResult:
     """Check many task files with shared graphs; a bad file is recorded, not fatal.
     ``as_of`` overrides every task's own date."""
-    cache = GraphCache(store=store, as_of=None if as_of is None else parse_as_of(as_of).text)
+    dated = None if as_of is None else parse_as_of(as_of).text
+    cache = GraphCache(store=store, hub_limit=hub_limit, as_of=dated)
     reports, failures = [], []
     try:
         for p in paths:
@@ -604,7 +595,8 @@ def check_necessity_files(paths: Iterable[str | Path], *, store: str | Path | No
             try:
                 task = load_task(p)
                 reports.append(check_necessity(task, cache=cache, fusion_check=fusion_check, file=str(p),
-                                               base=Path(p).parent))
+                                               base=Path(p).parent, minimum=minimum,
+                                               minimum_budget=minimum_budget))
             except InvalidTask as exc:
                 failures.append(TaskFailure(file=str(p), error=str(exc) if exc.file else f"{p}: {exc}"))
             except ChaingraphError as exc:

@@ -75,8 +75,11 @@ __all__ = [
     "ValueLookup",
     "Witness",
     "compile_pattern",
+    "constraint_mask",
     "evaluate",
     "known_class",
+    "start_layer",
+    "step_layer",
     "to_sparql",
     "value_key",
     "value_matches",
@@ -261,11 +264,12 @@ class _Index:
     def __init__(self, graph: EvidenceGraph) -> None:
         n, m = graph.vcount(), graph.ecount()
         self.n = n
-        el = np.asarray(graph.graph.get_edgelist(), dtype=np.int64).reshape(-1, 2)
-        props = list(graph.graph.es["property"]) if m else []
-        self.properties = sorted(set(props))
+        el = np.column_stack([graph.arrays.src, graph.arrays.dst]).astype(np.int64).reshape(-1, 2)
+        # the graph's property codes are in id order already; keep the codes of edges present
+        used, pc = np.unique(graph.prop_codes.astype(np.int64), return_inverse=True)
+        self.properties = [graph.property_ids[c] for c in used.tolist()]
         self.code = {p: i for i, p in enumerate(self.properties)}
-        pc = np.fromiter((self.code[p] for p in props), dtype=np.int64, count=m)
+        pc = pc.reshape(-1).astype(np.int64) if m else np.zeros(0, dtype=np.int64)
         self.edge_code = pc  # property code per graph edge
         key = (el[:, 0] * max(1, len(self.properties)) + pc) * max(1, n) + el[:, 1]
         _, first = np.unique(key, return_index=True)  # one edge per (subject, property, object)
@@ -288,8 +292,8 @@ class _Index:
             for pcode in range(len(self.properties)):
                 sl = order[bounds[pcode]:bounds[pcode + 1]]
                 self.by_property[(pcode, by_subject)] = (at[sl], to[sl])
-        self.passable = np.fromiter((graph.passable(v) for v in range(n)), dtype=bool, count=n)
-        self.literal = np.fromiter((graph.is_literal(v) for v in range(n)), dtype=bool, count=n)
+        self.passable = np.asarray(graph.passable_mask, dtype=bool).reshape(n)
+        self.literal = np.asarray(graph.arrays.literal, dtype=bool).reshape(n)
         self.entities = np.flatnonzero(~self.literal)
         cs = graph.class_statements
         instance_of: dict[str, tuple[str, ...]] = cs.get("P31", {}) if cs else graph.classes
@@ -455,6 +459,34 @@ def _value_mask(graph: EvidenceGraph, idx: _Index, c: ValueConstraint,
     return idx.masks[key]
 
 
+def start_layer(graph: EvidenceGraph, anchor: str | None) -> np.ndarray:
+    """The ``x0`` candidates of :func:`evaluate`: the anchor's vertex, or every entity."""
+    idx = _index(graph)
+    return idx.entities if anchor is None else np.array([graph.vertex(anchor)], dtype=np.int64)
+
+
+def step_layer(graph: EvidenceGraph, nodes: np.ndarray, step: Step, masks: Sequence[np.ndarray] = (), *,
+               inner: bool) -> np.ndarray:
+    """One layer of :func:`evaluate`: the sorted vertices one ``step`` from ``nodes`` that
+    satisfy every mask (and are passable when ``inner``, i.e. not ``xk``)."""
+    idx = _index(graph)
+    out = idx.advance(nodes, step)[0]
+    keep = idx.passable[out] if inner else None
+    for mask in masks:
+        keep = mask[out] if keep is None else keep & mask[out]
+    return out if keep is None else out[keep]
+
+
+def constraint_mask(graph: EvidenceGraph, constraint: TypeConstraint | ValueConstraint,
+                    values: ValueLookup | None = None) -> np.ndarray:
+    """Which vertices of ``graph`` satisfy a type or value constraint (a boolean array by
+    vertex index; shared and cached, do not modify)."""
+    idx = _index(graph)
+    if isinstance(constraint, TypeConstraint):
+        return _type_mask(graph, idx, constraint.class_id)
+    return _value_mask(graph, idx, constraint, values)
+
+
 def _literal_keys(graph: EvidenceGraph, verts: np.ndarray, values: ValueLookup | None,
                   like: Value | None) -> dict[int, tuple[str, Value | None]]:
     sids = {int(v): graph.name(int(v)).removesuffix("#value") for v in verts}
@@ -467,9 +499,11 @@ def _literal_keys(graph: EvidenceGraph, verts: np.ndarray, values: ValueLookup |
 
 
 def evaluate(graph: EvidenceGraph, pattern: PathPattern, *, target: str | Value | None = None,
-             values: ValueLookup | None = None, first: int = FIRST) -> PatternResult:
+             values: ValueLookup | None = None, first: int = FIRST, paths: bool = True) -> PatternResult:
     """Answer set of ``pattern`` on ``graph``, and how ``target`` (an entity id or a value)
-    is reached. Raises :class:`UnknownEntity` when the anchor is not in the graph."""
+    is reached (with ``paths=False`` the match count and witness are skipped: ``paths`` is
+    0 and ``witness`` ``None``). Raises :class:`UnknownEntity` when the anchor is not in the
+    graph."""
     idx = _index(graph)
     k = pattern.k
     # layers are sorted unique vertex arrays; constraints are length-n masks read per node
@@ -496,7 +530,7 @@ def evaluate(graph: EvidenceGraph, pattern: PathPattern, *, target: str | Value 
     entities = final[~idx.literal[final]]
     shown = entities[np.argsort(idx.id_rank[entities])[:first]]  # entities sort before values
     literal_keys = sorted({key for key, _v in lit.values()}, key=_sort_key)
-    count = len(entities) + len(literal_keys)
+    answer_count = len(entities) + len(literal_keys)
     answers = tuple([graph.name(int(v)) for v in shown] + literal_keys)[:first]
 
     hits: list[int] = []
@@ -509,16 +543,16 @@ def evaluate(graph: EvidenceGraph, pattern: PathPattern, *, target: str | Value 
     tnodes = tnodes[_member(tnodes, final)]
     target_in = len(tnodes) > 0
     unique = target_in and len(tnodes) == len(final)  # every binding of xk is the target
-    paths, witness = 0, None
-    if target_in:
+    matches, witness = 0, None
+    if target_in and paths:
         back = [tnodes]
         for i in range(k, 0, -1):
             prev = idx.advance(back[-1], pattern.steps[i - 1], back=True)[0]
             back.append(prev[_member(prev, layers[i - 1])])
         back.reverse()
-        paths = _count(idx, pattern, back)
+        matches = _count(idx, pattern, back)
         witness = _witness(graph, pattern, back, lit)
-    return PatternResult(count, answers, target_in, unique, paths, witness)
+    return PatternResult(answer_count, answers, target_in, unique, matches, witness)
 
 
 def _count(idx: _Index, pattern: PathPattern, back: list[np.ndarray]) -> int:

@@ -29,6 +29,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
+import numpy as np
+
 from chaingraph.chains import Chain, ChainDag, EdgeVerifier, shortest_path_dag, validate_bounds
 from chaingraph.errors import ChainRuleError, InvalidInput
 from chaingraph.graph import EvidenceGraph
@@ -214,26 +216,37 @@ def top_chains(graph: EvidenceGraph, seed: int | str, n: int = 20, min_hops: int
 
 
 class _BranchAndBound:
+    """Depth-first over the DAG's CSR arrays (as Python lists: cheap to index), scoring
+    prefixes incrementally; per-vertex types and per-edge relation classes are codes."""
+
     def __init__(self, graph: EvidenceGraph, dag: ChainDag, n: int, min_hops: int, max_hops: int,
                  verifier: EdgeVerifier | None, table: TypeTable) -> None:
-        self.graph, self.succ, self.seed, self.n = graph, dag.succ, dag.seed, n
+        self.graph, self.seed, self.n = graph, dag.seed, n
         self.min_hops, self.max_hops, self.verifier, self.table = min_hops, max_hops, verifier, table
         self.size = len(table.inventory)
         index = {t: i for i, t in enumerate(table.inventory)}
         nt = node_types(graph, table)
-        vertices = {self.seed} | {v for lst in self.succ.values() for v, _e in lst}
-        self.vtype = {v: -1 if (t := nt[v]) is None else index[t] for v in vertices}
-        rels = edge_relations(graph)
-        rel_names = sorted({r for lst in self.succ.values() for _v, e in lst if (r := rels[e]) is not None})
-        rel_index = {r: i for i, r in enumerate(rel_names)}
-        self.erel = {e: -1 if (r := rels[e]) is None else rel_index[r]
-                     for lst in self.succ.values() for _v, e in lst}
-        self.max_types = min(self.size, len({t for t in self.vtype.values() if t >= 0}))
-        self.max_rels = len(rel_names)
+        self.indptr: list[int] = dag.indptr.tolist()
+        self.targets: list[int] = dag.targets.tolist()
+        self.edges: list[int] = dag.edges.tolist()
+        types = np.asarray([-1 if t is None else index[t] for t in nt], dtype=np.int64)
+        self.vtype: list[int] = types.tolist()
+        codes = graph.relation_codes
+        self.erel: list[int] = codes.tolist()
+        on_dag = np.unique(np.concatenate([[dag.seed], dag.targets])).astype(np.int64)
+        dag_types = types[on_dag] if graph.vcount() else types
+        self.max_types = min(self.size, len(np.unique(dag_types[dag_types >= 0])))
+        dag_rels = codes[dag.edges] if len(dag.edges) else np.zeros(0, dtype=np.int64)
+        self.max_rels = len(np.unique(dag_rels[dag_rels >= 0]))
+        self.n_rel_codes = max(len(graph.relation_names), 1)
         # Longest DAG path below each vertex: how many more hops a prefix ending there can take.
-        self.height: dict[int, int] = {}
-        for v in sorted(vertices, key=lambda v: -int(dag.dist[v])):
-            self.height[v] = max((1 + self.height[w] for w, _e in self.succ.get(v, ())), default=0)
+        height = np.zeros(graph.vcount(), dtype=np.int64)
+        src = np.repeat(np.arange(graph.vcount(), dtype=np.int64), np.diff(dag.indptr))
+        for d in range(max_hops - 1, -1, -1):
+            sel = dag.dist[src] == d
+            if sel.any():
+                np.maximum.at(height, src[sel], 1 + height[dag.targets[sel]])
+        self.height: list[int] = height.tolist()
         self.heap: list[tuple[int, int, tuple[int, ...], tuple[int, ...]]] = []
         self.count = 0
         self.memo: dict[tuple[int, int], bool] = {}
@@ -253,8 +266,8 @@ class _BranchAndBound:
 
     def run(self) -> list[RankedChain]:
         tc = [0] * self.size
-        rc = [0] * max(self.max_rels, 1)
-        t0 = self.vtype.get(self.seed, -1)
+        rc = [0] * self.n_rel_codes
+        t0 = self.vtype[self.seed]
         if t0 >= 0:
             tc[t0] = 1
         self._visit(self.seed, [self.seed], [], tc, rc, 1 if t0 >= 0 else 0, 0)
@@ -272,14 +285,18 @@ class _BranchAndBound:
     def _visit(self, u: int, vs: list[int], es: list[int], tc: list[int], rc: list[int], t: int, r: int
                ) -> None:
         depth = len(es) + 1
-        for v, e in self.succ.get(u, ()):
-            if not self._ok(u, e):
+        indptr, targets, edges, vtype, erel, height_of = (
+            self.indptr, self.targets, self.edges, self.vtype, self.erel, self.height)
+        heap, n, last = self.heap, self.n, depth >= self.max_hops
+        for i in range(indptr[u], indptr[u + 1]):
+            v, e = targets[i], edges[i]
+            if self.verifier is not None and not self._ok(u, e):
                 continue
-            tv, re_ = self.vtype.get(v, -1), self.erel.get(e, -1)
+            tv, re_ = vtype[v], erel[e]
             nt = t + (1 if tv >= 0 and tc[tv] == 0 else 0)
             nr = r + (1 if re_ >= 0 and rc[re_] == 0 else 0)
-            height = self.height.get(v, 0) if depth < self.max_hops else 0
-            if len(self.heap) >= self.n and self.bound(depth, nt, nr, height) <= self.heap[0][0]:
+            height = 0 if last else height_of[v]
+            if len(heap) >= n and self.bound(depth, nt, nr, height) <= heap[0][0]:
                 continue
             vs.append(v)
             es.append(e)
@@ -291,11 +308,11 @@ class _BranchAndBound:
                 key = _key(nt, nr, depth, self.size)
                 item = (key, -self.count, tuple(vs), tuple(es))
                 self.count += 1
-                if len(self.heap) < self.n:
-                    heapq.heappush(self.heap, item)
-                elif key > self.heap[0][0]:
-                    heapq.heapreplace(self.heap, item)
-            if depth < self.max_hops and v in self.succ:
+                if len(heap) < n:
+                    heapq.heappush(heap, item)
+                elif key > heap[0][0]:
+                    heapq.heapreplace(heap, item)
+            if not last and indptr[v] != indptr[v + 1]:
                 self._visit(v, vs, es, tc, rc, nt, nr)
             if tv >= 0:
                 tc[tv] -= 1

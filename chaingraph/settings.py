@@ -28,29 +28,47 @@ from __future__ import annotations
 import math
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_serializer,
+    field_validator,
+)
 
 from chaingraph import __version__
 from chaingraph.errors import InvalidInput
 
 __all__ = [
     "DEFAULT_CLASS_PROPERTIES",
+    "DEFAULT_DEADLINE",
     "DEFAULT_ENDPOINT",
+    "DEFAULT_MAX_RESPONSE_BYTES",
     "DEFAULT_USER_AGENT",
     "ChainBounds",
     "CrawlLimits",
     "EndpointSettings",
     "RetryPolicy",
     "TraversalPolicy",
+    "endpoint_url_problem",
     "merged",
     "settings",
+    "user_agent_problem",
 ]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 DEFAULT_CLASS_PROPERTIES = frozenset({"P31", "P279"})
 DEFAULT_ENDPOINT = "https://query.wikidata.org/sparql"
+#: largest SPARQL response body read (bytes); a bigger one is refused, never cached
+DEFAULT_MAX_RESPONSE_BYTES = 128 * 1024 * 1024
+#: seconds one HTTP request may take from connecting to its last byte, however slowly
+#: the server sends (``timeout`` bounds each wait for data)
+DEFAULT_DEADLINE = 120.0
 
 
 def _sparqlwrapper_version() -> str:
@@ -173,6 +191,12 @@ class TraversalPolicy(BaseModel):
             return value  # a bare string is refused by the field type, not split into letters
         return frozenset(pid(p) for p in value)
 
+    @field_serializer("class_properties", "excluded_properties", "properties", when_used="json")
+    def _sorted(self, value: frozenset[str] | None) -> list[str] | None:
+        """Sets as sorted lists in JSON: a set's iteration order depends on the process's hash
+        seed, and records must be byte-identical whichever process wrote them."""
+        return None if value is None else sorted(value)
+
     def allows(self, property_id: str) -> bool:
         """True when statements of this property may be chain steps."""
         if property_id in self.class_properties or property_id in self.excluded_properties:
@@ -216,7 +240,9 @@ class EndpointSettings(BaseModel):
     """How a SPARQL endpoint is asked (DESIGN §3): its ``url``, the ``user_agent`` sent,
     ``timeout`` seconds per request, the ``retry`` policy (429, 5xx, time-outs, bad
     bodies), ``batch_size`` entities per request, and ``offline`` (replay cached
-    responses only).
+    responses only); ``max_response_bytes`` and ``deadline`` (seconds per request, from
+    connecting to the last byte) bound what a server can make the client hold and wait.
+    The URL is an ``http(s)`` URL with a host; the User-Agent is printable Latin-1 text.
 
     >>> EndpointSettings(url="http://127.0.0.1:7878/query").retry.attempts
     6
@@ -229,8 +255,10 @@ class EndpointSettings(BaseModel):
     retry: RetryPolicy = RetryPolicy()
     batch_size: int = Field(default=50, ge=1, strict=True)
     offline: bool = False
+    max_response_bytes: int = Field(default=DEFAULT_MAX_RESPONSE_BYTES, ge=1, strict=True)
+    deadline: float = Field(default=DEFAULT_DEADLINE, gt=0)
 
-    @field_validator("timeout")
+    @field_validator("timeout", "deadline")
     @classmethod
     def _finite(cls, value: float) -> float:
         if not math.isfinite(value):
@@ -242,4 +270,54 @@ class EndpointSettings(BaseModel):
     def _url(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("give the endpoint's URL (e.g. https://query.wikidata.org/sparql)")
+        problem = endpoint_url_problem(value)
+        if problem:
+            raise ValueError(problem)
         return value
+
+    @field_validator("user_agent")
+    @classmethod
+    def _agent(cls, value: str) -> str:
+        problem = user_agent_problem(value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
+
+def endpoint_url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a SPARQL endpoint (``None`` if it can): only ``http(s)`` URLs
+    with a host, no spaces or control characters.
+
+    >>> endpoint_url_problem("http://[::1"), endpoint_url_problem("https://query.wikidata.org/sparql")
+    ('not a valid URL (Invalid IPv6 URL)', None)
+    """
+    if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in url):
+        return "a URL holds no spaces or control characters"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 -- parsing the port is the check
+    except ValueError as exc:
+        return f"not a valid URL ({exc})"
+    if parts.scheme.lower() not in ("http", "https"):
+        return f"only http and https endpoints are asked, not {parts.scheme or 'a scheme-less'!s} URLs"
+    if not parts.hostname:
+        return "the URL names no host"
+    return None
+
+
+def user_agent_problem(agent: str) -> str | None:
+    """Why ``agent`` cannot be sent as a User-Agent header (``None`` if it can).
+
+    >>> user_agent_problem("me/1.0" + chr(10) + "X-Evil: 1")[:40]
+    'only printable Latin-1 text without line'
+    >>> user_agent_problem("bot/1 (me@example.org)") is None
+    True
+    """
+    if not agent.strip():
+        return "an empty User-Agent is refused by WDQS; give a descriptive one"
+    if len(agent) > 1000:
+        return "longer than 1000 characters"
+    if any(ord(c) < 32 or 127 <= ord(c) < 160 or ord(c) > 255 for c in agent):
+        return ("only printable Latin-1 text without line breaks can be sent (no CR, LF, tabs or "
+                "other controls)")
+    return None

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ import duckdb
 import pyarrow as pa
 
 from chaingraph.errors import StoreError
+from chaingraph.store_bulk import BulkReads
 from chaingraph.store_reads import PropertyInfo, SourceInfo, StatementInfo, StatementRows, StoreReads
 from chaingraph.store_schema import (
     ARROW_TYPES,
@@ -65,6 +67,7 @@ __all__ = [
     "StatementInfo",
     "StatementRows",
     "Store",
+    "check_store_path",
     "entity_row",
     "property_row",
     "qualifier_row",
@@ -126,7 +129,11 @@ def property_row(property_id: str, label: str | None = None, description: str | 
 
 @dataclass
 class Batch:
-    """Rows for one transactional write. ``statements`` rows come from :func:`statement_row`."""
+    """Rows for one transactional write. ``statements`` rows come from :func:`statement_row`.
+
+    ``tables`` holds more rows column-wise (Arrow tables named as store tables, see
+    :meth:`Store.write_arrow`), for sources that read in bulk; they are written in the
+    same transaction."""
 
     entities: list[tuple[Any, ...]] = field(default_factory=list)
     properties: list[tuple[Any, ...]] = field(default_factory=list)
@@ -134,9 +141,19 @@ class Batch:
     qualifiers: list[tuple[Any, ...]] = field(default_factory=list)
     reference_snaks: list[tuple[Any, ...]] = field(default_factory=list)
     statement_sources: list[tuple[Any, ...]] = field(default_factory=list)
+    tables: dict[str, pa.Table] = field(default_factory=dict)
+    #: the source promises each key occurs at most once per table in ``tables`` (rows may
+    #: still exist in the store already): they are then inserted without deduplication
+    tables_unique: bool = False
 
     def __len__(self) -> int:
-        return sum(len(getattr(self, t)) for t in TABLE_COLUMNS)
+        return (sum(len(getattr(self, t)) for t in TABLE_COLUMNS)
+                + sum(int(t.num_rows) for t in self.tables.values()))
+
+    def statement_ids(self) -> list[str]:
+        """Ids of every statement row, list rows first."""
+        extra = self.tables.get("statements")
+        return [r[0] for r in self.statements] + ([] if extra is None else extra["statement_id"].to_pylist())
 
 
 class Edge(NamedTuple):
@@ -161,13 +178,66 @@ class EntityInfo(NamedTuple):
 
 
 
+#: file types a store path must not have: DuckDB would read them as something else (or
+#: open a throwaway in-memory database), so nothing would be kept
+FOREIGN_SUFFIXES = frozenset({
+    ".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".parquet", ".arrow", ".feather", ".xlsx",
+    ".sqlite", ".sqlite3", ".db3", ".nt", ".ttl", ".rdf", ".gz", ".bz2", ".zst", ".xz", ".zip"})
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+:")  # http://, s3://, md:, motherduck: (not C:)
+_DUCKDB_MAGIC = b"DUCK"  # bytes 8..12 of every DuckDB database file
+
+
+def check_store_path(path: str | Path) -> Path:
+    """``path`` as a store file, refused (:class:`StoreError`) before anything opens it
+    unless it is a local file path that is, or can become, a DuckDB database.
+
+    A store is a local DuckDB file. ``":memory:"``, URLs and connection strings
+    (``http://…``, ``s3://…``, ``md:…``) and other file types (``.json``, ``.csv``,
+    ``.parquet``, ``.sqlite``, …) are refused, as is an existing file that is not a DuckDB
+    database; the library's in-memory store is ``Store()`` (``path=None``).
+
+    >>> check_store_path("work/world.duckdb").name
+    'world.duckdb'
+    >>> check_store_path("notes.json")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    chaingraph.errors.StoreError: store notes.json: a '.json' file is not a DuckDB store; ...
+    """
+    text = str(path)
+    if not text.strip():
+        raise StoreError("store path is empty; pass a file such as world.duckdb")
+    if text.startswith(":memory:"):
+        raise StoreError(f"store {text}: an in-memory store keeps nothing; pass a file such as "
+                         "world.duckdb (the library's in-memory store is Store())")
+    if _URL.match(text):
+        raise StoreError(f"store {text}: a store is a local DuckDB file, not a URL or connection "
+                         "string; pass a file such as world.duckdb")
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix in FOREIGN_SUFFIXES:
+        raise StoreError(f"store {text}: a {suffix!r} file is not a DuckDB store; pass a file "
+                         "such as world.duckdb")
+    if p.exists():
+        if not p.is_file():
+            raise StoreError(f"store {text}: not a regular file; pass a DuckDB file such as world.duckdb")
+        try:
+            with p.open("rb") as fh:
+                head = fh.read(12)
+        except OSError as exc:
+            raise StoreError(f"store {text}: cannot be read ({exc.strerror}); check its permissions") from exc
+        if head and head[8:12] != _DUCKDB_MAGIC:
+            raise StoreError(f"store {text}: the file exists and is not a DuckDB database; "
+                             "pass a new file or an existing store")
+    return p
+
+
 def _ids(value: str | Collection[str] | None) -> list[str] | None:
     if value is None:
         return None
     return [value] if isinstance(value, str) else list(value)
 
 
-class Store(StoreReads, CrawlState, ResponseCache):
+class Store(StoreReads, BulkReads, CrawlState, ResponseCache):
     """A DuckDB-backed evidence store; ``path=None`` keeps it in memory.
 
     Use as a context manager to close the connection. All writes go through :meth:`write`
@@ -180,7 +250,7 @@ class Store(StoreReads, CrawlState, ResponseCache):
     """
 
     def __init__(self, path: str | Path | None = None, *, read_only: bool = False) -> None:
-        self.path = None if path is None else Path(path)
+        self.path = None if path is None else check_store_path(path)
         try:
             if self.path is None:
                 self.con = duckdb.connect(":memory:")
@@ -188,6 +258,7 @@ class Store(StoreReads, CrawlState, ResponseCache):
                 if not read_only:
                     self.path.parent.mkdir(parents=True, exist_ok=True)
                 self.con = duckdb.connect(str(self.path), read_only=read_only)
+                self._refuse_foreign()
             if not read_only:
                 self.con.execute(SCHEMA)
         except (duckdb.Error, OSError) as exc:
@@ -195,6 +266,17 @@ class Store(StoreReads, CrawlState, ResponseCache):
                              f"{str(exc).splitlines()[0]}; check the path and that no other "
                              "process holds it open for writing") from exc
         self._in_tx = False
+
+    def _refuse_foreign(self) -> None:
+        """Refuse someone else's DuckDB database before chaingraph writes a table into it."""
+        tables = {str(r[0]) for r in self.con.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database() "
+            "AND table_schema = 'main'").fetchall()}
+        if tables and "statements" not in tables:
+            self.con.close()
+            shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+            raise StoreError(f"store {self.path}: a DuckDB database that is not a chaingraph store "
+                             f"(it has the tables {shown}); pass a new file or an existing store")
 
     # -- life cycle -------------------------------------------------------------------
     def close(self) -> None:
@@ -251,9 +333,14 @@ class Store(StoreReads, CrawlState, ResponseCache):
             raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc
 
-    def write_arrow(self, tables: Mapping[str, pa.Table]) -> None:
+    def write_arrow(self, tables: Mapping[str, pa.Table], *, replace: Collection[str] = ()) -> None:
         """:meth:`write` for column-oriented rows: Arrow tables whose columns are named as
         the table's columns (:data:`TABLE_COLUMNS`; missing value columns are NULL).
+
+        ``replace`` names entities this write brings whole (a dump's copy of each): those
+        already in the store lose their row, statements, qualifiers, references and
+        statement provenance first, in the same transaction, so the last copy loaded wins
+        and statements with the same ids are updated.
 
         >>> import pyarrow as pa
         >>> s = Store()
@@ -269,17 +356,19 @@ class Store(StoreReads, CrawlState, ResponseCache):
         fast = not self._in_tx
         try:
             try:
-                self._write_arrow(tables, fast=fast)
+                self._write_arrow(tables, fast=fast, replace=replace)
             except duckdb.ConstraintException:
                 if not fast:
                     raise
-                self._write_arrow(tables, fast=False)
+                self._write_arrow(tables, fast=False, replace=replace)
         except duckdb.Error as exc:
             raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc
 
-    def _write_arrow(self, tables: Mapping[str, pa.Table], *, fast: bool) -> None:
+    def _write_arrow(self, tables: Mapping[str, pa.Table], *, fast: bool, replace: Collection[str]) -> None:
         with self.transaction():
+            if replace:
+                self._forget_entities(list(replace))
             for table, columns in TABLE_COLUMNS.items():
                 data = tables.get(table)
                 if data is None or data.num_rows == 0:
@@ -292,12 +381,58 @@ class Store(StoreReads, CrawlState, ResponseCache):
                     with suppress(duckdb.Error):
                         self.con.unregister("_cg_incoming")
 
+    def _forget_entities(self, ids: list[str]) -> None:
+        """Delete what the store holds of those ``ids`` that it has an entity/property row for."""
+        known = [str(r[0]) for r in self.con.execute(
+            "SELECT id FROM entities WHERE id IN (SELECT UNNEST(?)) "
+            "UNION ALL SELECT id FROM properties WHERE id IN (SELECT UNNEST(?))", [ids, ids]).fetchall()]
+        if not known:
+            return
+        owned = "SELECT statement_id FROM statements WHERE subject IN (SELECT UNNEST(?))"
+        for table in ("qualifiers", "reference_snaks", "statement_sources"):
+            self.con.execute(f"DELETE FROM {table} WHERE statement_id IN ({owned})", [known])
+        self.con.execute("DELETE FROM statements WHERE subject IN (SELECT UNNEST(?))", [known])
+        self.con.execute("DELETE FROM entities WHERE id IN (SELECT UNNEST(?))", [known])
+        self.con.execute("DELETE FROM properties WHERE id IN (SELECT UNNEST(?))", [known])
+
+    def retire_truthy(self, subjects: str, params: Sequence[Any] | None = None) -> int:
+        """Delete truthy placeholder statements (ids ``<entity>$TRUTHY-…``, made from ``wdt:``
+        triples when an RDF file had no full statement for the pair) of the subjects the SQL
+        query ``subjects`` yields, wherever the store now has a full statement for the same
+        (subject, property). Returns how many went. An interrupted RDF load followed by the
+        whole file, in either order, so ends with exactly the store of a clean load.
+
+        >>> from chaingraph.values import EntityValue
+        >>> s = Store()
+        >>> s.write(Batch(statements=[statement_row("Q1$TRUTHY-AB", "Q1", "P31", EntityValue(id="Q5")),
+        ...                           statement_row("Q1$G", "Q1", "P31", EntityValue(id="Q5"))]))
+        >>> s.retire_truthy("SELECT 'Q1' AS subject"), [e.statement_id for e in s.edges("Q1")]
+        (1, ['Q1$G'])
+        """
+        doomed = ("SELECT t.statement_id FROM statements t WHERE t.statement_id LIKE '%$TRUTHY-%' "
+                  f"AND t.subject IN (SELECT * FROM ({subjects})) AND EXISTS (SELECT 1 FROM statements f "
+                  "WHERE f.subject = t.subject AND f.property = t.property "
+                  "AND f.statement_id NOT LIKE '%$TRUTHY-%')")
+        try:
+            with self.transaction():
+                ids = [str(r[0]) for r in self.con.execute(doomed, params).fetchall()]
+                if ids:
+                    for table in ("qualifiers", "reference_snaks", "statement_sources", "statements"):
+                        self.con.execute(f"DELETE FROM {table} WHERE statement_id IN (SELECT UNNEST(?))",
+                                         [ids])
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
+                             f"{str(exc).splitlines()[0]}") from exc
+        return len(ids)
+
     def _write(self, batch: Batch, *, fast: bool) -> None:
         with self.transaction():
             for table, columns in TABLE_COLUMNS.items():
                 rows = getattr(batch, table)
                 if rows:
                     self._insert(table, columns, rows, fast=fast)
+            if batch.tables:
+                self._write_arrow(batch.tables, fast=fast or batch.tables_unique, replace=())
 
     def _insert(self, table: str, columns: list[str], rows: list[tuple[Any, ...]], *,
                 fast: bool = False) -> None:

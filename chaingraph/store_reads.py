@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import duckdb
 
@@ -114,6 +114,15 @@ class StoreReads:
         return dict(self._all("SELECT id, label FROM entities WHERE label IS NOT NULL "
                               "AND id IN (SELECT UNNEST(?))", [list(ids)]))
 
+    def names(self, kind: Literal["entities", "properties"] = "entities"
+              ) -> list[tuple[str, str | None, tuple[str, ...]]]:
+        """``(id, label, aliases)`` of every entity (or property) with a label or an alias,
+        for resolving names to ids."""
+        table = {"entities": "entities", "properties": "properties"}[kind]
+        rows = self._all(f"SELECT id, label, aliases FROM {table} WHERE label IS NOT NULL "
+                         "OR len(aliases) > 0 ORDER BY id")
+        return [(i, label, tuple(aliases or ())) for i, label, aliases in rows]
+
     def sitelinks(self, ids: Collection[str] | None = None) -> dict[str, int]:
         """Sitelink counts of entities, where known (every such entity when ``ids`` is ``None``)."""
         if ids is None:
@@ -166,6 +175,36 @@ class StoreReads:
         rows = self._all(f"SELECT statement_id, subject, {', '.join(_VC)} FROM statements "
                          f"WHERE {' AND '.join(where)}", params)
         return [(r[0], r[1], value_from_columns(dict(zip(_VC, r[2:])))) for r in rows]
+
+    def subject_statements(self, subjects: Collection[str]) -> list[tuple[str, str, str, Value | None]]:
+        """``(statement id, subject, property, value)`` of the non-deprecated value
+        statements of ``subjects`` (item and literal values alike)."""
+        rows = self._all(f"SELECT statement_id, subject, property, {', '.join(_VC)} FROM statements "
+                         "WHERE rank <> 'deprecated' AND snaktype = 'value' "
+                         "AND subject IN (SELECT UNNEST(?))",
+                         [list(subjects)])
+        return [(r[0], r[1], r[2], value_from_columns(dict(zip(_VC, r[3:])))) for r in rows]
+
+    def entities_named(self, names: Collection[str]
+                       ) -> dict[str, list[tuple[str, str | None, int | None, str]]]:
+        """Items whose label or an alias equals each name, case-insensitively (after
+        trimming): name (lower-cased) -> ``(id, label, sitelinks, "label" | "alias")``,
+        sorted by id; an item matched by both its label and an alias is listed once, as
+        ``label``."""
+        keys = sorted({n.strip().lower() for n in names})
+        rows = self._all(
+            "WITH wanted AS (SELECT UNNEST(?) AS name), hits AS ("
+            " SELECT w.name, e.id, e.label, e.sitelinks, 'label' AS how FROM entities e "
+            " JOIN wanted w ON lower(trim(e.label)) = w.name "
+            " UNION ALL SELECT w.name, e.id, e.label, e.sitelinks, 'alias' FROM "
+            " (SELECT id, label, sitelinks, UNNEST(aliases) AS alias FROM entities) e "
+            " JOIN wanted w ON lower(trim(e.alias)) = w.name) "
+            "SELECT name, id, any_value(label), any_value(sitelinks), min(how) FROM hits "
+            "WHERE id LIKE 'Q%' GROUP BY name, id ORDER BY name, id", [keys])
+        out: dict[str, list[tuple[str, str | None, int | None, str]]] = {k: [] for k in keys}
+        for name, ident, label, sitelinks, how in rows:
+            out[name].append((ident, label, sitelinks, how))
+        return out
 
     def statement(self, statement_id: str) -> StatementInfo | None:
         """A statement with its qualifiers, references and sources, or ``None``."""

@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import duckdb
+import pyarrow as pa
 
 __all__ = ["CachedResponse", "CrawlNeighbour", "CrawlState", "ResponseCache"]
 
@@ -94,10 +95,16 @@ class CrawlState:
         columns = list(zip(*rows))
         if not columns:
             return
+        # an Arrow table, not list parameters (DuckDB converts those value by value)
+        types = (pa.string(), pa.int32(), pa.string(), pa.string(), pa.string(), pa.bool_(), pa.bool_())
+        table = pa.table({f"c{i}": pa.array(c, type=t) for i, (c, t) in enumerate(zip(columns, types))})
         with self.transaction():
-            self.con.execute("INSERT OR IGNORE INTO crawl_neighbours SELECT ?, UNNEST(?), UNNEST(?), "
-                             "UNNEST(?), UNNEST(?), UNNEST(?), UNNEST(?), UNNEST(?)",
-                             [run_id, *(list(c) for c in columns)])
+            self.con.register("_cg_kept", table)
+            try:
+                self.con.execute("INSERT OR IGNORE INTO crawl_neighbours "
+                                 "SELECT ?, c0, c1, c2, c3, c4, c5, c6 FROM _cg_kept", [run_id])
+            finally:
+                self.con.unregister("_cg_kept")
 
     def crawl_neighbours(self, run_id: str, entities: Sequence[str]) -> list[CrawlNeighbour]:
         """The kept neighbours of ``entities`` in run ``run_id``, by entity and position."""

@@ -40,7 +40,6 @@ clues[2].step
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -55,7 +54,8 @@ from pydantic import (
     model_validator,
 )
 
-from chaingraph.errors import InvalidId, InvalidTask
+from chaingraph.errors import BadFile, InvalidId, InvalidTask
+from chaingraph.files import parse_json, read_text
 from chaingraph.ids import pid, qid
 from chaingraph.settings import TraversalPolicy
 from chaingraph.timeline import Sensitivity, TimeWindow
@@ -282,12 +282,19 @@ class Task(BaseModel):
     clues: tuple[Clue, ...] = ()
     evidence: Evidence | None = None
     store: str | None = None
-    policy: TraversalPolicy = TraversalPolicy()
+    policy: TraversalPolicy = Field(
+        default_factory=TraversalPolicy,
+        description="the policy answer sets are computed under; the hub rule applies only when hub_limit "
+        "is given (by default every statement counts, DESIGN §6)")
     solver: SolverEvidence | None = None
     fusion: Fusion | None = None
     time_sensitivity: Sensitivity | None = Field(default=None, description=(
         "stable only when every step and fused value is; else the first of ended, superseded, "
         "changing_property"))
+    anchor_necessary: bool | None = Field(
+        default=None, description="set by clue proposal: false when no clue set keeps the anchor necessary "
+        "(the text alone singles out the target; see anchor_reason), true when the proposal checked it")
+    anchor_reason: str | None = Field(default=None, description="why the anchor is not necessary")
     _file: str | None = PrivateAttr(default=None)
 
     @property
@@ -414,15 +421,7 @@ def load_task(path: str | Path) -> Task:
     """Read and validate ``task.json``; every problem is one :class:`InvalidTask` line."""
     file = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InvalidTask(f"cannot read the file ({exc.strerror or exc}); check the path",
-                          file=file) from None
-    except UnicodeDecodeError:
-        raise InvalidTask("not UTF-8 text; a task file is JSON", file=file) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidTask(f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
-                          file=file) from None
+        data = parse_json(read_text(path, what="task"), where=file, what="task")
+    except BadFile as exc:
+        raise InvalidTask(exc.problem, file=file) from None
     return parse_task(data, file=file)

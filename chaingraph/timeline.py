@@ -500,6 +500,21 @@ class DatedStatements:
                                for k in ("statement_id", "subject", "property", "object")))
         return {k: np.asarray(v)[mask] for k, v in cols.items()}
 
+    def keep_table(self, table: Any, *, record: bool = True) -> Any:
+        """:meth:`keep` for an Arrow table of edges (``record=False``: do not remember the rows
+        left out, e.g. literal statements)."""
+        import pyarrow as pa
+
+        sids = np.asarray(table["statement_id"].to_numpy(zero_copy_only=False))
+        mask = self.timeline.valid(sids, self.as_of)
+        if mask.all():
+            return table
+        if record:
+            dropped = table.filter(pa.array(~mask))
+            self._dropped += zip(*(dropped[k].to_pylist() for k in ("statement_id", "subject", "property",
+                                                                     "object")))
+        return table.filter(pa.array(mask))
+
     def excluded_edges(self) -> tuple[tuple[str, str, str, str], ...]:
         """``(statement id, subject, property, object)`` of the edges :meth:`keep` left out."""
         return tuple(self._dropped)

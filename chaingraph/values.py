@@ -12,6 +12,25 @@ converts RDF at the source:
   (RDF's ``wd:Q199`` is unit ``"1"``);
 * entity values: the bare id.
 
+One validator for every entry point (dump loaders, SPARQL answers, fusion specs, task
+files, store rows): a value that cannot exist is refused with
+:class:`~chaingraph.errors.InvalidInput`, never rolled over or computed with. Refused:
+NaN and infinite amounts, an amount outside its own bounds, a month above 12, a day its
+month does not have (30 February), a precision outside 0..14, and — so that a few bytes
+of input cannot demand gigabytes of exact arithmetic — amounts with more than
+:data:`MAX_AMOUNT_DIGITS` digits or a decimal exponent beyond ±:data:`MAX_AMOUNT_EXPONENT`,
+and years with more than :data:`MAX_YEAR_DIGITS` digits. These limits are far beyond any
+Wikidata value (the largest quantities have about 30 digits, the oldest years 11).
+
+>>> QuantityValue.from_rdf("+1e-999999999")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+chaingraph.errors.InvalidInput: quantity amount '+1e-999999999': its decimal exponent is beyond ±1000 ...
+>>> TimeValue.make(2023, 2, 30, precision=11)
+Traceback (most recent call last):
+...
+chaingraph.errors.InvalidInput: time value +2023-02-30T00:00:00Z: February 2023 has 28 days
+
 >>> t = TimeValue.from_rdf("0000-01-01T00:00:00Z", precision=9)
 >>> t.time, t.year, t.astronomical_year
 ('-0001-00-00T00:00:00Z', -1, 0)
@@ -27,12 +46,13 @@ converts RDF at the source:
 
 from __future__ import annotations
 
+import math
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from functools import lru_cache
 from typing import Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from chaingraph.errors import InvalidInput
 from chaingraph.ids import from_iri
@@ -40,6 +60,9 @@ from chaingraph.ids import from_iri
 __all__ = [
     "GREGORIAN",
     "JULIAN",
+    "MAX_AMOUNT_DIGITS",
+    "MAX_AMOUNT_EXPONENT",
+    "MAX_YEAR_DIGITS",
     "VALUE_COLUMNS",
     "CoordinateValue",
     "EntityValue",
@@ -48,6 +71,8 @@ __all__ = [
     "StringValue",
     "TimeValue",
     "Value",
+    "check_decimal",
+    "check_time",
     "gregorian_to_julian",
     "julian_day_number",
     "julian_to_gregorian",
@@ -59,8 +84,99 @@ __all__ = [
 GREGORIAN = "Q1985727"
 JULIAN = "Q1985786"
 
+#: most digits an amount or bound may have (written out, exponent excluded)
+MAX_AMOUNT_DIGITS = 1000
+#: largest decimal exponent (in scientific notation) of an amount or bound, either sign
+MAX_AMOUNT_EXPONENT = 1000
+#: most digits of a year (the age of the universe has 11)
+MAX_YEAR_DIGITS = 16
+#: time zone offsets in minutes, and before/after tolerances, must fit these
+_MAX_TIMEZONE = 1440
+_MAX_TOLERANCE = 2**31 - 1
+
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 _TIME = re.compile(r"([+-]?)(\d+)-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)Z?")
+_DECIMAL = re.compile(r"([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?")
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
+           "October", "November", "December")
+
+
+def _built(cls: Any, **fields: Any) -> Any:
+    """``cls(**fields)``, with the validator's refusal as :class:`InvalidInput` (not pydantic's)."""
+    try:
+        return cls(**fields)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        cause = (first.get("ctx") or {}).get("error")
+        raise InvalidInput(str(cause) if isinstance(cause, InvalidInput) else
+                           f"{cls.__name__}: {first.get('msg')}") from None
+
+
+def check_decimal(text: str, what: str = "amount") -> Decimal:
+    """The finite, bounded decimal of a quantity's amount or bound, or :class:`InvalidInput`.
+
+    >>> check_decimal("+1.50"), check_decimal("-2E+3")
+    (Decimal('1.50'), Decimal('-2E+3'))
+    >>> check_decimal("NaN")
+    Traceback (most recent call last):
+    ...
+    chaingraph.errors.InvalidInput: quantity amount 'NaN' is not a decimal number (finite: no NaN or Infinity)
+    """
+    m = _DECIMAL.fullmatch(text)
+    if m is None or not (m.group(2) or m.group(3)):
+        raise InvalidInput(f"quantity {what} {text[:60]!r} is not a decimal number (finite: no NaN "
+                           "or Infinity)")
+    digits = len(m.group(2)) + len(m.group(3) or "")
+    if digits > MAX_AMOUNT_DIGITS:
+        raise InvalidInput(f"quantity {what} {text[:20]}…: {digits} digits, more than the limit of "
+                           f"{MAX_AMOUNT_DIGITS}")
+    exponent = m.group(4)
+    if exponent is not None and len(exponent.lstrip("+-").lstrip("0")) > 6:
+        raise InvalidInput(f"quantity {what} {text[:60]!r}: its decimal exponent is beyond "
+                           f"±{MAX_AMOUNT_EXPONENT} (the limit for quantities)")
+    value = Decimal(text)
+    if value and abs(value.adjusted()) > MAX_AMOUNT_EXPONENT:
+        raise InvalidInput(f"quantity {what} {text[:60]!r}: its decimal exponent is beyond "
+                           f"±{MAX_AMOUNT_EXPONENT} (the limit for quantities)")
+    return value
+
+
+def _days_in_month(year: int, month: int, calendar: str) -> int:
+    """Days of ``month`` in historical ``year`` (no year 0) in the given calendar."""
+    if month != 2:
+        return 30 if month in (4, 6, 9, 11) else 31
+    astro = year + 1 if year < 0 else year
+    if calendar == JULIAN:
+        leap = astro % 4 == 0
+    else:
+        leap = astro % 4 == 0 and (astro % 100 != 0 or astro % 400 == 0)
+    return 29 if leap else 28
+
+
+def check_time(time: str, precision: int, calendar: str = GREGORIAN, timezone: int = 0,
+               before: int = 0, after: int = 0) -> None:
+    """Refuse (:class:`InvalidInput`) a time value that cannot exist or is beyond the limits."""
+    m = _TIME.fullmatch(time)
+    if m is None:
+        raise InvalidInput(f"time value {time[:60]!r} is not of the form +YYYY-MM-DDT00:00:00Z")
+    if len(m.group(2).lstrip("0")) > MAX_YEAR_DIGITS:
+        raise InvalidInput(f"time value {time[:24]}…: the year has more than {MAX_YEAR_DIGITS} digits")
+    if isinstance(precision, bool) or not 0 <= precision <= 14:
+        raise InvalidInput(f"time value {time}: precision {precision} is outside 0..14")
+    year, month, day = _time_parts(time)
+    if year == 0:
+        raise InvalidInput(f"time value {time}: year 0 does not exist in Wikidata's JSON numbering")
+    if month > 12:
+        raise InvalidInput(f"time value {time}: month {month} does not exist (1..12, or 00 when unknown)")
+    if day and not month:
+        raise InvalidInput(f"time value {time}: a day without a month")
+    if month and day > _days_in_month(year, month, calendar):
+        raise InvalidInput(f"time value {time}: {_MONTHS[month - 1]} {year} has "
+                           f"{_days_in_month(year, month, calendar)} days")
+    if abs(timezone) > _MAX_TIMEZONE:
+        raise InvalidInput(f"time value {time}: time zone offset {timezone} min is beyond ±{_MAX_TIMEZONE}")
+    if not (0 <= before <= _MAX_TOLERANCE and 0 <= after <= _MAX_TOLERANCE):
+        raise InvalidInput(f"time value {time}: before/after {before}/{after} must be 0..{_MAX_TOLERANCE}")
 
 
 def _calendar_id(value: str | None) -> str:
@@ -121,8 +237,9 @@ def gregorian_to_julian(year: int, month: int, day: int) -> tuple[int, int, int]
 def _time_parts(time: str) -> tuple[int, int, int]:
     """(historical year, month, day) of a canonical time string, parsed once per distinct string."""
     m = _TIME.fullmatch(time)
-    if m is None:
-        raise InvalidInput(f"time value {time!r} is not of the form +YYYY-MM-DDT00:00:00Z")
+    if m is None or len(m.group(2).lstrip("0")) > MAX_YEAR_DIGITS:
+        raise InvalidInput(f"time value {time[:60]!r} is not of the form +YYYY-MM-DDT00:00:00Z "
+                           f"(with at most {MAX_YEAR_DIGITS} year digits)")
     return int(m.group(2)) * (-1 if m.group(1) == "-" else 1), int(m.group(3)), int(m.group(4))
 
 
@@ -143,6 +260,11 @@ class TimeValue(BaseModel):
     before: int = 0
     after: int = 0
 
+    @model_validator(mode="after")
+    def _exists(self) -> TimeValue:
+        check_time(self.time, self.precision, self.calendar, self.timezone, self.before, self.after)
+        return self
+
     @classmethod
     def make(cls, year: int, month: int = 0, day: int = 0, *, precision: int,
              calendar: str = GREGORIAN, timezone: int = 0, before: int = 0,
@@ -152,39 +274,46 @@ class TimeValue(BaseModel):
             raise InvalidInput("time value: year 0 does not exist in Wikidata's JSON numbering")
         if not 0 <= precision <= 14:
             raise InvalidInput(f"time value: precision {precision} is outside 0..14")
+        if len(str(abs(year))) > MAX_YEAR_DIGITS:
+            raise InvalidInput(f"time value: the year has more than {MAX_YEAR_DIGITS} digits")
         if precision <= 9:
             month = day = 0
         elif precision == 10:
             day = 0
-        return cls(time=_format_time(year, month, day), precision=precision,
-                   calendar=_calendar_id(calendar), timezone=timezone, before=before, after=after)
+        return _built(cls, time=_format_time(year, month, day), precision=precision,  # type: ignore[no-any-return]
+                      calendar=_calendar_id(calendar), timezone=timezone, before=before, after=after)
 
     @classmethod
     def from_json(cls, value: dict[str, Any]) -> TimeValue:
         """From the ``datavalue.value`` object of the JSON dump."""
         try:
-            m = _TIME.fullmatch(str(value["time"]))
-            precision = int(value["precision"])
+            time = str(value["time"])
+            precision = _small_int(value["precision"], "precision")
+            timezone = _small_int(value.get("timezone", 0) or 0, "timezone")
+            before = _small_int(value.get("before", 0) or 0, "before")
+            after = _small_int(value.get("after", 0) or 0, "after")
         except (KeyError, TypeError, ValueError) as exc:
-            raise InvalidInput(f"time value {value!r}: missing or bad 'time'/'precision'") from exc
-        if not m:
-            raise InvalidInput(f"time value {value['time']!r} is not of the form +YYYY-MM-DDT00:00:00Z")
-        year = int(m.group(2)) * (-1 if m.group(1) == "-" else 1)
-        return cls.make(year, int(m.group(3)), int(m.group(4)), precision=precision,
+            raise InvalidInput(f"time value {str(value)[:80]}: missing or bad 'time'/'precision'") from exc
+        year, month, day = _time_parts(time)
+        return cls.make(year, month, day, precision=precision,
                         calendar=_calendar_id(value.get("calendarmodel")),
-                        timezone=int(value.get("timezone", 0) or 0),
-                        before=int(value.get("before", 0) or 0), after=int(value.get("after", 0) or 0))
+                        timezone=timezone, before=before, after=after)
 
     @classmethod
     def from_rdf(cls, lexical: str, precision: int, calendar: str | None = None,
                  timezone: int = 0) -> TimeValue:
         """From an RDF ``wikibase:timeValue`` (XSD 1.1 numbering at precision ≥ 9)."""
         m = _TIME.fullmatch(lexical.strip())
-        if not m:
-            raise InvalidInput(f"RDF time value {lexical!r} is not an xsd:dateTime")
+        if not m or len(m.group(2).lstrip("0")) > MAX_YEAR_DIGITS:
+            raise InvalidInput(f"RDF time value {lexical[:60]!r} is not an xsd:dateTime "
+                               f"(with at most {MAX_YEAR_DIGITS} year digits)")
         year = int(m.group(2)) * (-1 if m.group(1) == "-" else 1)
         month, day = int(m.group(3)), int(m.group(4))
         cal = _calendar_id(calendar)
+        if not 0 <= precision <= 14:
+            raise InvalidInput(f"RDF time value {lexical!r}: precision {precision} is outside 0..14")
+        if month > 12 or (month and day > _days_in_month(year if year > 0 else year - 1, month, GREGORIAN)):
+            raise InvalidInput(f"RDF time value {lexical!r}: no such date")
         if cal == JULIAN and precision >= 11:
             year, month, day = gregorian_to_julian(year, month, day)
         if precision >= 9:  # astronomical -> historical: 0 is 1 BCE
@@ -219,12 +348,20 @@ class TimeValue(BaseModel):
         return self.ymd[2]
 
 
+def _small_int(value: object, what: str) -> int:
+    """An ``int`` field of a JSON value; refuses floats, bools and numbers of absurd length."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ValueError(f"{what} {value!r} is not an integer")
+    if isinstance(value, str) and len(value.strip()) > 12:
+        raise ValueError(f"{what} {value[:20]!r} is too long")
+    if isinstance(value, int) and value.bit_length() > 40:
+        raise ValueError(f"{what} is beyond any Wikidata value")
+    return int(value)
+
+
 def _decimal_string(text: str, what: str) -> str:
     text = text.strip()
-    try:
-        Decimal(text)
-    except InvalidOperation as exc:
-        raise InvalidInput(f"quantity {what} {text!r} is not a decimal number") from exc
+    check_decimal(text, what)
     if not text.startswith(("+", "-")):
         text = "+" + text
     return text
@@ -247,6 +384,16 @@ class QuantityValue(BaseModel):
     upper: str | None = None
     lower: str | None = None
 
+    @model_validator(mode="after")
+    def _exists(self) -> QuantityValue:
+        amount = check_decimal(self.amount)
+        lower = None if self.lower is None else check_decimal(self.lower, "lower bound")
+        upper = None if self.upper is None else check_decimal(self.upper, "upper bound")
+        if (lower is not None and lower > amount) or (upper is not None and upper < amount):
+            raise InvalidInput(f"quantity {self.amount} lies outside its bounds "
+                               f"[{self.lower}, {self.upper}]; swap or fix them")
+        return self
+
     @classmethod
     def from_json(cls, value: dict[str, Any]) -> QuantityValue:
         try:
@@ -259,9 +406,9 @@ class QuantityValue(BaseModel):
     @classmethod
     def from_rdf(cls, amount: str, unit: str | None = None, upper: str | None = None,
                  lower: str | None = None) -> QuantityValue:
-        return cls(amount=_decimal_string(amount, "amount"), unit=_unit_id(unit),
-                   upper=None if upper is None else _decimal_string(str(upper), "upper bound"),
-                   lower=None if lower is None else _decimal_string(str(lower), "lower bound"))
+        return _built(cls, amount=_decimal_string(amount, "amount"), unit=_unit_id(unit),  # type: ignore[no-any-return]
+                      upper=None if upper is None else _decimal_string(str(upper), "upper bound"),
+                      lower=None if lower is None else _decimal_string(str(lower), "lower bound"))
 
     @property
     def decimal(self) -> Decimal:
@@ -299,6 +446,15 @@ class CoordinateValue(BaseModel):
     precision: float | None = None
     globe: str = "Q2"
 
+    @model_validator(mode="after")
+    def _exists(self) -> CoordinateValue:
+        if not (math.isfinite(self.latitude) and math.isfinite(self.longitude)) or abs(self.latitude) > 90 \
+                or abs(self.longitude) > 360:
+            raise InvalidInput(f"coordinate ({self.latitude}, {self.longitude}) is not a point on a globe")
+        if self.precision is not None and not math.isfinite(self.precision):
+            raise InvalidInput(f"coordinate precision {self.precision} is not a finite number")
+        return self
+
 
 Value = Union[TimeValue, QuantityValue, EntityValue, StringValue, MonolingualValue, CoordinateValue]
 
@@ -329,10 +485,10 @@ def value_from_json(datavalue: dict[str, Any]) -> Value:
     if kind == "monolingualtext" and isinstance(value, dict):
         return MonolingualValue(text=str(value.get("text", "")), language=str(value.get("language", "")))
     if kind == "globecoordinate" and isinstance(value, dict):
-        return CoordinateValue(latitude=float(value["latitude"]), longitude=float(value["longitude"]),
-                               precision=(None if value.get("precision") is None
-                                          else float(value["precision"])),
-                               globe=from_iri(str(value.get("globe") or "")) or "Q2")
+        return _built(CoordinateValue, latitude=float(value["latitude"]),  # type: ignore[no-any-return]
+                      longitude=float(value["longitude"]),
+                      precision=(None if value.get("precision") is None else float(value["precision"])),
+                      globe=from_iri(str(value.get("globe") or "")) or "Q2")
     raise InvalidInput(f"unknown datavalue type {kind!r}")
 
 
@@ -368,15 +524,17 @@ def value_from_columns(row: dict[str, Any]) -> Value | None:
     if vt in ("item", "property", "lexeme", "entity"):
         return EntityValue(id=row["object"])
     if vt == "time":
-        return TimeValue(time=row["time"], precision=row["precision"], calendar=row["calendar"],
-                         timezone=row["timezone"] or 0, before=row["before"] or 0, after=row["after"] or 0)
+        return _built(TimeValue, time=row["time"], precision=row["precision"],  # type: ignore[no-any-return]
+                      calendar=row["calendar"], timezone=row["timezone"] or 0, before=row["before"] or 0,
+                      after=row["after"] or 0)
     if vt == "quantity":
-        return QuantityValue(amount=row["amount"], unit=row["unit"], upper=row["upper"], lower=row["lower"])
+        return _built(QuantityValue, amount=row["amount"], unit=row["unit"],  # type: ignore[no-any-return]
+                      upper=row["upper"], lower=row["lower"])
     if vt == "string":
         return StringValue(text=row["text"])
     if vt == "monolingualtext":
         return MonolingualValue(text=row["text"], language=row["lang"])
     if vt == "globecoordinate":
-        return CoordinateValue(latitude=row["lat"], longitude=row["lon"],
-                               precision=row["coord_precision"], globe=row["globe"])
+        return _built(CoordinateValue, latitude=row["lat"], longitude=row["lon"],  # type: ignore[no-any-return]
+                      precision=row["coord_precision"], globe=row["globe"])
     raise InvalidInput(f"unknown value_type {vt!r} in store row")

@@ -7,6 +7,12 @@
 * :class:`FaultServer` is a stdlib HTTP server in a thread that answers each POST from a
   script of faults (``"429"``, ``"500"``, ``"truncated"``, ``"garbage"``, ``"hang"``,
   ``"ok"``) and forwards ``"ok"`` requests to a real endpoint, recording what it saw.
+  Hostile modes: ``"huge"`` streams an endless valid-looking body without a length,
+  ``"drip"`` sends one byte every ``drip_seconds``, ``"redirect-ftp"`` and
+  ``"redirect-https"`` redirect to another scheme, ``"bad-bindings"`` answers bindings
+  that are not SPARQL JSON terms, ``"deep"`` answers JSON nested 100,000 levels; with
+  ``hostile_labels`` every forwarded literal with a language tag gets terminal escape
+  sequences (clear screen, window title) prepended.
 
 Other tests import these helpers (``from sparql_server import OxigraphServer``) and the
 fixture factory :func:`oxigraph_fixture`.
@@ -124,9 +130,15 @@ class FaultServer:
 
     EMPTY = b'{"head":{"vars":[]},"results":{"bindings":[]}}'
 
-    def __init__(self, upstream: str | None = None, *, hang_seconds: float = 2.0) -> None:
+    HOSTILE = "\x1b[2J\x1b]0;pwned\x07\x9b31m"
+
+    def __init__(self, upstream: str | None = None, *, hang_seconds: float = 2.0,
+                 drip_seconds: float = 0.3) -> None:
         self.upstream = upstream
         self.hang_seconds = hang_seconds
+        self.drip_seconds = drip_seconds
+        self.hostile_labels = False
+        self.streamed = 0  # bytes the "huge" mode managed to send
         self.script: list[str] = []
         self.requests: list[tuple[str, str, dict[str, list[str]]]] = []
         self.retry_after = "0"
@@ -181,6 +193,43 @@ class FaultServer:
                     self._send(200, server.EMPTY)
                 elif action == "400":
                     self._send(400, b"Parse error")
+                elif action == "huge":  # an endless body, no Content-Length, until the client hangs up
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/sparql-results+json")
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    row = b'{"s":{"type":"literal","value":"' + b"x" * 4000 + b'"}},'
+                    try:
+                        self.wfile.write(b'{"head":{"vars":["s"]},"results":{"bindings":[')
+                        while True:
+                            self.wfile.write(row * 16)
+                            server.streamed += len(row) * 16
+                    except (BrokenPipeError, ConnectionResetError, OSError):
+                        pass
+                    self.close_connection = True
+                elif action == "drip":  # a complete answer, one byte at a time
+                    body = server.EMPTY
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/sparql-results+json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    try:
+                        for i in range(len(body)):
+                            self.wfile.write(body[i : i + 1])
+                            self.wfile.flush()
+                            time.sleep(server.drip_seconds)
+                    except (BrokenPipeError, ConnectionResetError, OSError):
+                        pass
+                    self.close_connection = True
+                elif action in ("redirect-ftp", "redirect-https"):
+                    target = ("ftp://127.0.0.1/query" if action == "redirect-ftp"
+                              else f"https://127.0.0.1:{server.httpd.server_address[1]}/query")
+                    self._send(307, b"", {"Location": target})
+                elif action == "bad-bindings":
+                    self._send(200, b'{"head":{"vars":["s"]},"results":{"bindings":[{"s":"Q5"},[1,2]]}}')
+                elif action == "deep":
+                    self._send(200, b'{"head":{"vars":[]},"results":{"bindings":[' + b"[" * 100_000
+                               + b"]" * 100_000 + b"]}}")
                 else:
                     self._forward(fields)
 
@@ -194,7 +243,10 @@ class FaultServer:
                     "Content-Type": "application/x-www-form-urlencoded"})
                 try:
                     with urllib.request.urlopen(req, timeout=60) as resp:
-                        self._send(200, resp.read())
+                        body = resp.read()
+                    if server.hostile_labels:
+                        body = server.poison_labels(body)
+                    self._send(200, body)
                 except (BrokenPipeError, ConnectionResetError):
                     return  # the client gave up (its time-out): nothing to answer
 
@@ -211,6 +263,17 @@ class FaultServer:
                     return
 
         return Handler
+
+    def poison_labels(self, body: bytes) -> bytes:
+        """Prepend terminal escapes to every literal with a language tag (labels, texts)."""
+        import json
+
+        doc = json.loads(body)
+        for row in doc["results"]["bindings"]:
+            for term in row.values():
+                if term.get("xml:lang"):
+                    term["value"] = self.HOSTILE + term["value"]
+        return json.dumps(doc).encode()
 
     def queries(self) -> list[str]:
         return [fields.get("query", [""])[0] for _, _, fields in self.requests]

@@ -11,6 +11,8 @@ import chaingraph as cg
 #: every public name a pipeline may rely on; removing one must be a deliberate change here
 PUBLIC = {
     "__version__",
+    # building a corpus
+    "build", "build_seed", "BuildParameters", "BuildResult", "CorpusTask", "SeedResult", "read_seeds",
     # settings
     "ChainBounds", "CrawlLimits", "EndpointSettings", "RetryPolicy", "TraversalPolicy",
     # progress reports
@@ -26,7 +28,7 @@ PUBLIC = {
     # records, tasks, necessity, fusion, audits
     "ChainRecord", "ChainParameters", "Task", "load_task", "parse_task", "check_necessity",
     "check_necessity_files", "NecessityReport", "fuse", "fuse_spec", "FusionResult", "FusionRefusal",
-    "FusionSpec", "audit", "AuditReport",
+    "FusionSpec", "audit", "AuditReport", "propose_clues", "propose_tasks", "ChainPath", "Proposal",
     # errors
     "ChaingraphError", "InvalidId", "UnknownEntity", "InvalidInput", "BadDumpLine", "UnsupportedFormat",
     "InvalidTask", "InvalidSpec", "CorpusProblem", "UnknownUnit", "IncompatibleUnits", "StoreError",

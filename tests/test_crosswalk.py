@@ -366,7 +366,7 @@ def test_malformed_property_list_names_file_and_line(
 def test_property_list_without_pid_header_or_file(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput, match="no 'pid' column"):
         read_property_facts(_write(tmp_path / "x.tsv", "id\tlabel\nP1\ta\n"))
-    with pytest.raises(InvalidInput, match="cannot open"):
+    with pytest.raises(InvalidInput, match="cannot read"):
         read_property_facts(tmp_path / "missing.tsv")
 
 

@@ -47,7 +47,8 @@ def test_bad_input_is_one_line_with_the_json_path_and_exits_2(runner: CliRunner,
     res = runner.invoke(cli, ["fuse", str(FIXTURES / "bad_precision.json")])
     assert res.exit_code == 2
     assert res.output.strip().count("\n") == 0
-    assert "bad_precision.json: components[0].value: time value: precision 19 is outside 0..14" in res.output
+    assert "bad_precision.json: components[0].value: time value" in res.output
+    assert "precision 19 is outside 0..14" in res.output
     broken = tmp_path / "broken.json"
     broken.write_text('{"operation": "add", "components": [', encoding="utf-8")
     res = runner.invoke(cli, ["fuse", str(broken)])

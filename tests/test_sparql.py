@@ -15,7 +15,13 @@ from email.utils import format_datetime
 import pytest
 from sparql_server import FaultServer, free_port
 
-from chaingraph.errors import EndpointError, EndpointResponseError, EndpointUnavailable, OfflineCacheMiss
+from chaingraph.errors import (
+    EndpointError,
+    EndpointResponseError,
+    EndpointUnavailable,
+    InvalidInput,
+    OfflineCacheMiss,
+)
 from chaingraph.settings import RetryPolicy
 from chaingraph.sources.sparql import SparqlClient, parse_retry_after, query_hash
 from chaingraph.store import Store
@@ -151,9 +157,10 @@ def test_parse_retry_after_http_date() -> None:
 
 
 def test_client_arguments_are_checked() -> None:
-    with pytest.raises(EndpointUnavailable, match="not an http"):
+    # bad arguments are bad input (exit 2), not an endpoint failure (exit 4)
+    with pytest.raises(InvalidInput, match="only http and https"):
         SparqlClient("ftp://example.org/sparql")
-    with pytest.raises(EndpointError, match="User-Agent"):
+    with pytest.raises(InvalidInput, match="User-Agent"):
         SparqlClient("http://127.0.0.1/sparql", user_agent=" ")
 
 

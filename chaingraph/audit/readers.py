@@ -18,7 +18,9 @@ layout comes from the suffix and the first line:
 Anything that cannot be read becomes a :class:`Problem` (file, record number, line,
 kind, message) instead of an exception, so an audit lists bad input and carries on.
 Record numbers and line numbers are 1-based; a record that fails to parse still takes
-its number, so ``record 3`` is always the third record of the file.
+its number, so ``record 3`` is always the third record of the file. A record longer than
+:data:`~chaingraph.files.MAX_RECORD_BYTES` or nested deeper than Python's JSON parser
+follows is a problem too; a path that names a FIFO or a device is an argument error.
 
 >>> import json, tempfile, pathlib
 >>> folder = pathlib.Path(tempfile.mkdtemp())
@@ -42,6 +44,7 @@ from pathlib import Path
 from typing import IO, Any, Literal, NamedTuple
 
 from chaingraph.errors import InvalidInput
+from chaingraph.files import MAX_RECORD_BYTES, regular_file
 
 __all__ = ["CORPUS_SUFFIXES", "Problem", "ProblemKind", "RawRecord", "corpus_files", "read_file"]
 
@@ -108,7 +111,7 @@ def corpus_files(paths: Iterable[str | Path]) -> list[Path]:
         if path.is_dir():
             files.extend(sorted(p for p in path.rglob("*") if p.is_file() and _is_corpus_file(p)))
         elif path.exists():
-            files.append(path)
+            files.append(regular_file(path, what="corpus file"))
         else:
             raise InvalidInput(f"{given}: no such file or folder; check the path")
     return files
@@ -131,6 +134,10 @@ def read_file(path: str | Path) -> Iterator[RawRecord | Problem]:
         yield Problem(name, 0, 0, "unreadable", f"corrupt or truncated gzip data ({exc}); check the file")
     except UnicodeDecodeError as exc:
         yield Problem(name, 0, 0, "unreadable", f"not UTF-8 text ({exc.reason} at byte {exc.start})")
+    except _RecordTooLarge as exc:
+        yield Problem(name, 0, exc.line, "unreadable",
+                      f"a record is longer than {MAX_RECORD_BYTES // (1024 * 1024)} MiB, the limit; "
+                      "the rest of the file was not read")
     except OSError as exc:
         yield Problem(name, 0, 0, "unreadable", f"{exc.strerror or exc}; check the file and its permissions")
 
@@ -168,7 +175,7 @@ def _read(fh: IO[str], name: str, lines_layout: bool) -> Iterator[RawRecord | Pr
         probing = len(buf) - start < _PROBE  # a long one-line array is streamed, not probed
     try:
         one_line = probing and json.loads(buf[start:] if end < 0 else buf[start:end]) is not None
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError, ValueError):
         one_line = False
     more_lines = False
     if one_line and end >= 0:
@@ -193,6 +200,8 @@ def _read_lines(fh: IO[str], name: str, head: str, line: int) -> Iterator[RawRec
                 yield RawRecord(name, record, line, json.loads(text))
             except json.JSONDecodeError as exc:
                 yield Problem(name, record, line, "malformed-json", f"{exc.msg} (column {exc.colno})")
+            except (RecursionError, ValueError) as exc:
+                yield Problem(name, record, line, "malformed-json", _unparsable(exc))
         line += 1
 
 
@@ -200,9 +209,13 @@ def _lines(fh: IO[str], head: str) -> Iterator[str]:
     parts = head.split("\n")
     tail = parts.pop()
     yield from parts
-    for text in fh:
+    number = len(parts)
+    while text := fh.readline(MAX_RECORD_BYTES + 1):
+        number += 1
         if tail:
             text, tail = tail + text, ""
+        if len(text) > MAX_RECORD_BYTES:
+            raise _RecordTooLarge(number)
         yield text.rstrip("\n")
     if tail:
         yield tail
@@ -220,6 +233,8 @@ class _Cursor:
         if self.eof:
             return False
         size = max(_CHUNK, len(self.buf) - self.pos)
+        if len(self.buf) - self.pos > MAX_RECORD_BYTES:
+            raise _RecordTooLarge(self.line)
         chunk = self.fh.read(size)
         self.buf = self.buf[self.pos :] + chunk
         self.pos = 0
@@ -269,6 +284,23 @@ def _decode_record(cur: _Cursor, name: str, record: int) -> RawRecord | Problem:
         return Problem(
             name, record, line_at, "malformed-json", f"{exc.msg}; the rest of the file was not read"
         )
+    except (RecursionError, ValueError) as exc:
+        return Problem(name, record, line_at, "malformed-json",
+                       f"{_unparsable(exc)}; the rest of the file was not read")
+
+
+class _RecordTooLarge(Exception):
+    """Internal: a record longer than MAX_RECORD_BYTES (reading stops; read_file reports it)."""
+
+    def __init__(self, line: int) -> None:
+        super().__init__(line)
+        self.line = line
+
+
+def _unparsable(exc: Exception) -> str:
+    if isinstance(exc, RecursionError):
+        return "JSON nested too deeply for Python's parser (about 1,000 levels)"
+    return str(exc).splitlines()[0]
 
 
 def _read_array(fh: IO[str], name: str, buf: str, pos: int, line: int) -> Iterator[RawRecord | Problem]:

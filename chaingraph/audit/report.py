@@ -18,6 +18,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from pydantic import BaseModel, ConfigDict, Field
 
 from chaingraph.records import difficulty_level
+from chaingraph.terminal import safe_text
 
 __all__ = [
     "AUDIT_SCHEMA_VERSION",
@@ -201,7 +202,7 @@ def to_json(report: AuditReport) -> str:
 def _md_table(header: list[str], rows: list[list[object]], right: int = 1) -> list[str]:
     align = ["---"] * (len(header) - right) + ["---:"] * right
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(align) + "|"]
-    lines += ["| " + " | ".join(str(c).replace("|", "\\|") for c in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(safe_text(c).replace("|", "\\|") for c in row) + " |" for row in rows]
     return [*lines, ""]
 
 

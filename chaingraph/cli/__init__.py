@@ -5,25 +5,37 @@ arguments of one library function. A command's module is imported only when that
 runs (or prints its own help): ``chaingraph --help`` takes each command's one-line help
 from :data:`COMMANDS`, so it imports none of them (a test checks the lines equal the
 commands' own), and command modules import the heavy libraries (igraph, DuckDB, pint,
-matplotlib) inside the command function. This is the only place where exceptions become exit codes:
-a :class:`~chaingraph.errors.ChaingraphError` prints ``error: <one line>`` on stderr
-and exits with its ``exit_code``; Ctrl-C exits 130 after whatever was committed stays
-committed.
+matplotlib) inside the command function. This is the only place where exceptions become
+exit codes (:func:`exit_status`; the table is in :mod:`chaingraph.errors`): a
+:class:`~chaingraph.errors.ChaingraphError` prints ``error: <one line>`` on stderr and
+exits with its ``exit_code``; Ctrl-C exits 130 after whatever was committed stays
+committed; anything unforeseen is a bug and prints one ``internal error:`` line (exit 70;
+``CHAINGRAPH_DEBUG=1`` prints the traceback too).
+
+>>> exit_status(KeyboardInterrupt())[0], exit_status(ValueError("x"))[0]
+(130, 70)
+>>> from chaingraph.errors import InvalidInput
+>>> code, line = exit_status(InvalidInput("label \x1b]0;title\x07"))
+>>> code, "\x1b" in line
+(2, False)
 """
 
 from __future__ import annotations
 
 import importlib
+import os
 import re
 import sys
+import traceback
 from typing import Any, NamedTuple
 
 import click
 
 from chaingraph import __version__
-from chaingraph.errors import ChaingraphError
+from chaingraph.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, ChaingraphError
+from chaingraph.terminal import safe_text
 
-__all__ = ["COMMANDS", "CommandEntry", "LazyGroup", "cli"]
+__all__ = ["COMMANDS", "CommandEntry", "LazyGroup", "cli", "exit_status"]
 
 
 class CommandEntry(NamedTuple):
@@ -44,9 +56,18 @@ COMMANDS: dict[str, CommandEntry] = {
         "Collect the Wikidata neighbourhoods of seeds over SPARQL into a store (batched, "
         "capped, cached; an interrupted run resumes when repeated).",
     ),
+    "build": CommandEntry(
+        "build",
+        "Build a certified task corpus from SEEDS (a text, CSV or JSON Lines file of Q-ids or "
+        "names): collect, rank, filter by familiarity, certify no shortcut in the whole store, "
+        "propose minimal clues, screen the anchor, record H and the level (DESIGN §10).",
+    ),
     "crosswalk": CommandEntry(
         "crosswalk",
         "Print the relation class, deciding rule and reason of property ids and relation labels.",
+    ),
+    "export": CommandEntry(
+        "export", "Write every store table as Parquet (plus a manifest) for DuckDB, Polars, Spark, ..."
     ),
     "expand": CommandEntry(
         "expand", "Collect around seeds and print their best evidence chains (DESIGN §3, §4)."
@@ -62,6 +83,14 @@ COMMANDS: dict[str, CommandEntry] = {
     ),
     "schema": CommandEntry(
         "schema", "Print the JSON Schema of a record type (chain, task, fusion-spec, ...)."
+    ),
+    "score": CommandEntry(
+        "score", "Score agent trajectories against their tasks' evidence graphs (DESIGN §12)."
+    ),
+    "task": CommandEntry(
+        "task",
+        "Propose a task (task.json) for a chain: a minimal clue set that keeps the target the unique "
+        "answer and the anchor necessary.",
     ),
     "summary": CommandEntry(
         "load",
@@ -99,13 +128,21 @@ class LazyGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
-        except ChaingraphError as exc:
-            click.echo(f"error: {self._in_cli_terms(ctx, exc)}", err=True)
-            sys.exit(exc.exit_code)
-        except KeyboardInterrupt:
-            click.echo("interrupted: everything committed so far is kept in the store", err=True)
-            sys.exit(130)
+            result = super().invoke(ctx)
+            sys.stdout.flush()  # a full disk or closed pipe fails here, not at interpreter exit
+            return result
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise  # click's own: --help, ctx.exit(n), usage errors (exit 2)
+        except BaseException as exc:  # the one place exceptions become exit codes
+            if isinstance(exc, SystemExit):
+                raise
+            named = self._in_cli_terms(ctx, exc) if isinstance(exc, ChaingraphError) else None
+            code, message = exit_status(exc, named)
+            if code == EXIT_INTERNAL and os.environ.get("CHAINGRAPH_DEBUG"):
+                traceback.print_exception(exc)
+            _quiet_stdout()
+            click.echo(message, err=True)
+            sys.exit(code)
 
     def _in_cli_terms(self, ctx: click.Context, exc: ChaingraphError) -> str:
         """The error's message in the command's terms: the parameter it is about (its
@@ -124,6 +161,59 @@ class LazyGroup(click.Group):
         if name and name in flags and message.startswith(f"{name}:"):
             message = flags[name] + message[len(name):]
         return _BACKTICKED.sub(lambda m: flags.get(m.group(1), m.group(1)), message)
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Ctrl-C, also when DuckDB turned it into ``Query interrupted`` and a module wrapped that."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, KeyboardInterrupt) or type(current).__name__ == "InterruptException":
+            return True
+        if "Query interrupted" in str(current).split("\n", 1)[0]:
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def exit_status(exc: BaseException, message: str | None = None) -> tuple[int, str]:
+    """The exit code and the one line to print for an exception that ended a command
+    (``message``: a chaingraph error's text in the command's terms, when not ``str(exc)``)."""
+    if _interrupted(exc):
+        return EXIT_INTERRUPTED, "interrupted: everything committed so far is kept in the store"
+    if isinstance(exc, ChaingraphError):
+        return exc.exit_code, _one_line(f"error: {message if message is not None else exc}")
+    if type(exc).__module__.endswith("duckdb"):  # a DuckDB error no module wrapped: the store's
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return 3, _one_line(f"error: the store failed: {first}")
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        what = exc.strerror or str(exc) or type(exc).__name__
+        return 2, _one_line(f"error: cannot read or write {where or 'the output: '}{what}")
+    if isinstance(exc, MemoryError):
+        return EXIT_INTERNAL, ("internal error: out of memory; this input needs a limit chaingraph "
+                               "does not have yet: please report it with the command line")
+    detail = str(exc).split("\n", 1)[0][:300]
+    return EXIT_INTERNAL, _one_line(
+        f"internal error: {type(exc).__name__}: {detail} (a bug in chaingraph {__version__}; please "
+        "report it with the command line; CHAINGRAPH_DEBUG=1 shows the traceback)")
+
+
+def _one_line(message: str) -> str:
+    return safe_text(message)
+
+
+def _quiet_stdout() -> None:
+    """Send whatever stdout still buffers nowhere, so a broken output cannot fail again at exit."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass  # a test runner's captured stdout has no file descriptor
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

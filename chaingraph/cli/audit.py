@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 import click
 
 from chaingraph.cli.progress import progress_bars
-from chaingraph.errors import UnsupportedFormat
+from chaingraph.errors import InvalidInput, UnsupportedFormat
+from chaingraph.terminal import safe_markup, safe_text
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -74,6 +75,8 @@ def audit(
         raise UnsupportedFormat(
             f"--plot {plot}: write plots as {', '.join(_PLOT_SUFFIXES)}; change the suffix"
         )
+    if plot is not None and not plot.parent.is_dir():  # before the audit, not after it
+        raise InvalidInput(f"--plot {plot}: the folder {plot.parent} does not exist; create it first")
     with progress_bars(progress, transient=True) as tell:
         report = run_audit(paths, strict=strict, properties=properties, progress=tell)
     if fmt == "table":
@@ -81,7 +84,7 @@ def audit(
 
         render_table(report, Console(file=sys.stdout, width=None if sys.stdout.isatty() else 160))
     elif fmt == "md":
-        click.echo(to_markdown(report), nl=False)
+        click.echo(to_markdown(report), nl=False)  # cells pass through safe_text
     elif fmt == "csv":
         click.echo(to_csv(report), nl=False)
     else:
@@ -90,7 +93,7 @@ def audit(
         from chaingraph.audit.plots import plot_report
 
         written = plot_report(report, plot)
-        click.echo(f"plot written to {written}", err=True)
+        click.echo(f"plot written to {safe_text(written)}", err=True)
 
 
 def render_table(report: AuditReport, console: Console, *, top: int = 15) -> None:
@@ -109,18 +112,19 @@ def render_table(report: AuditReport, console: Console, *, top: int = 15) -> Non
         return t
 
     console.print(
-        f"[bold]Corpus audit[/bold] — crosswalk {report.crosswalk_version}: {report.files:,} files, "
+        f"[bold]Corpus audit[/bold] — crosswalk {safe_markup(report.crosswalk_version)}: "
+        f"{report.files:,} files, "
         f"{report.records:,} records, {report.tasks:,} tasks, {report.chains:,} distinct chains "
         f"({report.duplicate_chains:,} repeated copies not counted), {report.edges:,} edge occurrences"
     )
     t = table("Relation classes", "relation class", "edges", "%")
     for c in report.relation_classes:
-        t.add_row(c.relation_class, f"{c.edges:,}", pct(c.percent))
+        t.add_row(safe_markup(c.relation_class), f"{c.edges:,}", pct(c.percent))
     t.add_section()
     t.add_row("total", f"{report.edges:,}", "100.00" if report.edges else "0.00", style="bold")
     routes = table("Decided by", "route", "edges", "%")
     for r in report.routes:
-        routes.add_row(r.route, f"{r.edges:,}", pct(r.percent))
+        routes.add_row(safe_markup(r.route), f"{r.edges:,}", pct(r.percent))
     levels = table("Difficulty (H per task)", "level", "H", "tasks", "%")
     for lv in report.difficulty:
         levels.add_row(lv.level, lv.rule, f"{lv.tasks:,}", pct(lv.percent))
@@ -143,17 +147,17 @@ def render_table(report: AuditReport, console: Console, *, top: int = 15) -> Non
         "nodes",
     )
     for ty in report.entity_types[:top]:
-        types.add_row(ty.type, f"{ty.anchors:,}", f"{ty.nodes:,}")
+        types.add_row(safe_markup(ty.type), f"{ty.anchors:,}", f"{ty.nodes:,}")
     if len(report.entity_types) > top:
         types.add_row(f"… {len(report.entity_types) - top} more", "", "")
     props = table("Properties by frequency", "property", "class", "edges", "%")
     for p in report.properties[:top]:
-        props.add_row(p.property, p.relation_class, f"{p.edges:,}", pct(p.percent))
+        props.add_row(safe_markup(p.property), safe_markup(p.relation_class), f"{p.edges:,}", pct(p.percent))
     if len(report.properties) > top:
         props.add_row(f"… {len(report.properties) - top} more", "", "", "")
     shapes = table("Record shapes", "shape", "records")
     for s in report.shapes:
-        shapes.add_row(s.shape, f"{s.records:,}")
+        shapes.add_row(safe_markup(s.shape), f"{s.records:,}")
     console.print(Columns([types, props, shapes]))
     if report.unclassified:
         u = table(
@@ -163,12 +167,12 @@ def render_table(report: AuditReport, console: Console, *, top: int = 15) -> Non
             "why",
         )
         for row in report.unclassified[:top]:
-            u.add_row(row.subject, f"{row.edges:,}", row.reason)
+            u.add_row(safe_markup(row.subject), f"{row.edges:,}", safe_markup(row.reason))
         console.print(u)
     if report.problem_count:
         pr = table(f"Problems ({report.problem_count:,})", "where", "kind", "message")
         for prob in report.problems[:top]:
-            pr.add_row(prob.where, prob.kind, prob.message)
+            pr.add_row(safe_markup(prob.where), safe_markup(prob.kind), safe_markup(prob.message))
         if report.problem_count > top:
             pr.add_row(
                 f"… {report.problem_count - top} more (--format json lists up to the first "

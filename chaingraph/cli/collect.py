@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from chaingraph.collect import CollectReport
+from chaingraph.terminal import safe_markup
 
 #: the settings defaults, shown in --help (their one home is chaingraph.settings)
 _LIMITS, _ENDPOINT = CrawlLimits(), EndpointSettings()
@@ -26,7 +27,8 @@ def _seeds(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
 def _table(report: CollectReport) -> Table:
     from rich.table import Table
 
-    table = Table(title=f"collected {', '.join(report.seeds)} to radius {report.radius} from {report.source}")
+    table = Table(title=safe_markup(f"collected {', '.join(report.seeds)} to radius {report.radius} "
+                                    f"from {report.source}"))
     for col in ("depth", "reached", "expanded", "over budget", "described", "resumed", "requests",
                 "retries", "cached"):
         table.add_column(col, justify="right")
@@ -66,6 +68,10 @@ def _table(report: CollectReport) -> Table:
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True),
               default=_ENDPOINT.timeout, show_default=True,
               help="Seconds per request before it is retried.")
+@click.option("--deadline", type=float, default=_ENDPOINT.deadline, show_default=True,
+              help="Seconds one request may take in all, however slowly the endpoint sends.")
+@click.option("--max-response-bytes", type=int, default=_ENDPOINT.max_response_bytes, show_default=True,
+              help="Largest response read; a bigger one is refused and not cached.")
 @click.option("--retries", type=click.IntRange(min=0),
               default=_ENDPOINT.retry.attempts - 1, show_default=True,
               help="Retries per request (429, 5xx, time-outs, bad bodies) before giving up.")
@@ -75,8 +81,9 @@ def _table(report: CollectReport) -> Table:
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table",
               show_default=True, help="Output format.")
 def collect(seeds: list[str], radius: int, endpoint: str, store_path: str, max_neighbours: int, select: int,
-            layer_budget: int, in_limit: int, batch_size: int, user_agent: str, timeout: float, retries: int,
-            offline: bool, progress: bool | None, output_format: str) -> None:
+            layer_budget: int, in_limit: int, batch_size: int, user_agent: str, timeout: float,
+            deadline: float, max_response_bytes: int, retries: int, offline: bool, progress: bool | None,
+            output_format: str) -> None:
     """Collect the Wikidata neighbourhoods of seeds over SPARQL into a store (batched,
     capped, cached; an interrupted run resumes when repeated)."""
     from rich.console import Console
@@ -85,7 +92,8 @@ def collect(seeds: list[str], radius: int, endpoint: str, store_path: str, max_n
     from chaingraph.store import Store
 
     endpoint_settings = settings(EndpointSettings, url=endpoint, user_agent=user_agent, timeout=timeout,
-                                 batch_size=batch_size, offline=offline,
+                                 batch_size=batch_size, offline=offline, deadline=deadline,
+                                 max_response_bytes=max_response_bytes,
                                  retry=settings(RetryPolicy, attempts=retries + 1))
     limits = settings(CrawlLimits, max_neighbours=max_neighbours, select=select, layer_budget=layer_budget,
                       in_limit=in_limit)

@@ -8,6 +8,7 @@ import click
 
 from chaingraph.crosswalk import CrosswalkReport
 from chaingraph.crosswalk import crosswalk as run_crosswalk
+from chaingraph.terminal import safe_text
 
 
 def _class_of(status: str, relation_class: str | None) -> str:
@@ -120,4 +121,4 @@ def crosswalk(
     elif fmt == "tsv":
         click.echo(_tsv(report))
     else:
-        click.echo(_text(report))
+        click.echo(safe_text(_text(report), newlines=True))

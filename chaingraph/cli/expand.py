@@ -12,6 +12,7 @@ from chaingraph.cli.progress import progress_bars
 from chaingraph.errors import InvalidInput
 from chaingraph.ids import pid
 from chaingraph.settings import ChainBounds, CrawlLimits, EndpointSettings, TraversalPolicy, settings
+from chaingraph.terminal import safe_markup, safe_text
 
 if TYPE_CHECKING:
     from chaingraph.records import ChainRecord
@@ -22,14 +23,14 @@ __all__ = ["chain_text", "expand"]
 _BOUNDS, _LIMITS, _POLICY, _ENDPOINT = ChainBounds(), CrawlLimits(), TraversalPolicy(), EndpointSettings()
 
 
-def _endpoint(url: str | None, user_agent: str | None) -> EndpointSettings | None:
+def _endpoint(url: str | None, **options: object) -> EndpointSettings | None:
+    given = {name: value for name, value in options.items() if value is not None}
     if url is None:
-        if user_agent is not None:
-            raise InvalidInput("user_agent: a User-Agent is sent only to an endpoint; give --endpoint too"
-                               ).about("user_agent")
+        if given:
+            name = sorted(given)[0]
+            raise InvalidInput(f"{name}: applies only to a SPARQL endpoint; give --endpoint too").about(name)
         return None
-    given = {"url": url} if user_agent is None else {"url": url, "user_agent": user_agent}
-    return settings(EndpointSettings, **given)
+    return settings(EndpointSettings, url=url, **given)
 
 
 def _node_text(record: ChainRecord, i: int) -> str:
@@ -65,10 +66,10 @@ def _table(records: tuple[ChainRecord, ...]) -> None:
     for r in records:
         rank = rank + 1 if r.seed == previous else 1
         previous = r.seed
-        table.add_row(r.seed, str(rank), str(r.k), f"{r.s_div:.3f}",
-                      f"{', '.join(r.types)}\n{', '.join(r.relation_classes)}\n"
+        table.add_row(safe_markup(r.seed), str(rank), str(r.k), f"{r.s_div:.3f}",
+                      f"{safe_markup(', '.join(r.types))}\n{safe_markup(', '.join(r.relation_classes))}\n"
                       f"time: {r.time_sensitivity or '-'}{f' (as of {r.as_of})' if r.as_of else ''}",
-                      chain_text(r))
+                      safe_markup(chain_text(r)))
     Console().print(table)
 
 
@@ -89,6 +90,14 @@ def _table(records: tuple[ChainRecord, ...]) -> None:
 @click.option("--in-limit", default=_LIMITS.in_limit, show_default=True, type=int,
               help="In-edges kept per entity while collecting.")
 @click.option("--user-agent", default=None, help="User-Agent sent to the SPARQL endpoint.")
+@click.option("--timeout", type=float, default=None,
+              help=f"Seconds to wait for the endpoint's data before retrying "
+                   f"[default: {_ENDPOINT.timeout:g}].")
+@click.option("--deadline", type=float, default=None,
+              help=f"Seconds one request may take in all, however slowly the endpoint sends "
+                   f"[default: {_ENDPOINT.deadline:g}].")
+@click.option("--max-response-bytes", type=int, default=None,
+              help=f"Largest endpoint response read [default: {_ENDPOINT.max_response_bytes}].")
 @click.option("--top", default=_BOUNDS.top, show_default=True, type=int,
               help="Chains kept per seed, best s_div first.")
 @click.option("--hub-limit", default=_POLICY.hub_limit, show_default=True, type=int,
@@ -103,8 +112,9 @@ def _table(records: tuple[ChainRecord, ...]) -> None:
               help="--no-collect: take the whole source store as the neighbourhood (no caps).")
 @click.option("--format", "fmt", type=click.Choice(["table", "jsonl"]), default=None,
               help="Output format (default: table on a terminal, jsonl otherwise).")
-@click.option("--explain", "explain", metavar="Q…,[P…,]Q…,…",
-              help="Say why this path is or is not a valid chain (its first node is the seed).")
+@click.option("--explain", "explain", metavar="Q…,[P…,]Q…,…", multiple=True,
+              help="Say why this path is or is not a valid chain (its first node is the seed); "
+                   "repeatable, each path is explained in turn.")
 @click.option("--as-of", "as_of", metavar="DATE", default=None,
               help="Only statements valid on this date (ISO date, YYYY-MM or a year) are edges.")
 @click.option("--stable-only", is_flag=True, default=False,
@@ -113,9 +123,10 @@ def _table(records: tuple[ChainRecord, ...]) -> None:
 @click.option("--progress/--no-progress", default=None, help="Progress on stderr (default: on a terminal).")
 def expand(seeds: tuple[str, ...], endpoint: str | None, store: str | None, min_hops: int, max_hops: int,
            max_neighbours: int, select: int, layer_budget: int | None, in_limit: int,
-           user_agent: str | None, top: int, hub_limit: int,
+           user_agent: str | None, timeout: float | None, deadline: float | None,
+           max_response_bytes: int | None, top: int, hub_limit: int,
            include_literals: bool, excluded: tuple[str, ...], allowed: tuple[str, ...], collect: bool,
-           fmt: str | None, explain: str | None, as_of: str | None, stable_only: bool,
+           fmt: str | None, explain: tuple[str, ...], as_of: str | None, stable_only: bool,
            progress: bool | None) -> None:
     """Collect around seeds and print their best evidence chains (DESIGN §3, §4).
 
@@ -138,16 +149,17 @@ def expand(seeds: tuple[str, ...], endpoint: str | None, store: str | None, min_
     limits = settings(CrawlLimits, max_neighbours=max_neighbours, select=select,
                       layer_budget=layer_budget or None, in_limit=in_limit) if collect else None
     bounds = settings(ChainBounds, min_hops=min_hops, max_hops=max_hops, top=top)
-    settings_ = _endpoint(endpoint, user_agent)
-    if explain is not None:
-        with progress_bars(progress) as tell:
-            result = explain_path(explain.split(","), store=store, endpoint=settings_, bounds=bounds,
-                                  limits=limits, policy=policy, collect=collect, progress=tell)
-        click.echo(result.describe())
-        if result.violations and result.violations[0].shorter_path:
+    settings_ = _endpoint(endpoint, user_agent=user_agent, timeout=timeout, deadline=deadline,
+                          max_response_bytes=max_response_bytes)
+    if explain:
+        for path in explain:
+            with progress_bars(progress) as tell:
+                result = explain_path(path.split(","), store=store, endpoint=settings_, bounds=bounds,
+                                      limits=limits, policy=policy, collect=collect, progress=tell)
+            click.echo(safe_text(result.describe(), newlines=True))
             for v in result.violations:
                 if v.shorter_path:
-                    click.echo(f"  shorter path: {' '.join(v.shorter_path)}")
+                    click.echo(f"  shorter path: {safe_text(' '.join(v.shorter_path))}")
         return
     if not seeds:
         raise InvalidInput("give at least one --seed (a Q-id such as Q42), or --explain PATH")
@@ -161,6 +173,6 @@ def expand(seeds: tuple[str, ...], endpoint: str | None, store: str | None, min_
     else:
         _table(out.records)
     for s in out.seeds:
-        click.echo(f"{s.seed}: {s.chains} chain(s), best s_div "
+        click.echo(f"{safe_text(s.seed)}: {s.chains} chain(s), best s_div "
                    f"{'-' if s.best_s_div is None else f'{s.best_s_div:.3f}'} ({s.seconds:.2f} s; graph "
                    f"{out.graph_vertices} nodes, {out.graph_edges} edges)", err=True)

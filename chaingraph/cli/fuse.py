@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import click
 
 from chaingraph.fusion import FusionRefusal, FusionResult, fuse_spec, read_spec
+from chaingraph.terminal import safe_text
 from chaingraph.units import unit_table
 from chaingraph.values import QuantityValue
 
@@ -29,7 +30,8 @@ def _unit_label(unit: str | None) -> str:
 
 
 def format_table(outcome: FusionResult | FusionRefusal) -> str:
-    """A readable, plain-text account of a result or refusal."""
+    """A readable, plain-text account of a result or refusal (control characters in the
+    data are shown as escapes, never sent to the terminal)."""
     head = f"fusion {outcome.operation}" + (f"  [{outcome.spec_id}]" if outcome.spec_id else "")
     lines = [head, "inputs:"]
     for i in outcome.inputs:
@@ -55,7 +57,7 @@ def format_table(outcome: FusionResult | FusionRefusal) -> str:
         bounded = isinstance(value, QuantityValue) and value.lower is not None
         bounds = f" [{value.lower}, {value.upper}]" if bounded else ""  # type: ignore[union-attr]
         lines.append(f"result: {outcome.result}{bounds} {_unit_label(outcome.unit)}".rstrip() + exact + sel)
-    return "\n".join(lines)
+    return "\n".join(safe_text(line) for line in lines)
 
 
 @contextlib.contextmanager

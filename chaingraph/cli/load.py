@@ -10,6 +10,7 @@ import click
 
 from chaingraph.cli.progress import progress_bars
 from chaingraph.errors import StoreError
+from chaingraph.terminal import safe_markup, safe_text
 
 if TYPE_CHECKING:  # the loaders and the store (DuckDB, pyarrow) are imported when a command runs
     from rich.table import Table
@@ -23,7 +24,7 @@ _FORMAT = click.option("--format", "output_format", type=click.Choice(["table", 
 def _summary_table(summary: StoreSummary, report: LoadReport | None = None) -> Table:
     from rich.table import Table
 
-    table = Table(title=f"store {summary.store}", show_header=True)
+    table = Table(title=f"store {safe_markup(summary.store)}", show_header=True)
     table.add_column("what")
     table.add_column("count", justify="right")
     rows = [("entities", summary.entities), ("properties", summary.properties),
@@ -33,7 +34,7 @@ def _summary_table(summary: StoreSummary, report: LoadReport | None = None) -> T
     rows += [(f"statements: {vt}", n) for vt, n in summary.statements_by_value_type.items()]
     rows += [(f"rank: {rank}", n) for rank, n in summary.ranks.items()]
     for what, n in rows:
-        table.add_row(what, f"{n:,}")
+        table.add_row(safe_markup(what), f"{n:,}")
     if report is not None:
         bad = sum(f.bad_lines for f in report.files)
         if bad:
@@ -43,7 +44,7 @@ def _summary_table(summary: StoreSummary, report: LoadReport | None = None) -> T
 
 
 @click.command()
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--store", "store_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="DuckDB store file (created if missing).")
 @click.option("--skip-bad-lines", is_flag=True, help="Skip and count malformed lines instead of stopping.")
@@ -53,6 +54,8 @@ def _summary_table(summary: StoreSummary, report: LoadReport | None = None) -> T
 def load(files: tuple[Path, ...], store_path: Path, skip_bad_lines: bool, progress: bool | None,
          output_format: str) -> None:
     """Load Wikidata dumps (JSON dump, N-Triples, Turtle; .gz/.bz2) into a store.
+
+    A directory written by chaingraph export --parquet is read back as it was.
 
     Example: chaingraph load data/sample/douglas-adams.json --store sample.duckdb
     """
@@ -70,7 +73,7 @@ def load(files: tuple[Path, ...], store_path: Path, skip_bad_lines: bool, progre
     console.print(_summary_table(report.summary, report))
     for f in report.files:
         for example in f.bad_line_examples:
-            click.echo(f"skipped {example}", err=True)
+            click.echo(f"skipped {safe_text(example)}", err=True)
 
 
 @click.command()

@@ -10,6 +10,7 @@ from pathlib import PurePath
 from typing import Any
 
 from chaingraph.progress import Progress, ProgressEvent
+from chaingraph.terminal import safe_markup
 
 __all__ = ["progress_bars"]
 
@@ -57,7 +58,7 @@ def progress_bars(enabled: bool | None, *, transient: bool = False) -> Iterator[
 
     def show(event: ProgressEvent) -> None:
         if event.message:
-            bars.console.print(f"[dim]{event.message}[/dim]", highlight=False)
+            bars.console.print(f"[dim]{safe_markup(event.message)}[/dim]", highlight=False)
         key = (event.stage, event.item)
         total, done = event.total, event.done
         if total == 0:  # nothing to do is done
@@ -65,7 +66,8 @@ def progress_bars(enabled: bool | None, *, transient: bool = False) -> Iterator[
         fields: dict[str, Any] = {"count": _count(event.done, event.total, event.unit),
                                   "detail": _detail(dict(event.detail))}
         what = event.current or event.item
-        fields["description"] = f"{event.stage} {PurePath(what).name if '/' in what else what}".strip()
+        shown = PurePath(what).name if "/" in what else what
+        fields["description"] = safe_markup(f"{event.stage} {shown}".strip())
         if key not in tasks:
             tasks[key] = bars.add_task(total=total, **fields)
         bars.update(tasks[key], completed=done, total=total, **fields)

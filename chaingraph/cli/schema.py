@@ -23,6 +23,9 @@ SCHEMAS: dict[str, str] = {
     "crosswalk-report": "chaingraph.crosswalk:CrosswalkReport",
     "load-report": "chaingraph.sources.loaders:LoadReport",
     "store-summary": "chaingraph.sources.loaders:StoreSummary",
+    "trajectory": "chaingraph.trajectory:Trajectory",
+    "score-report": "chaingraph.scoring:ScoreReport",
+    "corpus-task": "chaingraph.build:CorpusTask",
 }
 
 

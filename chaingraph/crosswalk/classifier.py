@@ -60,7 +60,7 @@ from chaingraph.ids import pid
 __all__ = ["CROSSWALK_VERSION", "RULES", "Classification", "Crosswalk", "default_crosswalk"]
 
 #: version of the shipped tables; equals the ``# version:`` line of ``data/crosswalk/table.tsv``
-CROSSWALK_VERSION = "2026.11-4"
+CROSSWALK_VERSION = "2026.12-1"
 
 Status = Literal["relation", "not-a-relation", "unclassified"]
 RelationClass = Literal[

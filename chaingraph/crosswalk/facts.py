@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from chaingraph.errors import BadDumpLine, InvalidId, InvalidInput
+from chaingraph.files import regular_file
 from chaingraph.ids import is_entity_id, pid
 from chaingraph.resources import data_file
 
@@ -73,6 +74,7 @@ class PropertyFacts:
 
 
 def _open_text(path: Path) -> io.TextIOBase:
+    regular_file(path, what="property list")
     try:
         if path.suffix == ".gz":
             import gzip  # not imported with the crosswalk: only a gzip'd list needs it
@@ -95,7 +97,22 @@ def _ids(text: str, path: str, line: int, column: str, prefix: str) -> tuple[str
     return tuple(out)
 
 
-def _uncommented(handle: io.TextIOBase, skipped: list[int]) -> Iterator[str]:
+#: longest line of a property list (the real merged list's longest is under 4 KiB)
+MAX_LINE_CHARS = 1024 * 1024
+
+
+def _bounded_lines(handle: io.TextIOBase, path: str) -> Iterator[str]:
+    """The lines of ``handle``; a line longer than :data:`MAX_LINE_CHARS` is a bad line."""
+    number = 0
+    while line := handle.readline(MAX_LINE_CHARS + 1):
+        number += 1
+        if len(line) > MAX_LINE_CHARS:
+            raise BadDumpLine(path, number, f"a line longer than {MAX_LINE_CHARS:,} characters; "
+                              "is this a property list?", _FIX)
+        yield line
+
+
+def _uncommented(handle: Iterable[str], skipped: list[int]) -> Iterator[str]:
     """The lines of ``handle`` after its leading ``#`` documentation lines (counted in ``skipped``)."""
     lines = iter(handle)
     for line in lines:
@@ -108,7 +125,8 @@ def _uncommented(handle: io.TextIOBase, skipped: list[int]) -> Iterator[str]:
 
 def _rows(handle: io.TextIOBase, path: str) -> Iterator[tuple[int, dict[str, str]]]:
     skipped = [0]
-    reader = csv.reader(_uncommented(handle, skipped), delimiter="\t", quoting=csv.QUOTE_NONE)
+    lines = _uncommented(_bounded_lines(handle, path), skipped)
+    reader = csv.reader(lines, delimiter="\t", quoting=csv.QUOTE_NONE)
     try:
         header = next(reader)
     except StopIteration:
@@ -219,7 +237,7 @@ class PackagedFacts(Mapping[str, PropertyFacts]):
             name, skipped = str(self.path), [0]
             lines: dict[str, tuple[int, str]] = {}
             with _open_text(self.path) as handle:
-                rest = _uncommented(handle, skipped)
+                rest = _uncommented(_bounded_lines(handle, name), skipped)
                 self._header = next(rest, "").rstrip("\r\n").split("\t")
                 if self._header[0] != "pid":
                     raise InvalidInput(f"{name}:{1 + skipped[0]}: the first column must be 'pid'; "

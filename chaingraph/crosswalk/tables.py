@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chaingraph.errors import BadDumpLine, InvalidInput
+from chaingraph.files import regular_file
 from chaingraph.ids import is_entity_id, is_item_id
 from chaingraph.resources import data_file
 
@@ -135,6 +136,7 @@ def default_paths() -> dict[str, Path]:
 def _read(path: Path, key: str) -> tuple[dict[str, str], list[tuple[int, dict[str, str]]]]:
     """Metadata lines and ``(line number, row)`` pairs of one documented TSV file."""
     columns = COLUMNS[key][1]
+    regular_file(path, what=f"crosswalk {key} file")
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

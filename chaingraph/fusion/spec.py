@@ -23,8 +23,6 @@ rule the spec states). Values may be written in any form Wikidata gives them:
 
 from __future__ import annotations
 
-import json
-import sys
 from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
@@ -41,7 +39,8 @@ from pydantic import (
     model_validator,
 )
 
-from chaingraph.errors import InvalidInput, InvalidSpec
+from chaingraph.errors import BadFile, InvalidInput, InvalidSpec
+from chaingraph.files import parse_json, read_text
 from chaingraph.values import EntityValue, QuantityValue, StringValue, TimeValue, Value, value_from_json
 
 __all__ = [
@@ -392,13 +391,9 @@ def read_spec(path: str | Path) -> FusionSpec:
     """Read and validate a spec file (``-`` is stdin); :class:`InvalidSpec` with the JSON path."""
     name = str(path)
     try:
-        text = sys.stdin.read() if name == "-" else Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InvalidSpec(f"cannot read the spec ({exc.strerror})", file=name) from exc
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidSpec(f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", file=name) from exc
+        data = parse_json(read_text(path, what="spec"), where=name, what="spec")
+    except BadFile as exc:
+        raise InvalidSpec(exc.problem, file=name) from None
     try:
         return FusionSpec.model_validate(data)
     except ValidationError as exc:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import NamedTuple, Protocol, runtime_checkable
 
+import pyarrow as pa
+
 from chaingraph.ids import is_item_id
 from chaingraph.store import Batch
 
@@ -66,10 +68,16 @@ class SourceRef(NamedTuple):
 @dataclass
 class Neighbourhoods:
     """What a source returns for one batch: rows to store, their provenance, and, for
-    :meth:`NeighbourSource.fetch`, every item neighbour of each requested entity."""
+    :meth:`NeighbourSource.fetch`, every item neighbour of each requested entity.
+
+    Provenance comes as ``(statement id, source)`` pairs, or, from bulk sources, as
+    ``provenance_rows`` (an Arrow table ``statement_id``, ``ref``) indexing
+    ``provenance_refs``."""
 
     batch: Batch = field(default_factory=Batch)
     provenance: list[tuple[str, SourceRef]] = field(default_factory=list)
+    provenance_refs: list[SourceRef] = field(default_factory=list)
+    provenance_rows: pa.Table | None = None
     sources: list[SourceRef] = field(default_factory=list)
     neighbours: dict[str, list[Neighbour]] = field(default_factory=dict)
     requests: int = 0

@@ -1,6 +1,6 @@
 """A careful SPARQL client: POST, descriptive User-Agent, retries, and a response cache.
 
-:class:`SparqlClient` sends SELECT queries through SPARQLWrapper and returns the parsed
+:class:`SparqlClient` sends SELECT queries over HTTP (``urllib``) and returns the parsed
 SPARQL JSON. It is built for the Wikidata Query Service's rules (``reference/wikidata.md``
 §5) and works unchanged against any SPARQL 1.1 endpoint (Oxigraph, QLever, Fuseki):
 
@@ -12,6 +12,13 @@ SPARQL JSON. It is built for the Wikidata Query Service's rules (``reference/wik
   ``max_backoff``); all waiting together never exceeds ``RetryPolicy.total`` seconds;
 * a 200 whose body is not complete SPARQL JSON (truncated, a Java ``TimeoutException``
   trace, an HTML or plain-text notice) is retried, never stored as an empty result;
+* the server is not trusted: only ``http(s)`` endpoints are asked and a redirect may not
+  change the scheme; a body larger than ``max_response_bytes`` (default
+  :data:`~chaingraph.settings.DEFAULT_MAX_RESPONSE_BYTES`, 128 MiB) is refused, not read on,
+  and never cached; one request ends after ``deadline`` seconds (default
+  :data:`~chaingraph.settings.DEFAULT_DEADLINE`, 120 s) however slowly the server sends;
+  bindings that are not SPARQL JSON terms make the body bad; only IRIs under
+  ``http://www.wikidata.org/entity/`` become entities;
 * every good response is written to the store's ``responses`` table under its query hash
   before it is returned, so an interrupted collection keeps what it fetched and
   ``offline=True`` replays a collection with no network at all
@@ -29,28 +36,24 @@ After the retry budget the client raises :class:`~chaingraph.errors.EndpointUnav
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import http.client
 import json
+import math
 import re
+import socket
+import threading
 import time
 import urllib.error
+import urllib.parse
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
-
-from SPARQLWrapper import JSON, POST, SELECT, SPARQLWrapper
-from SPARQLWrapper.SPARQLExceptions import (
-    EndPointInternalError,
-    EndPointNotFound,
-    QueryBadFormed,
-    SPARQLWrapperException,
-    Unauthorized,
-    URITooLong,
-)
 
 from chaingraph.errors import (
     EndpointError,
@@ -59,8 +62,16 @@ from chaingraph.errors import (
     InvalidInput,
     OfflineCacheMiss,
 )
-from chaingraph.ids import ENTITY, from_iri
-from chaingraph.settings import DEFAULT_ENDPOINT, DEFAULT_USER_AGENT, RetryPolicy
+from chaingraph.ids import ENTITY, VALUE_ENTITY_PATTERN, from_iri
+from chaingraph.settings import (
+    DEFAULT_DEADLINE,
+    DEFAULT_ENDPOINT,
+    DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_USER_AGENT,
+    RetryPolicy,
+    endpoint_url_problem,
+    user_agent_problem,
+)
 from chaingraph.values import (
     CoordinateValue,
     EntityValue,
@@ -79,6 +90,7 @@ __all__ = [
     "Response",
     "SparqlClient",
     "datatype_name",
+    "entity_from_iri",
     "infer_datatype",
     "is_unknown",
     "parse_retry_after",
@@ -143,6 +155,8 @@ def _check_body(body: bytes) -> list[dict[str, Any]]:
         doc = json.loads(text)
     except ValueError as exc:
         raise _Retry(f"body is not complete JSON ({len(body)} bytes)", body=True) from exc
+    except RecursionError:
+        raise _Retry("body is JSON nested too deeply to be a SPARQL result", body=True) from None
     if (
         not isinstance(doc, dict)
         or not isinstance(doc.get("head"), dict)
@@ -150,7 +164,13 @@ def _check_body(body: bytes) -> list[dict[str, Any]]:
         or not isinstance(doc["results"].get("bindings"), list)
     ):
         raise _Retry("body is JSON but not a SPARQL SELECT result", body=True)
-    return doc["results"]["bindings"]  # type: ignore[no-any-return]
+    bindings: list[dict[str, Any]] = doc["results"]["bindings"]
+    for row in bindings:
+        if not isinstance(row, dict) or not all(
+                isinstance(term, dict) and isinstance(term.get("value"), str)
+                and isinstance(term.get("type"), str) for term in row.values()):
+            raise _Retry("body is JSON but a binding is not a map of SPARQL JSON terms", body=True)
+    return bindings
 
 
 class SparqlClient:
@@ -171,20 +191,30 @@ class SparqlClient:
         retry: RetryPolicy | None = None,
         offline: bool = False,
         sleep: Callable[[float], None] = time.sleep,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        deadline: float = DEFAULT_DEADLINE,
     ) -> None:
-        if not endpoint.startswith(("http://", "https://")):
-            raise EndpointUnavailable(
-                f"endpoint {endpoint!r} is not an http(s) URL; "
-                "pass e.g. --endpoint https://query.wikidata.org/sparql"
-            )
-        if not user_agent.strip():
-            raise EndpointError("an empty User-Agent is refused by WDQS; pass a descriptive --user-agent")
-        if timeout <= 0:
-            raise EndpointError(f"timeout must be positive, got {timeout}")
+        problem = endpoint_url_problem(endpoint)
+        if problem:
+            raise InvalidInput(f"endpoint: {endpoint!r}: {problem}; pass e.g. "
+                               "https://query.wikidata.org/sparql").about("endpoint")
+        problem = user_agent_problem(user_agent)
+        if problem:
+            raise InvalidInput(f"user_agent: {problem}").about("user_agent")
+        for name, seconds in (("timeout", timeout), ("deadline", deadline)):
+            if not (isinstance(seconds, (int, float)) and math.isfinite(seconds) and seconds > 0):
+                raise InvalidInput(f"{name}: must be a positive, finite number of seconds, got {seconds!r}"
+                                   ).about(name)
+        if isinstance(max_response_bytes, bool) or not isinstance(max_response_bytes, int) \
+                or max_response_bytes < 1:
+            raise InvalidInput(f"max_response_bytes: must be a positive number of bytes, got "
+                               f"{max_response_bytes!r}").about("max_response_bytes")
         self.endpoint = endpoint
         self.cache = cache
         self.user_agent = user_agent
         self.timeout = timeout
+        self.max_response_bytes = max_response_bytes
+        self.deadline = deadline
         self.retry = retry or RetryPolicy()
         self.offline = offline
         self.sleep = sleep
@@ -250,25 +280,19 @@ class SparqlClient:
             "check the URL and your network, or use --offline"
         )
 
-    def _wrapper(self, query: str) -> SPARQLWrapper:
-        w = SPARQLWrapper(self.endpoint, agent=self.user_agent)
-        w.setMethod(POST)
-        w.setReturnFormat(JSON)
-        w.timeout = self.timeout  # type: ignore[assignment]  # float seconds (setTimeout truncates)
-        w.setQuery(query)
-        # SPARQLWrapper guesses the query form by regex and takes a statement GUID such as
-        # Q30-ADD4… for a SPARQL Update ("ADD"), which it then sends as update=…; every
-        # query chaingraph sends is a SELECT.
-        w.queryType = SELECT
-        return w
-
     def _fetch(self, query: str) -> bytes:
-        """One HTTP round trip; failures worth retrying become :class:`_Retry`."""
+        """One HTTP round trip within the deadline and the size cap; failures worth
+        retrying become :class:`_Retry`."""
         self.requests += 1
+        data = urllib.parse.urlencode({"query": query}).encode()
+        request = urllib.request.Request(self.endpoint, data=data, method="POST", headers={
+            "Accept": "application/sparql-results+json",
+            "Content-Type": "application/x-www-form-urlencoded",
+            "User-Agent": self.user_agent})
+        watch = _Deadline(self.deadline)
         try:
-            result = self._wrapper(query).query()
-            body: bytes = result.response.read()
-            return body
+            with watch, _opener(watch).open(request, timeout=min(self.timeout, self.deadline)) as response:
+                return self._read(response, watch)
         except urllib.error.HTTPError as exc:  # 429, 502, 503, 504, 403, ...
             if exc.code == 429:
                 after = parse_retry_after(exc.headers.get("Retry-After") if exc.headers else None)
@@ -276,32 +300,151 @@ class SparqlClient:
                 raise _Retry("HTTP 429 Too Many Requests", wait=wait) from exc
             if 500 <= exc.code < 600:
                 raise _Retry(f"HTTP {exc.code}") from exc
+            if exc.code in (401, 404):
+                raise EndpointUnavailable(
+                    f"{self.endpoint}: HTTP {exc.code} {exc.reason}; check the endpoint URL and credentials"
+                ) from exc
+            if exc.code in (400, 414):
+                first = exc.read(300).decode("utf-8", "replace").splitlines()
+                raise EndpointError(f"{self.endpoint} rejected the query: HTTP {exc.code} "
+                                    f"{first[0] if first else exc.reason}") from exc
             raise EndpointError(
                 f"{self.endpoint} refused the query with HTTP {exc.code} {exc.reason}"
                 + ("; set a descriptive --user-agent" if exc.code == 403 else "")
             ) from exc
-        except EndPointInternalError as exc:
-            raise _Retry("HTTP 500") from exc
-        except (QueryBadFormed, URITooLong) as exc:
-            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            raise EndpointError(f"{self.endpoint} rejected the query: {first[:200]}") from exc
-        except (EndPointNotFound, Unauthorized) as exc:
-            raise EndpointUnavailable(
-                f"{self.endpoint}: {type(exc).__name__}; check the endpoint URL and credentials"
-            ) from exc
-        except SPARQLWrapperException as exc:
-            raise _Retry(type(exc).__name__) from exc
+        except (_Retry, EndpointError):
+            raise
         except TimeoutError as exc:
-            raise _Retry(f"no answer within {self.timeout:g} s") from exc
+            raise _Retry(self._late(watch)) from exc
         except http.client.IncompleteRead as exc:
+            if watch.expired:
+                raise _Retry(self._late(watch)) from exc
             raise _Retry("truncated body (connection closed early)", body=True) from exc
         except urllib.error.URLError as exc:
             reason = exc.reason
-            if isinstance(reason, TimeoutError):
-                raise _Retry(f"no answer within {self.timeout:g} s") from exc
+            if isinstance(reason, TimeoutError) or watch.expired:
+                raise _Retry(self._late(watch)) from exc
             raise _Retry(f"cannot connect: {reason}") from exc
         except (ConnectionError, http.client.HTTPException, OSError) as exc:
+            if watch.expired:
+                raise _Retry(self._late(watch)) from exc
             raise _Retry(f"connection failed: {type(exc).__name__}: {exc}") from exc
+
+    def _late(self, watch: _Deadline) -> str:
+        if watch.expired:
+            return f"no complete answer within the {self.deadline:g} s deadline"
+        return f"no answer within {self.timeout:g} s"
+
+    def _read(self, response: http.client.HTTPResponse, watch: _Deadline) -> bytes:
+        """The body, refused (:class:`EndpointResponseError`) beyond the size cap."""
+        cap = self.max_response_bytes
+        declared = response.getheader("Content-Length")
+        if declared is not None and declared.strip().isdigit() and int(declared) > cap:
+            raise self._too_large(f"announces {int(declared):,} bytes")
+        chunks: list[bytes] = []
+        size = 0
+        while chunk := response.read1(1 << 16):
+            size += len(chunk)
+            if size > cap:
+                raise self._too_large("sent more")
+            chunks.append(chunk)
+            if watch.expired:
+                raise _Retry(self._late(watch))
+        if watch.expired:
+            raise _Retry(self._late(watch))
+        if response.length:  # fewer bytes than Content-Length promised
+            raise _Retry("truncated body (connection closed early)", body=True)
+        return b"".join(chunks)
+
+    def _too_large(self, what: str) -> EndpointResponseError:
+        return EndpointResponseError(
+            f"{self.endpoint}: the response {what} than the {self.max_response_bytes:,}-byte limit; "
+            "ask for less (a smaller --batch-size) or raise --max-response-bytes")
+
+
+class _Deadline:
+    """A whole-request deadline: when it passes, the request's sockets are shut down, so a
+    server that sends a byte now and then cannot hold the client (socket time-outs only
+    bound each single wait)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.expired = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def __enter__(self) -> _Deadline:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._timer.cancel()
+
+    def track(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._sockets.append(sock)
+            late = self.expired
+        if late:
+            self._shut(sock)
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            sockets = list(self._sockets)
+        for sock in sockets:
+            self._shut(sock)
+
+    @staticmethod
+    def _shut(sock: socket.socket) -> None:
+        with contextlib.suppress(OSError):  # already closed
+            sock.shutdown(socket.SHUT_RDWR)
+
+
+def _tracked(base: type[http.client.HTTPConnection], watch: _Deadline) -> type[http.client.HTTPConnection]:
+    class Tracked(base):  # type: ignore[valid-type,misc]
+        def connect(self) -> None:
+            super().connect()
+            watch.track(self.sock)
+
+    return Tracked
+
+
+class _HTTPHandler(urllib.request.HTTPHandler):
+    def __init__(self, watch: _Deadline) -> None:
+        super().__init__()
+        self.watch = watch
+
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(_tracked(http.client.HTTPConnection, self.watch), req)
+
+
+class _HTTPSHandler(urllib.request.HTTPSHandler):
+    def __init__(self, watch: _Deadline) -> None:
+        super().__init__()
+        self.watch = watch
+
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(_tracked(http.client.HTTPSConnection, self.watch), req,
+                            context=self._context)  # type: ignore[attr-defined]
+
+
+class _SameScheme(urllib.request.HTTPRedirectHandler):
+    """Follow a redirect only to the same scheme (no https -> http, no ftp:, no file:)."""
+
+    def redirect_request(self, req: urllib.request.Request, fp: Any, code: int, msg: str,
+                         headers: Any, newurl: str) -> urllib.request.Request | None:
+        old = urllib.parse.urlsplit(req.full_url).scheme.lower()
+        new = urllib.parse.urlsplit(newurl).scheme.lower()
+        if new != old:
+            raise EndpointError(f"{req.full_url} redirected to {newurl!r}, another scheme; chaingraph "
+                                "follows redirects only within http or https: pass the final URL")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def _opener(watch: _Deadline) -> urllib.request.OpenerDirector:
+    return urllib.request.build_opener(_HTTPHandler(watch), _HTTPSHandler(watch), _SameScheme())
 
 
 # -- reading SPARQL JSON bindings as Wikidata values -----------------------------------------
@@ -378,8 +521,25 @@ def is_unknown(b: dict[str, Any] | None) -> bool:
     return b is not None and (b["type"] == "bnode" or str(b["value"]).startswith(GENID))
 
 
-def _local(iri: str) -> str:
-    return iri.rstrip("/").rsplit("/", 1)[-1]
+_VALUE_ENTITY = re.compile(VALUE_ENTITY_PATTERN)
+
+
+def entity_from_iri(iri: str) -> str:
+    """The id of a Wikidata entity IRI (``http://www.wikidata.org/entity/`` + an item,
+    property, lexeme, form, sense, schema or media id), else :class:`InvalidInput`: an
+    IRI elsewhere that merely ends in ``/Q5`` is not the item Q5.
+
+    >>> entity_from_iri(ENTITY + "L7-S1")
+    'L7-S1'
+    >>> entity_from_iri("http://evil.example/x/Q5")
+    Traceback (most recent call last):
+    ...
+    chaingraph.errors.InvalidInput: 'http://evil.example/x/Q5' is not a Wikidata entity IRI (http://www.wikidata.org/entity/…)
+    """
+    local = iri[len(ENTITY):] if iri.startswith(ENTITY) else None
+    if local is None or not _VALUE_ENTITY.fullmatch(local):
+        raise InvalidInput(f"{iri[:100]!r} is not a Wikidata entity IRI ({ENTITY}…)")
+    return local
 
 
 def term_value(datatype: str, row: dict[str, Any]) -> tuple[str, Value | None]:
@@ -446,7 +606,7 @@ def term_value(datatype: str, row: dict[str, Any]) -> tuple[str, Value | None]:
     if text is None:
         raise InvalidInput(f"{datatype} snak without a value")
     if datatype.startswith("wikibase-") or datatype == "entity-schema":
-        return "value", EntityValue(id=_local(text))
+        return "value", EntityValue(id=entity_from_iri(text))
     if datatype == "monolingualtext":
         return "value", MonolingualValue(text=text, language=str((simple or {}).get("xml:lang", "")))
     if datatype == "commonsMedia" and text.startswith(_FILEPATH):

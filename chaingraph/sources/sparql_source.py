@@ -195,6 +195,8 @@ class SparqlSource:
             timeout=settings.timeout,
             retry=settings.retry,
             offline=settings.offline,
+            max_response_bytes=settings.max_response_bytes,
+            deadline=settings.deadline,
         )
         self.endpoint = self.client.endpoint
         self.batch_size = settings.batch_size

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from chaingraph.ids import is_item_id, qid
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from chaingraph.ids import qid
 from chaingraph.settings import CrawlLimits
 from chaingraph.sources.neighbours import (
     CLASS_PROPERTIES,
@@ -24,7 +27,7 @@ from chaingraph.sources.neighbours import (
     Neighbourhoods,
     SourceRef,
 )
-from chaingraph.store import RANKS, Store
+from chaingraph.store import Store
 
 __all__ = ["StoreSource"]
 
@@ -40,8 +43,8 @@ class StoreSource:
     """
 
     def __init__(
-        self, source: Store, *, limits: CrawlLimits | None = None, batch_size: int = 500,
-        describe_size: int = 2000
+        self, source: Store, *, limits: CrawlLimits | None = None, batch_size: int = 5000,
+        describe_size: int = 20000
     ) -> None:
         self.source = source
         self.in_limit = (limits or CrawlLimits()).in_limit
@@ -49,51 +52,35 @@ class StoreSource:
         self.describe_size = describe_size
         # an in-memory store has no name that outlives it: tell two of them apart by identity
         self.name = f"store:{source.path}" if source.path else f"store::memory:{id(source):x}"
-        self._datatypes = source.datatypes()
 
-    def _kept_property(self, prop: str) -> bool:
-        dt = self._datatypes.get(prop)
-        return dt is None or dt in KEPT_DATATYPES
-
-    def _copy(self, statement_ids: list[str], out: Neighbourhoods) -> None:
-        rows = self.source.statement_rows(statement_ids)
-        out.batch.statements += rows.statements
-        out.batch.qualifiers += rows.qualifiers
-        out.batch.reference_snaks += rows.reference_snaks
-        out.batch.properties += rows.properties
-        out.provenance += [(sid, SourceRef(*src)) for sid, src in rows.provenance]
+    def _copy(self, tables: dict[str, pa.Table], out: Neighbourhoods) -> None:
+        """Put copied rows (Arrow, no Python object per row) and their provenance into ``out``."""
+        prov = tables.pop("provenance")
+        out.batch.tables.update(tables)
+        out.batch.tables_unique = True  # keys come from the source store's own primary keys
+        if prov.num_rows == 0:
+            return
+        sources = prov.drop_columns(["statement_id"]).group_by(prov.column_names[1:]).aggregate([])
+        ids = sources["source_id"]
+        out.provenance_refs = [SourceRef(*row[1:]) for row in zip(*(sources[c].to_pylist()
+                                                                     for c in sources.column_names))]
+        out.provenance_rows = pa.table({"statement_id": prov["statement_id"],
+                                        "ref": pc.index_in(prov["source_id"], value_set=ids)})
 
     def fetch(self, entities: Sequence[str]) -> Neighbourhoods:
         ents = [qid(e) for e in entities]
         out = Neighbourhoods(neighbours={e: [] for e in ents})
-        ids: list[str] = []
-        for sid, subj, prop, obj, rank, vt in self.source.edges(
-            subject=ents, ranks=RANKS, item_only=False, values_only=False
-        ):
-            if not self._kept_property(prop) or (vt is not None and vt != "item" and vt not in LITERAL_TYPES):
-                continue
-            ids.append(sid)
-            if vt == "item" and obj is not None:
-                out.neighbours[subj].append(Neighbour(obj, prop, sid, True, rank))
-        per: dict[str, int] = {}
-        for e in self.source.edges(object=ents, ranks=RANKS):
-            if e.property in CLASS_PROPERTIES or not is_item_id(e.subject):
-                continue
-            if per.get(e.object or "", 0) >= self.in_limit:
-                continue
-            per[e.object or ""] = per.get(e.object or "", 0) + 1
-            ids.append(e.statement_id)
-            out.neighbours[e.object or ""].append(
-                Neighbour(e.subject, e.property, e.statement_id, False, e.rank)
-            )
-        self._copy(sorted(set(ids)), out)
+        rows = self.source.neighbour_table(ents, in_limit=self.in_limit, kept_datatypes=KEPT_DATATYPES,
+                                           literal_types=LITERAL_TYPES, class_properties=CLASS_PROPERTIES)
+        items = rows.filter(rows["item"])
+        for ent, nb, prop, sid, fwd, rank in zip(*(items[c].to_pylist() for c in (
+                "entity", "neighbour", "property", "statement_id", "forward", "rank"))):
+            out.neighbours[ent].append(Neighbour(nb, prop, sid, fwd, rank))
+        if rows.num_rows:
+            self._copy(self.source.statement_tables(pc.unique(rows["statement_id"])), out)
         return out
 
     def describe(self, entities: Sequence[str]) -> Neighbourhoods:
-        ents = [qid(e) for e in entities]
         out = Neighbourhoods()
-        out.batch.entities += self.source.entity_rows(ents)
-        ids = [e.statement_id for e in self.source.edges(
-            subject=ents, property="P31", ranks=RANKS, item_only=False, values_only=False)]
-        self._copy(sorted(ids), out)
+        self._copy(self.source.entity_tables([qid(e) for e in entities]), out)
         return out

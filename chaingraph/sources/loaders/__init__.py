@@ -1,4 +1,6 @@
-"""Fill the evidence store from Wikidata dumps: the JSON dump and RDF (N-Triples, Turtle).
+"""Fill the evidence store from Wikidata dumps: the JSON dump and RDF (N-Triples, Turtle);
+or from a directory of Parquet tables written by ``chaingraph export --parquet``
+(:mod:`chaingraph.store_parquet`).
 
 :func:`load` picks the reader from the file name (``.json``/``.nt``/``.ttl``, each
 optionally ``.gz`` or ``.bz2``), streams every file into the store and reports what was
@@ -34,8 +36,13 @@ from chaingraph.store import Store
 __all__ = ["FileReport", "LoadReport", "StoreSummary", "load", "load_file", "summarize"]
 
 
-def _checked_format(path: str | Path) -> Format:
-    """The dump format of ``path`` from its name, after checking the file exists."""
+def _checked_format(path: str | Path) -> Format | None:
+    """The dump format of ``path`` from its name, after checking the file exists (``None``
+    for a directory written by ``chaingraph export --parquet``)."""
+    from chaingraph.store_parquet import is_parquet_export
+
+    if is_parquet_export(path):
+        return None
     fmt = dump_format(path)
     if not Path(path).is_file():
         raise InvalidInput(f"{path}: no such file; check the path")
@@ -46,6 +53,15 @@ def load_file(path: str | Path, store: Store, *, skip_bad_lines: bool = False,
               progress: Progress | None = None) -> FileReport:
     """Load one dump file (format from its name) into ``store``."""
     fmt = _checked_format(path)
+    if fmt is None:
+        from chaingraph.store_parquet import load_parquet
+
+        started = time.perf_counter()
+        rows = load_parquet(path, store)
+        return FileReport(path=str(path), format="parquet", entities=rows.get("entities", 0),
+                          properties=rows.get("properties", 0), statements=rows.get("statements", 0),
+                          qualifiers=rows.get("qualifiers", 0), references=rows.get("reference_snaks", 0),
+                          seconds=time.perf_counter() - started)
     if fmt == "json":
         return load_json_dump(path, store, skip_bad_lines=skip_bad_lines, progress=progress)
     return load_rdf(path, store, fmt=fmt, skip_bad_lines=skip_bad_lines, progress=progress)

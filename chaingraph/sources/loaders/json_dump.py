@@ -6,6 +6,10 @@ columns and tuples (no per-statement model objects on the hot path), and a write
 inserts each batch (Arrow tables, one transaction each) while the next is parsed. At most
 three batches are in memory at once, whatever the size of the dump.
 
+An entity that comes twice — in one dump, whatever the batch boundaries, or in a later
+load — is kept whole as its last copy (:meth:`Store.write_arrow` ``replace``): statements
+with the same ids are updated and statements the last copy lacks are gone.
+
 Everything the JSON carries that the store models is kept: every statement with rank,
 snaktype and value; every qualifier; every reference (by its ``hash``); English labels,
 descriptions and aliases, falling back to ``mul``; the sitelink count; the revision;
@@ -27,7 +31,6 @@ from __future__ import annotations
 
 import json
 import queue
-import re
 import threading
 import time
 import zlib
@@ -38,7 +41,8 @@ from typing import Any
 import pyarrow as pa
 
 from chaingraph.errors import BadDumpLine, ChaingraphError, InvalidId, InvalidInput
-from chaingraph.ids import is_entity_id, pid
+from chaingraph.files import lone_surrogate
+from chaingraph.ids import is_entity_id, is_value_entity_id, pid
 from chaingraph.progress import Progress
 from chaingraph.sources.loaders.common import FileReport, LineGuard, coordinate_digits, loaded_bytes
 from chaingraph.sources.loaders.compression import dump_date, open_dump, read_blocks
@@ -58,12 +62,8 @@ BATCH_ENTITIES = 5_000
 BATCH_ROWS = 30_000
 
 
-#: entity values: items, properties, lexemes and their forms/senses, entity schemas, media
-_VALUE_ENTITY = re.compile(r"[QPLEM][1-9][0-9]*(?:-[FS][1-9][0-9]*)?")
-
-
 def _valid_value_entity(ident: str) -> bool:
-    return _VALUE_ENTITY.fullmatch(ident) is not None
+    return is_value_entity_id(ident)
 
 
 def datavalue_columns(datavalue: dict[str, Any]) -> tuple[Any, ...]:
@@ -141,9 +141,15 @@ def parse_line(line: bytes) -> dict[str, Any] | None:
         text = text[:-1].rstrip()
     if not text or text in (b"[", b"]"):
         return None
-    entity = json.loads(text)
+    try:
+        entity = json.loads(text)
+    except RecursionError:
+        raise InvalidInput("JSON nested too deeply for Python's parser (about 1,000 levels)") from None
     if not isinstance(entity, dict):
         raise InvalidInput(f"expected an entity object, found a JSON {type(entity).__name__}")
+    if lone_surrogate(text, entity):
+        raise InvalidInput("a string holds a lone UTF-16 surrogate escape (\\ud800-\\udfff without its "
+                           "pair), which is not text")
     return entity
 
 
@@ -167,6 +173,7 @@ class EntityRows:
         self.references = 0
         self.n_entities = 0
         self.n_statements = 0
+        self.ids: set[str] = set()  # entities of this batch; the store replaces earlier copies
 
     def _lists(self) -> list[list[Any]]:
         return [self.entities, self.properties, *self.item_columns, self.statements, self.qualifiers,
@@ -182,6 +189,7 @@ class EntityRows:
                 del lst[mark:]
             raise
         self.n_entities += 1
+        self.ids.add(entity["id"])
 
     def _add(self, entity: dict[str, Any]) -> int:
         ident = entity.get("id")
@@ -334,7 +342,7 @@ class _Writer:
                 if rows is None:
                     return
                 if self.error is None:
-                    self.store.write_arrow(rows.tables())
+                    self.store.write_arrow(rows.tables(), replace=rows.ids)
             except BaseException as exc:
                 self.error = exc
             finally:
@@ -398,6 +406,8 @@ def load_json_dump(path: str | Path, store: Store, *, skip_bad_lines: bool = Fal
                         try:
                             entity = parse_line(line)
                             if entity is not None:
+                                if entity.get("id") in rows.ids:  # a second copy: the last one wins
+                                    submit()
                                 rows.add(entity)
                         except (ValueError, KeyError, TypeError, AttributeError, ChaingraphError) as exc:
                             guard.bad(lineno, _describe(exc, line), flush)

@@ -195,7 +195,7 @@ class _Stager:
         term_ok = pc.if_else(is_lit, lit_ok, pc.and_(
             pc.invert(pc.match_substring(o, " ")),
             pc.or_(pc.and_(pc.starts_with(o, "<"), pc.ends_with(o, ">")), pc.starts_with(o, "_:"))))
-        good = pc.and_(good, term_ok)
+        good = pc.and_(pc.and_(good, term_ok), pc.invert(pc.match_substring_regex(o, _SURROGATE_ESCAPE)))
         numbers = pa.array(np.arange(first_line, first_line + n, dtype=np.int64)[ok])
         # the slow path: lines that did not split into three clean parts
         slow_rows: list[tuple[int, str, str, str]] = []
@@ -205,7 +205,7 @@ class _Stager:
             text = data[offsets[i]:offsets[i + 1]].decode("utf-8").strip()
             if not text or text.startswith("#"):
                 continue
-            parsed = parse_line_slow(text)
+            parsed = None if _SURROGATE.search(text) else parse_line_slow(text)
             if parsed is None:
                 slow_rows.append((first_line + int(i), "", "", ""))
             else:
@@ -246,6 +246,11 @@ class _Stager:
             self.con.unregister("_cg_block")
 
 
+#: a ``\uD800``-``\uDFFF`` escape: a UTF-16 surrogate, which is no character (RE2 and Python)
+_SURROGATE_ESCAPE = r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}"
+_SURROGATE = re.compile(_SURROGATE_ESCAPE)
+
+
 class ReadError(Exception):
     """The stream could not be read (truncated or corrupt) before line ``line``."""
 
@@ -256,6 +261,9 @@ class ReadError(Exception):
 
 
 def _problem(text: str) -> str:
+    if _SURROGATE.search(text):
+        return ("a \\uD800-\\uDFFF escape is half of a UTF-16 pair, not a character (N-Triples writes "
+                "\\U0001F600 for such code points)")
     if not text.endswith("."):
         return "the line does not end with ' .' (truncated?)"
     return "the line is not an N-Triples triple (<subject> <predicate> object .)"

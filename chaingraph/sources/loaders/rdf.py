@@ -40,6 +40,7 @@ import duckdb
 import pyarrow as pa
 
 from chaingraph.errors import BadDumpLine, ChaingraphError, StoreError
+from chaingraph.ids import ENTITY_PATTERN, VALUE_ENTITY_PATTERN
 from chaingraph.progress import Progress
 from chaingraph.sources.loaders.common import FileReport, LineGuard, coordinate_digits, loaded_bytes
 from chaingraph.sources.loaders.compression import Format, dump_date, open_dump
@@ -139,7 +140,7 @@ def _local(col: str, prefix: str) -> str:
 _ENTITY_LOCAL = _local("{c}", ENT)
 #: ids an entity value may have (items, properties, lexemes and their forms/senses, schemas, media);
 #: any other IRI under wd: is kept as a string, never as an entity id
-_VALUE_ENTITY = "[QPLEM][1-9][0-9]*(-[FS][1-9][0-9]*)?"
+_VALUE_ENTITY = VALUE_ENTITY_PATTERN
 #: the language tag of a literal in ``o`` ('' when it has none)
 _LANG = "regexp_extract(o, '\"@([A-Za-z0-9-]+)$', 1)"
 _LEX = "_cg_unescape(regexp_extract({c}, '^\"(.*)\"', 1))"
@@ -311,7 +312,7 @@ def _build(store: Store, t: str, source_id: str) -> dict[str, int]:
       SELECT {truthy_id} AS statement_id, {ent_owner} AS subject, v.pid AS property, 'normal' AS rank,
              v.snaktype, {vcols}
       FROM _cg_val v
-      WHERE v.role = 'T' AND regexp_full_match(coalesce({ent_owner}, ''), '[QP][1-9][0-9]*')
+      WHERE v.role = 'T' AND regexp_full_match(coalesce({ent_owner}, ''), '{ENTITY_PATTERN}')
         AND NOT EXISTS (SELECT 1 FROM _cg_st st WHERE st.subject = {ent_owner} AND st.pid = v.pid)
     """)
     n_rows = _one(con, "SELECT count(*) FROM _cg_statements")
@@ -320,6 +321,9 @@ def _build(store: Store, t: str, source_id: str) -> dict[str, int]:
     store.insert_select("statements", "SELECT * FROM _cg_statements", unique=unique)
     store.insert_select("statement_sources",
                         f"SELECT statement_id, '{source_id}' AS source_id FROM _cg_statements", unique=unique)
+    # A truthy placeholder of an earlier, interrupted load goes once the full statement is
+    # here, and one made now goes if the store already had the full statement.
+    store.retire_truthy("SELECT DISTINCT subject FROM _cg_statements")
     con.execute("DROP TABLE _cg_statements")
     counts["qualifiers"] = _hashed(store, "qualifiers", f"""
       SELECT st.statement_id, v.pid AS property, v.snaktype, {vcols}
@@ -398,7 +402,7 @@ def _entities(store: Store, t: str) -> dict[str, int]:
              props.modified, props.ptype
       FROM ids LEFT JOIN labels USING (id) LEFT JOIN descs USING (id) LEFT JOIN aliases USING (id)
       LEFT JOIN props USING (id) LEFT JOIN articles USING (id)
-      WHERE regexp_full_match(coalesce(ids.id, ''), '[QP][1-9][0-9]*');
+      WHERE regexp_full_match(coalesce(ids.id, ''), '{ENTITY_PATTERN}');
     """)
     ptypes = [r[0] for r in store.con.execute(
         "SELECT DISTINCT ptype FROM _cg_ent WHERE ptype IS NOT NULL").fetchall()]
@@ -422,7 +426,7 @@ def _validate_ids(store: Store, t: str, guard: LineGuard) -> int | None:
     ent = _ENTITY_LOCAL.format(c="s")
     rows = store.con.execute(f"""
       SELECT line, s, o FROM {t}
-      WHERE k = 'claim' AND (NOT coalesce(regexp_full_match({ent}, '[QP][1-9][0-9]*'), false)
+      WHERE k = 'claim' AND (NOT coalesce(regexp_full_match({ent}, '{ENTITY_PATTERN}'), false)
          OR NOT coalesce(regexp_full_match({_local('o', STMT)}, '[QPLqpl][0-9]+-[^$]+'), false))
       ORDER BY line LIMIT 1000""").fetchall()
     if not rows:

@@ -1,0 +1,319 @@
+"""Cases for ``bench_chains.py`` at scale: more peers for all-chains enumeration, graph
+building beside igraph / networkx / DuckDB, a synthetic 10 M-edge graph, and ``expand``
+timed as a whole process.
+
+Every ``prepare_*`` returns a ``run()`` for :func:`harness.measure` (fresh process each).
+Enumeration peers work on exactly the chaingraph graph's step edges (no hub limit), and
+``verify_peers`` checks their counts equal chaingraph's before anything is timed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+Run = Any
+LO, HI = 5, 6
+
+
+def _graph(world: str) -> Any:
+    from bench_chains import graph
+
+    return graph(world)
+
+
+def _arcs(g: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Both directions of every step edge (parallel statements kept), as the chains see them."""
+    ar = g.arrays
+    src = np.concatenate([ar.src, ar.dst]).astype(np.int64)
+    return src, np.concatenate([ar.dst, ar.src]).astype(np.int64)
+
+
+# -- all chains: chaingraph's prefix tree, DuckDB, rustworkx, plain Python ------------------------
+def prepare_tree(world: str, seed: str) -> Run:
+    from chaingraph.chain_tree import chain_tree
+    from chaingraph.chains import distances
+
+    g = _graph(world)
+    v = g.vertex(seed)
+    distances(g, v)
+
+    def run() -> tuple[int, dict[str, Any]]:
+        t = chain_tree(g, v, LO, HI)
+        return t.count(), {"tree MB": round(t.nbytes / 2**20, 1)}
+
+    return run
+
+
+def _duckdb_arcs(g: Any) -> Any:
+    import duckdb
+    import pyarrow as pa
+
+    src, dst = _arcs(g)
+    con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")
+    con.register("_a", pa.table({"src": src, "dst": dst}))
+    con.execute("CREATE TABLE arcs AS SELECT * FROM _a")
+    con.unregister("_a")
+    return con
+
+
+PATHS = f"""
+WITH RECURSIVE paths(v, k) AS (
+    SELECT ?::BIGINT, 0
+    UNION ALL
+    SELECT a.dst, p.k + 1 FROM paths p JOIN arcs a ON a.src = p.v
+    JOIN useful u ON u.v = a.dst AND u.d = p.k + 1 WHERE p.k < {HI})
+SELECT count(*) FROM paths WHERE k BETWEEN {LO} AND {HI}
+"""
+
+
+def duckdb_chains(con: Any, seed: int) -> int:
+    """BFS layers in SQL (one statement per layer, each vertex once), the vertices that
+    reach a layer >= LO (backwards, a statement per layer: the same pruning as
+    chaingraph's DAG), then every layer-to-layer path from the seed by a recursive CTE."""
+    con.execute("CREATE OR REPLACE TEMP TABLE dist AS SELECT ?::BIGINT AS v, 0 AS d", [seed])
+    for d in range(1, HI + 1):
+        con.execute("INSERT INTO dist SELECT DISTINCT a.dst, ? FROM dist f JOIN arcs a ON a.src = f.v "
+                    "WHERE f.d = ? AND a.dst NOT IN (SELECT v FROM dist)", [d, d - 1])
+    con.execute(f"CREATE OR REPLACE TEMP TABLE useful AS SELECT v, d FROM dist WHERE d >= {LO}")
+    for d in range(LO - 1, -1, -1):
+        con.execute("INSERT INTO useful SELECT DISTINCT f.v, f.d FROM dist f JOIN arcs a ON a.src = f.v "
+                    "JOIN useful u ON u.v = a.dst AND u.d = f.d + 1 WHERE f.d = ?", [d])
+    return int(con.execute(PATHS, [seed]).fetchall()[0][0])
+
+
+def prepare_duckdb_cte(world: str, seed: str) -> Run:
+    """DuckDB: BFS layers, then every layer-to-layer path by a recursive CTE."""
+    g = _graph(world)
+    v = g.vertex(seed)
+    con = _duckdb_arcs(g)
+
+    def run() -> tuple[int, dict[str, Any]]:
+        return duckdb_chains(con, v), {}
+
+    return run
+
+
+def prepare_rustworkx(world: str, seed: str) -> Run:
+    """rustworkx ``all_shortest_paths`` per target (distance 5–6) on the simple graph."""
+    import rustworkx as rx
+
+    g = _graph(world)
+    v = g.vertex(seed)
+    src, dst = g.arrays.src.astype(np.int64), g.arrays.dst.astype(np.int64)
+    G = rx.PyGraph(multigraph=False)
+    G.add_nodes_from(range(g.vcount()))
+    G.add_edges_from_no_data(list(zip(src.tolist(), dst.tolist())))
+    lengths = rx.graph_dijkstra_shortest_path_lengths(G, v, lambda _e: 1.0)
+    targets = sorted(t for t, d in lengths.items() if LO <= d <= HI)
+
+    def run() -> tuple[int, dict[str, Any]]:
+        n = 0
+        for t in targets:
+            n += len(rx.all_shortest_paths(G, v, t))
+        return n, {"targets": len(targets)}
+
+    return run
+
+
+def _python_chains(adj: dict[int, list[int]], seed: int, lo: int, hi: int) -> Iterator[tuple[int, ...]]:
+    """A plain-Python pruned-DAG walker: BFS layers, keep arcs d -> d+1, drop vertices that
+    cannot reach depth ``lo``, walk depth-first yielding vertex tuples."""
+    dist = {seed: 0}
+    frontier = [seed]
+    for d in range(1, hi + 1):
+        nxt = []
+        for u in frontier:
+            for w in adj.get(u, ()):
+                if w not in dist:
+                    dist[w] = d
+                    nxt.append(w)
+        frontier = nxt
+    succ = {u: [w for w in adj.get(u, ()) if dist.get(w) == du + 1] for u, du in dist.items() if du < hi}
+    useful = {u for u, du in dist.items() if lo <= du <= hi}
+    for d in range(lo - 1, -1, -1):
+        useful |= {u for u, du in dist.items() if du == d and any(w in useful for w in succ.get(u, ()))}
+    succ = {u: [w for w in ws if w in useful] for u, ws in succ.items() if u in useful}
+    path = [seed]
+
+    def walk(u: int) -> Iterator[tuple[int, ...]]:
+        for w in succ.get(u, ()):
+            path.append(w)
+            if len(path) - 1 >= lo:
+                yield tuple(path)
+            if len(path) - 1 < hi:
+                yield from walk(w)
+            path.pop()
+
+    yield from walk(seed)
+
+
+def prepare_python_walker(world: str, seed: str) -> Run:
+    """The plain-Python walker over the multigraph's arcs (parallel statements counted)."""
+    g = _graph(world)
+    v = g.vertex(seed)
+    src, dst = _arcs(g)
+    adj: dict[int, list[int]] = {}
+    for s, d in zip(src.tolist(), dst.tolist()):
+        adj.setdefault(s, []).append(d)
+
+    def run() -> tuple[int, dict[str, Any]]:
+        n = 0
+        for _p in _python_chains(adj, v, LO, HI):
+            n += 1
+        return n, {}
+
+    return run
+
+
+def verify_peers(world: str, seed: str) -> str:
+    """Counts of the new peers equal chaingraph's (multiset, or distinct vertex paths)."""
+    from chaingraph.chain_tree import chain_tree
+    from chaingraph.chains import enumerate_chains
+
+    g = _graph(world)
+    v = g.vertex(seed)
+    multi = chain_tree(g, v, LO, HI).count()
+    assert multi == sum(1 for _ in enumerate_chains(g, v, LO, HI)), "tree and walk differ"
+    con = _duckdb_arcs(g)
+    assert duckdb_chains(con, v) == multi, "DuckDB CTE differs"
+    assert prepare_python_walker(world, seed)()[0] == multi, "python walker differs"
+    distinct = len({c.nodes for c in enumerate_chains(g, v, LO, HI)}) if multi < 3_000_000 else None
+    if distinct is not None:
+        assert prepare_rustworkx(world, seed)()[0] == distinct, "rustworkx differs"
+    return f"{world} {seed}: {multi:,} chains = DuckDB CTE = Python walker; distinct paths = rustworkx"
+
+
+# -- building the graph ----------------------------------------------------------------------
+def prepare_build(world: str, who: str) -> Run:
+    """Build the evidence graph of a whole store: chaingraph from the store, the peers from
+    the same step edges read out of the same store."""
+    from bench_chains import store_path
+
+    from chaingraph.graph import EvidenceGraph
+    from chaingraph.settings import TraversalPolicy
+    from chaingraph.store import Store
+
+    store = Store(store_path(world), read_only=True)
+    t = store.edge_table()  # warm the store (its pages are then in memory for everyone)
+    policy = TraversalPolicy(hub_limit=None)
+    if who != "chaingraph":
+        import pyarrow.compute as pc
+
+        t = t.filter(pc.invert(pc.is_in(t["property"], value_set=pc.cast(
+            __import__("pyarrow").array(sorted(policy.class_properties)), "string"))))
+        cols = [t[c].to_pylist() for c in ("statement_id", "subject", "property", "object")]
+    del t
+
+    def run() -> tuple[int, dict[str, Any]]:
+        if who == "chaingraph":
+            g = EvidenceGraph.from_store(store, policy=policy)
+            return g.ecount(), {}
+        if who == "igraph":
+            import igraph as ig
+
+            g2 = ig.Graph.TupleList(zip(cols[1], cols[3], cols[2], cols[0]), directed=True,
+                                    edge_attrs=["property", "statement_id"])
+            return g2.ecount(), {}
+        if who == "networkx":
+            import networkx as nx
+
+            g3 = nx.MultiDiGraph()
+            g3.add_edges_from((s, o, sid, {"property": p}) for sid, s, p, o in zip(*cols))
+            return g3.number_of_edges(), {}
+        import duckdb
+        import pyarrow as pa
+
+        con = duckdb.connect()
+        con.execute("SET enable_progress_bar = false")
+        con.register("_e", pa.table({"sid": cols[0], "s": cols[1], "p": cols[2], "o": cols[3]}))
+        con.execute("CREATE TABLE v AS SELECT name, row_number() OVER (ORDER BY name) - 1 AS id "
+                    "FROM (SELECT s AS name FROM _e UNION SELECT o FROM _e)")
+        con.execute("CREATE TABLE arcs AS SELECT vs.id AS src, vo.id AS dst, p, sid FROM _e "
+                    "JOIN v vs ON vs.name = s JOIN v vo ON vo.name = o "
+                    "UNION ALL SELECT vo.id, vs.id, p, sid FROM _e JOIN v vs ON vs.name = s "
+                    "JOIN v vo ON vo.name = o ORDER BY 1, 2")
+        n = con.execute("SELECT count(*) FROM arcs").fetchall()[0][0] // 2
+        con.close()
+        return int(n), {}
+
+    return run
+
+
+# -- synthetic graph -------------------------------------------------------------------------------
+def synthetic(edges: int, seed: int = 7) -> tuple[Any, Any, Any, Any]:
+    """A random graph with ``edges`` statements over ``edges // 10`` items (skewed degrees,
+    50 properties) as Arrow string columns, as a store would hand them over."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    rng = np.random.default_rng(seed)
+    n = max(edges // 10, 10)
+    s = (rng.zipf(1.6, edges) % n) + 1
+    o = rng.integers(1, n + 1, edges)
+    p = rng.integers(1, 51, edges)
+
+    def ids(prefix: str, values: np.ndarray) -> Any:
+        return pc.binary_join_element_wise(prefix, pc.cast(pa.array(values), pa.string()), "")
+
+    sid = pc.binary_join_element_wise(ids("Q", s), ids("$", np.arange(edges)), "")
+    return sid, ids("Q", s), ids("P", p), ids("Q", o)
+
+
+def prepare_synthetic_build(edges: int) -> Run:
+    from chaingraph.graph import EvidenceGraph
+    from chaingraph.settings import TraversalPolicy
+
+    cols = synthetic(edges)
+    policy = TraversalPolicy(hub_limit=None)
+
+    def run() -> tuple[int, dict[str, Any]]:
+        g = EvidenceGraph.from_arrays(*cols, policy=policy)
+        return g.ecount(), {"vertices": g.vcount()}
+
+    return run
+
+
+def prepare_synthetic_tree(edges: int) -> Run:
+    from chaingraph.chain_tree import chain_tree
+    from chaingraph.graph import EvidenceGraph
+    from chaingraph.settings import TraversalPolicy
+
+    g = EvidenceGraph.from_arrays(*synthetic(edges), policy=TraversalPolicy(hub_limit=None))
+
+    def run() -> tuple[int, dict[str, Any]]:
+        t = chain_tree(g, "Q1000", 3, 4)
+        return t.count(), {"tree MB": round(t.nbytes / 2**20, 1)}
+
+    return run
+
+
+# -- expand as a whole process ---------------------------------------------------------------------
+def time_command(argv: list[str], repeat: int = 3) -> tuple[float, float]:
+    """Median wall seconds and max peak RSS (MB) of ``argv`` run as a process."""
+    walls, peaks = [], []
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        walls.append(time.perf_counter() - t0)
+        peaks.append(usage.ru_maxrss / 1024)
+        if status != 0:
+            raise RuntimeError(f"{argv} exited with {status}")
+    walls.sort()
+    return walls[len(walls) // 2], max(peaks)
+
+
+def expand_commands(store: Path) -> dict[str, list[str]]:
+    exe = [sys.executable, "-m", "chaingraph", "expand"]
+    return {"expand --seed Q208003 --store codex-m": [*exe, "--seed", "Q208003", "--store", str(store)],
+            "expand --seed Q42 (bundled sample)": [*exe, "--seed", "Q42"]}

@@ -1,0 +1,247 @@
+"""Alternative routes: find the one an agent claimed, and adjudicate it on the evidence graph.
+
+An agent may reach a component's target by a route other than the reference chain. Its
+claims for that component (claims naming the component, or none) form a small graph; the
+*claimed route* is the first shortest path in it from the component's anchor to its target
+(claims in trajectory order break ties). When its statements are not all reference
+statements it is an *alternative route*, credited only when all three hold (DESIGN §12):
+
+* **sufficient** — every step is a statement of the evidence graph, so the route reaches
+  the target in the graph (a value target: the last step's statement has a matching value);
+* **non-circular** — every step's premise (the claim's subject) is the node the route has
+  already reached, never the target or a later node of the route, and the steps were
+  claimed in route order (no premise used before the agent had reached it);
+* **target-preserving** — the route as a path pattern (anchor bound, each step's property
+  and direction, and the task's type and value clues on the nodes the route shares with
+  the reference chain, the target's always) still has the target as its unique answer
+  (:func:`chaingraph.patterns.evaluate`).
+
+The graph half of the verdict (sufficiency, uniqueness) depends only on the task and the
+route, so :class:`RouteJudge` caches it per ``(task, component, route)``.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from chaingraph.patterns import PathPattern, Step, TypeConstraint, ValueConstraint, evaluate
+from chaingraph.scoring.claims import Evidence, ResolvedClaim
+from chaingraph.scoring.reference import Route, make_route
+
+if TYPE_CHECKING:
+    from chaingraph.tasks import Task
+    from chaingraph.values import Value
+
+__all__ = ["ClaimedRoute", "RouteJudge", "RouteVerdict", "claimed_route"]
+
+Direction = Literal["forward", "backward"]
+
+
+@dataclass(frozen=True)
+class ClaimedRoute:
+    """A path of claims ``nodes[0] → … → nodes[-1]``; ``claims[i]`` made step ``i + 1``."""
+
+    nodes: tuple[str, ...]
+    steps: tuple[tuple[str, Direction], ...]
+    claims: tuple[ResolvedClaim, ...]
+    premises: tuple[str, ...]  # each claim's subject, as the reference node it is equivalent to
+
+
+@dataclass(frozen=True)
+class RouteVerdict:
+    credited: bool
+    sufficient: bool
+    non_circular: bool
+    target_preserving: bool
+    reasons: tuple[str, ...]
+
+
+def claimed_route(claims: Sequence[ResolvedClaim], start: str, target: str,
+                  node: dict[str, str]) -> ClaimedRoute | None:
+    """The first shortest path of claims from ``start`` to ``target`` (``node`` maps a
+    claimed node to the reference node it is equivalent to), or ``None``."""
+    adj: dict[str, list[tuple[str, ResolvedClaim]]] = {}
+    for cl in claims:
+        if cl.statement is None or cl.premise is None or cl.conclusion is None:
+            continue
+        a, b = node.get(cl.premise, cl.premise), node.get(cl.conclusion, cl.conclusion)
+        if a == b:
+            continue
+        adj.setdefault(a, []).append((b, cl))
+        adj.setdefault(b, []).append((a, cl))
+    if start not in adj:
+        return None
+    prev: dict[str, tuple[str, ResolvedClaim] | None] = {start: None}
+    queue = deque([start])
+    while queue and target not in prev:
+        u = queue.popleft()
+        for v, cl in adj.get(u, ()):
+            if v not in prev:
+                prev[v] = (u, cl)
+                queue.append(v)
+    if target not in prev:
+        return None
+    nodes, used = [target], []
+    while (back := prev[nodes[-1]]) is not None:
+        nodes.append(back[0])
+        used.append(back[1])
+    nodes.reverse()
+    used.reverse()
+    steps: list[tuple[str, Direction]] = []
+    for i, cl in enumerate(used):
+        assert cl.statement is not None
+        subject = node.get(cl.statement[0], cl.statement[0])
+        # the walk nodes[i] -> nodes[i+1] is forward when nodes[i] is the statement's subject
+        steps.append((cl.statement[1], "forward" if subject == nodes[i] else "backward"))
+    premises = tuple(node.get(cl.premise, cl.premise) for cl in used if cl.premise is not None)
+    return ClaimedRoute(tuple(nodes), tuple(steps), tuple(used), premises)
+
+
+@dataclass
+class RouteJudge:
+    """Adjudicates claimed routes of one task, caching the graph half per route."""
+
+    task: Task
+    evidence: Evidence
+    _cache: dict[tuple[object, ...], tuple[bool, bool, tuple[str, ...]]] = field(default_factory=dict)
+    _routes: dict[tuple[object, ...], Route] = field(default_factory=dict)
+
+    def judge(self, component: int, route: ClaimedRoute, reference: Route) -> RouteVerdict:
+        """The verdict on ``route`` as a replacement of the reference route of ``component``."""
+        key = (component, route.nodes, route.steps)
+        graph_half = self._cache.get(key)
+        if graph_half is None:
+            graph_half = self._cache[key] = self._graph_half(component, route, reference)
+        sufficient, preserving, why = graph_half
+        circular = _circularity(route)
+        reasons = (*why, *circular)
+        ok = sufficient and not circular and preserving
+        return RouteVerdict(ok, sufficient, not circular, preserving, reasons)
+
+    def as_reference(self, component: int, route: ClaimedRoute) -> Route:
+        """The route as a reference route (cached)."""
+        key = (component, route.nodes, route.steps)
+        got = self._routes.get(key)
+        if got is None:
+            got = self._routes[key] = make_route(self.evidence.relations, component, route.nodes, route.steps,
+                                                 "claimed")
+        return got
+
+    def _graph_half(self, c: int, route: ClaimedRoute,
+                    reference: Route) -> tuple[bool, bool, tuple[str, ...]]:
+        task, ev = self.task, self.evidence
+        comp = task.components[c]
+        target_value: Value | None = comp.target.value
+        reasons: list[str] = []
+        sufficient = True
+        walk: list[tuple[str, Direction]] = []
+        for i, ((prop, way), cl) in enumerate(zip(route.steps, route.claims), start=1):
+            a, b = route.nodes[i - 1], route.nodes[i]
+            held = self._step(a, b, prop, way, target_value)
+            if held is not None:
+                walk.append(held)
+                continue
+            sufficient = False
+            shown = f"{a} {prop} {b}" if way == "forward" else f"{b} {prop} {a}"
+            s, o = (a, b) if way == "forward" else (b, a)
+            known = not b.startswith("value:") and ev.statements(ev.relations.key(s, prop, o))
+            why = ("is not a step under the traversal policy" if known
+                   else "is not a statement of the evidence graph")
+            reasons.append(f"not sufficient: {shown} {why} (step {i}, event {cl.event})")
+        if not sufficient:
+            return False, False, tuple(reasons)
+        preserving, why = self._preserving(c, route, tuple(walk), reference, target_value)
+        if not preserving:
+            reasons.append(why)
+        return True, preserving, tuple(reasons)
+
+    def _step(self, a: str, b: str, prop: str, way: Direction,
+              target_value: Value | None) -> tuple[str, Direction] | None:
+        """The graph step edge (property, direction) that walks ``a → b`` and states the
+        claimed fact (any equivalent form), or ``None``."""
+        g, rel = self.evidence.graph, self.evidence.relations
+        if a not in g:
+            return None
+        va = g.vertex(a)
+        if b.startswith("value:"):
+            for u, e, fwd in g.neighbours(va):
+                p = g.edge_property(e)
+                if (fwd and g.is_literal(u) and rel.canonical(p) == rel.canonical(prop)
+                        and target_value is not None and self._value_ok(g.name(u), target_value)):
+                    return p, "forward"
+            return None
+        if b not in g:
+            return None
+        vb = g.vertex(b)
+        want = rel.key(a, prop, b) if way == "forward" else rel.key(b, prop, a)
+        near, far = (va, vb) if g.degree(va) <= g.degree(vb) else (vb, va)  # scan the smaller side
+        for u, e, fwd in g.neighbours(near):
+            if u != far:
+                continue
+            p = g.edge_property(e)
+            a_first = fwd == (near == va)  # the statement's subject is a
+            s, o = (a, b) if a_first else (b, a)
+            if rel.key(s, p, o) == want:
+                return p, "forward" if a_first else "backward"
+        return None
+
+    def _value_ok(self, literal: str, target_value: Value) -> bool:
+        from chaingraph.lookups import value_matches
+
+        lookup = self.evidence.values
+        if lookup is None:
+            return False
+        sid = literal.removesuffix("#value")
+        got = lookup.literal_values([sid]).get(sid)
+        return got is not None and value_matches(target_value, got)
+
+    def _preserving(self, c: int, route: ClaimedRoute, walk: tuple[tuple[str, Direction], ...],
+                    reference: Route, target_value: Value | None) -> tuple[bool, str]:
+        task, graph = self.task, self.evidence.graph
+        if route.nodes[0] not in graph:
+            return False, f"not target-preserving: the anchor {route.nodes[0]} is not in the evidence graph"
+        at = {n: j for j, n in enumerate(route.nodes)}
+        k = len(route.steps)
+        types, values = [], []
+        for clue in task.clues:
+            if clue.component != c or clue.kind not in ("type", "value") or clue.variable is None:
+                continue
+            var = k if clue.variable == len(reference.nodes) - 1 else at.get(reference.nodes[clue.variable])
+            if var is None:
+                continue
+            if clue.kind == "type" and clue.class_ is not None:
+                types.append(TypeConstraint(var, clue.class_))
+            elif clue.property is not None and (v := clue.entity_value()) is not None:
+                values.append(ValueConstraint(var, clue.property, v))
+        pattern = PathPattern(tuple(Step(p, d) for p, d in walk), anchor=route.nodes[0],
+                              types=tuple(types), values=tuple(values))
+        comp = task.components[c]
+        aim: str | Value = comp.target.entity if comp.target.entity is not None else target_value  # type: ignore[assignment]
+        r = evaluate(graph, pattern, target=aim, values=self.evidence.values, paths=False)
+        if r.unique:
+            return True, ""
+        if not r.target_in:
+            return False, ("not target-preserving: under the traversal policy the route's pattern does not "
+                           f"reach the target ({r.answer_count} other answers)")
+        others = [a for a in r.answers if a != comp.target.key][:3]
+        return False, (f"not target-preserving: with the task's other clues the route has {r.answer_count} "
+                       f"answers, not only the target (also {', '.join(others)})")
+
+
+def _circularity(route: ClaimedRoute) -> tuple[str, ...]:
+    out = []
+    target = route.nodes[-1]
+    last_event = -1
+    for i, cl in enumerate(route.claims, start=1):
+        premise, reached = route.nodes[i - 1], route.nodes[i]
+        if route.premises[i - 1] != premise:
+            what = "the target" if reached == target else "a later node of the route"
+            out.append(f"circular: step {i} (event {cl.event}) uses {what} {reached} as a premise")
+        elif cl.event < last_event:
+            out.append(f"circular: step {i} (event {cl.event}) is claimed before its premise {premise} was "
+                       f"reached (event {last_event})")
+        last_event = max(last_event, cl.event)
+    return tuple(out)

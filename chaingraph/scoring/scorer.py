@@ -1,0 +1,263 @@
+"""NC and RC of a trajectory, with the alternative routes it claimed adjudicated (DESIGN §12).
+
+:class:`TaskScorer` holds what does not depend on the trajectory — the task's reference
+routes, mention resolution, alias verdicts, route verdicts (cached per route), support
+verdicts — so that many trajectories of one task share it. :func:`coverage` is the graph
+half of scoring: the claims resolved, named nodes mapped onto reference nodes (identity or
+an accepted alias), each component's route chosen (the reference, or a credited
+alternative), and
+
+* ``NC = |V̂ ∩ V_req| / |V_req|`` — ``V̂`` the entities the agent named (claim ends and
+  anchors, asserted entities);
+* ``RC = |Ê ∩ E_req| / |E_req|`` — a claimed statement matches only with the same ends, the
+  same relation (or an equivalent / inverse one) and the same direction.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, NamedTuple
+
+from chaingraph.graph import EvidenceGraph
+from chaingraph.merge import SAME_AS, AliasJudge, DefaultJudge, normalise_label
+from chaingraph.scoring.claims import (
+    Evidence,
+    GraphJudge,
+    Resolved,
+    ResolvedClaim,
+    SupportJudge,
+    resolve_claim,
+)
+from chaingraph.scoring.reference import (
+    Reference,
+    Relations,
+    Resolver,
+    Route,
+    default_relations,
+    reference_for,
+)
+from chaingraph.scoring.routes import ClaimedRoute, RouteJudge, RouteVerdict, claimed_route
+from chaingraph.scoring.visual import RefAnchor
+from chaingraph.trajectory import Trajectory
+
+if TYPE_CHECKING:
+    from chaingraph.lookups import ValueLookup
+    from chaingraph.store import Store
+    from chaingraph.tasks import Task
+
+__all__ = ["Coverage", "TaskScorer", "coverage"]
+
+
+_SAME_AS: weakref.WeakKeyDictionary[EvidenceGraph, dict[str, dict[str, str]]] = weakref.WeakKeyDictionary()
+
+
+def _same_as(g: EvidenceGraph) -> dict[str, dict[str, str]]:
+    """Every ``P460`` pair of ``g``, both ways, with :class:`DefaultJudge`'s reason (read once
+    per graph)."""
+    got = _SAME_AS.get(g)
+    if got is None:
+        got = _SAME_AS[g] = {}
+        for e in (e for e, p in enumerate(g.graph.es["property"] if g.ecount() else []) if p == SAME_AS):
+            s, o = (g.name(v) for v in g.edge_endpoints(e))
+            why = f"{SAME_AS} said to be the same as ({g.edge_statement(e)})"
+            got.setdefault(s, {}).setdefault(o, why)
+            got.setdefault(o, {}).setdefault(s, why)
+    return got
+
+
+@dataclass
+class TaskScorer:
+    """Everything about one task that does not depend on the trajectory, built once and
+    shared by every trajectory of the task (reference routes, adjudicated routes, aliases,
+    support verdicts)."""
+
+    task: Task
+    graph: EvidenceGraph
+    values: ValueLookup | None = None
+    store: Store | None = None
+    resolver: Resolver | None = None
+    relations: Relations | None = None
+    judge: SupportJudge = field(default_factory=GraphJudge)
+    alias_judge: AliasJudge = field(default_factory=DefaultJudge)
+
+    def __post_init__(self) -> None:
+        self.relations = self.relations or default_relations()
+        if self.resolver is None:
+            from chaingraph.scoring.reference import Resolver as R
+
+            self.resolver = R.from_store(self.store) if self.store is not None else R.from_graph(self.graph)
+        self.evidence = Evidence(self.graph, self.relations, self.values, self.store)
+        self.reference: Reference = reference_for(self.task, self.graph, self.relations, self.values)
+        self.routes = RouteJudge(self.task, self.evidence)
+        needed = {c.anchor for c in self.task.components}
+        self.anchors = tuple(RefAnchor(a.entity, a.region, a.entity in needed)
+                             for a in self.task.anchors if a.region is not None)
+        self._same: dict[tuple[str, str], str | None] = {}
+        self._support: dict[tuple[object, ...], tuple[bool, str]] = {}
+        self._ref_nodes = list(dict.fromkeys(n for r in self.reference.routes for n in r.nodes))
+        self._ref_set = frozenset(self._ref_nodes)
+        self._matches: dict[str, tuple[str, str] | None] = {}
+        self._resolved: dict[tuple[str | None, ...], Resolved] = {}
+        self._value_targets = any(c.target.value is not None for c in self.task.components)
+        self._ref_edges = [frozenset(r.edges) for r in self.reference.routes]
+        self._ids = [self.task.component_id(c) for c in range(len(self.task.components))]
+        self._v_req = tuple(dict.fromkeys(n for r in self.reference.routes for n in r.nodes))
+        self._e_req = tuple(dict.fromkeys(e for r in self.reference.routes for e in r.edges))
+        self._known = self._default_aliases() if type(self.alias_judge) is DefaultJudge else None
+
+    def _default_aliases(self) -> dict[str, tuple[dict[str, str], str | None]]:
+        """What :class:`DefaultJudge` would say about the reference nodes and anchors, read
+        once: their ``P460`` partners (with the reason) and their normalised labels."""
+        g = self.graph
+        same_as = _same_as(g)
+        out: dict[str, tuple[dict[str, str], str | None]] = {}
+        for r in {*self._ref_nodes, *(a.entity for a in self.task.anchors)}:
+            label = g.labels.get(r)
+            out[r] = (same_as.get(r, {}), normalise_label(label) if label else None)
+        return out
+
+    # -- equivalence -------------------------------------------------------------------
+    def same(self, a: str, b: str) -> str | None:
+        """Why ``a`` and ``b`` are the same entity (``"identical"``), or ``None``."""
+        if a == b:
+            return "identical"
+        key = (a, b) if a < b else (b, a)
+        if self._known is not None and (a in self._known or b in self._known):
+            known, other = (a, b) if a in self._known else (b, a)
+            partners, label = self._known[known]
+            if other in partners:
+                return partners[other]
+            mine = self.graph.labels.get(other)
+            if label and mine and normalise_label(mine) == label:
+                return f"equal normalised labels {label!r}"
+            return None
+        if key not in self._same:
+            self._same[key] = (self.alias_judge(self.graph, key[0], key[1])
+                               if a.startswith("Q") and b.startswith("Q") else None)
+        return self._same[key]
+
+    def _match(self, x: str) -> tuple[str, str] | None:
+        """The first reference node ``x`` is (itself, or an alias), with the reason; cached."""
+        if x not in self._matches:
+            found = None
+            if x in self._ref_set:
+                found = (x, "identical")
+            else:
+                for r in self._ref_nodes:
+                    why = self.same(x, r)
+                    if why is not None:
+                        found = (r, why)
+                        break
+            self._matches[x] = found
+        return self._matches[x]
+
+    def _node_map(self, claimed: set[str], claims: list[ResolvedClaim]) -> tuple[dict[str, str], list[str]]:
+        from chaingraph.lookups import value_matches
+
+        out: dict[str, str] = {}
+        notes = []
+        matches = self._matches
+        for x in claimed:
+            hit = matches[x] if x in matches else self._match(x)
+            if hit is not None:
+                out[x] = hit[0]
+                if hit[0] != x:
+                    notes.append(f"{x} matched {hit[0]}: {hit[1]}")
+        notes.sort()
+        for cl in claims if self._value_targets else ():  # a claimed value matches a value target
+            if cl.value is not None and cl.conclusion is not None and cl.conclusion not in out:
+                for c, comp in enumerate(self.task.components):
+                    if comp.target.value is not None and value_matches(comp.target.value, cl.value):
+                        out[cl.conclusion] = self.reference.targets[c]
+        return out, notes
+
+    def supported(self, claim: ResolvedClaim) -> tuple[bool, str]:
+        key = (claim.statement, claim.premise, claim.property, claim.value, claim.source)
+        if key not in self._support:
+            self._support[key] = self.judge(claim, self.evidence)
+        return self._support[key]
+
+
+class Coverage(NamedTuple):
+    """The graph half of one item's score."""
+
+    claims: Sequence[ResolvedClaim]
+    asserted: Mapping[int, str | None]
+    named: AbstractSet[str]  # the reference node (or itself) of every entity the agent named
+    node: Mapping[str, str]  # named node -> the reference node it is (identity or alias)
+    aliases: Sequence[str]
+    claimed: AbstractSet[tuple[str, str, str]]  # claimed statements, canonical, ends mapped
+    routes: Sequence[Route]  # per component: the reference, or the credited alternative
+    verdicts: Sequence[tuple[int, ClaimedRoute, RouteVerdict]]
+    v_req: tuple[str, ...]
+    e_req: tuple[tuple[str, str, str], ...]
+    nodes_hit: int
+    edges_hit: int
+
+    @property
+    def nc(self) -> float:
+        return self.nodes_hit / len(self.v_req) if self.v_req else 0.0
+
+    @property
+    def rc(self) -> float:
+        return self.edges_hit / len(self.e_req) if self.e_req else 0.0
+
+    def mapped(self, cl: ResolvedClaim) -> tuple[str, str, str] | None:
+        """A claim's statement with its ends mapped onto reference nodes."""
+        if cl.statement is None:
+            return None
+        s, p, o = cl.statement
+        return self.node.get(s, s), p, self.node.get(o, o)
+
+
+def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True) -> Coverage:
+    """Resolve ``traj``'s claims, adjudicate the routes it claimed, and count NC and RC
+    (``alternatives=False``: against the reference routes only, no route is looked for)."""
+    rel, resolver = sc.relations, sc.resolver
+    assert rel is not None and resolver is not None
+    claims: list[ResolvedClaim] = []
+    asserted: dict[int, str | None] = {}
+    for i, ev in enumerate(traj.events):
+        if ev.kind == "claim":  # the kind tag, not isinstance: pydantic's instance check is slow
+            claims.append(resolve_claim(i, ev, resolver, rel, sc._resolved))
+        elif ev.kind == "assert":
+            asserted[i] = resolver.entity(ev.entity)[0]
+    named = {n for cl in claims for n in (cl.premise, cl.conclusion, cl.anchor) if n is not None}
+    named |= {e for e in asserted.values() if e is not None}
+    node, alias_notes = sc._node_map(named, claims)
+    claimed = set()
+    for cl in claims:
+        if cl.statement is not None:
+            s, p, o = cl.statement
+            claimed.add((node.get(s, s), p, node.get(o, o)))
+    routes = list(sc.reference.routes)
+    verdicts: list[tuple[int, ClaimedRoute, RouteVerdict]] = []
+    touched = {x for e in claimed for x in (e[0], e[2])}
+    for c, ref in enumerate(sc.reference.routes if alternatives else ()):
+        # nothing to adjudicate when the reference is all claimed, or when no claimed path
+        # can join anchor and target (both must be ends of claimed statements)
+        if claimed.issuperset(ref.edges) or ref.nodes[0] not in touched or ref.nodes[-1] not in touched:
+            continue
+        cid = sc._ids[c]
+        found = claimed_route([cl for cl in claims if cl.component is None or cl.component == cid],
+                              ref.nodes[0], ref.nodes[-1], node)
+        if found is None:
+            continue
+        alt = sc.routes.as_reference(c, found)
+        if sc._ref_edges[c].issuperset(alt.edges):
+            continue
+        verdict = sc.routes.judge(c, found, ref)
+        verdicts.append((c, found, verdict))
+        if verdict.credited:
+            routes[c] = alt
+    if any(v.credited for _c, _f, v in verdicts):
+        v_req = tuple(dict.fromkeys(n for r in routes for n in r.nodes))
+        e_req = tuple(dict.fromkeys(e for r in routes for e in r.edges))
+    else:
+        v_req, e_req = sc._v_req, sc._e_req
+    hit = {node.get(n, n) for n in named}
+    return Coverage(claims, asserted, hit, node, alias_notes, claimed, routes, verdicts, v_req, e_req,
+                    len(hit.intersection(v_req)), len(claimed.intersection(e_req)))

@@ -1,0 +1,187 @@
+"""Bulk reads of the store as Arrow tables: what a crawl copies from one store to another.
+
+Part of the store (:class:`~chaingraph.store.Store` inherits :class:`BulkReads`), kept in
+its own module so that ``store.py`` stays readable. Every method returns column-oriented
+rows without a Python object per row, ready for :meth:`Store.write_arrow`.
+
+>>> from chaingraph.store import Batch, Store, statement_row
+>>> from chaingraph.values import EntityValue
+>>> s = Store()
+>>> src = s.add_source("fixture", "doctest")
+>>> rows = [statement_row("Q1$a", "Q1", "P361", EntityValue(id="Q2")),
+...         statement_row("Q3$b", "Q3", "P527", EntityValue(id="Q1"))]
+>>> s.write(Batch(statements=rows, statement_sources=[(r[0], src) for r in rows]))
+>>> t = s.neighbour_table(["Q1"], in_limit=10)
+>>> sorted(zip(t["neighbour"].to_pylist(), t["forward"].to_pylist()))
+[('Q2', True), ('Q3', False)]
+>>> copied = s.statement_tables(t["statement_id"])
+>>> copied["statements"].num_rows, copied["provenance"].column_names[:2]
+(2, ['statement_id', 'source_id'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from chaingraph.store_reads import StatementInfo
+from chaingraph.store_schema import TABLE_COLUMNS, TRAVERSABLE_RANKS
+from chaingraph.values import VALUE_COLUMNS, value_from_columns
+
+if TYPE_CHECKING:
+    import duckdb
+
+__all__ = ["SOURCE_COLUMNS", "BulkReads"]
+
+#: columns of a ``sources`` row as :meth:`BulkReads.statement_tables` returns them
+SOURCE_COLUMNS = ("source_id", "kind", "location", "query_file", "query_hash", "retrieved_at",
+                  "dump_date", "revision")
+
+
+class BulkReads:
+    """Arrow-table reads over the store's tables (mixed into :class:`Store`)."""
+
+    con: duckdb.DuckDBPyConnection
+
+    def _columns(self, table: str) -> str:
+        return ", ".join(f'"{c}"' for c in TABLE_COLUMNS[table])
+
+    def neighbour_table(self, entities: Sequence[str], *, in_limit: int,
+                        kept_datatypes: Collection[str] | None = None,
+                        literal_types: Collection[str] | None = None,
+                        class_properties: Collection[str] = ("P31", "P279")) -> pa.Table:
+        """Statements around ``entities`` as a crawl expands them: every statement whose
+        subject is one of them (all ranks; properties of a datatype in ``kept_datatypes``
+        or unknown; values that are items, of ``literal_types``, or no value), and item
+        in-edges (all ranks, no class properties, item subjects) cut to ``in_limit`` per
+        entity in edge order (subject, property, statement id).
+
+        Columns: ``statement_id``, ``entity``, ``neighbour`` (the item at the other end,
+        or null), ``property``, ``forward`` (entity is the subject), ``rank``, ``item``."""
+        kept = sorted(kept_datatypes) if kept_datatypes is not None else None
+        lits = sorted(literal_types) if literal_types is not None else None
+        sql = f"""
+        WITH ents AS (SELECT UNNEST(?::VARCHAR[]) AS entity),
+        outs AS (
+            SELECT s.statement_id, s.subject AS entity, s.object AS neighbour, s.property,
+                   true AS forward, s.rank, coalesce(s.value_type = 'item', false) AS item
+            FROM statements s LEFT JOIN properties p ON p.id = s.property
+            WHERE s.subject IN (SELECT entity FROM ents)
+              AND ({'true' if kept is None else 'p.datatype IS NULL OR p.datatype IN (SELECT UNNEST(?))'})
+              AND ({'true' if lits is None else
+                    "s.value_type IS NULL OR s.value_type = 'item' OR s.value_type IN (SELECT UNNEST(?))"})),
+        ins AS (
+            SELECT statement_id, object AS entity, subject AS neighbour, property, false AS forward, rank,
+                   true AS item,
+                   row_number() OVER (PARTITION BY object ORDER BY subject, property, statement_id) AS nth
+            FROM statements
+            WHERE object IN (SELECT entity FROM ents) AND snaktype = 'value' AND value_type = 'item'
+              AND property NOT IN (SELECT UNNEST(?)) AND regexp_full_match(subject, 'Q[1-9][0-9]{{0,11}}'))
+        SELECT statement_id, entity, neighbour, property, forward, rank, item FROM outs
+        UNION ALL
+        SELECT statement_id, entity, neighbour, property, forward, rank, item FROM ins WHERE nth <= ?
+        """
+        params: list[object] = [list(entities)]
+        params += [p for p in (kept, lits) if p is not None]
+        params += [sorted(class_properties), in_limit]
+        return self.con.sql(sql, params=params).to_arrow_table()
+
+    def statement_tables(self, statement_ids: pa.Array | pa.ChunkedArray | Sequence[str]
+                         ) -> dict[str, pa.Table]:
+        """Rows of ``statements``, ``qualifiers``, ``reference_snaks`` and ``properties``
+        (the properties those rows use) for ``statement_ids``, plus ``provenance``
+        (``statement_id``, then :data:`SOURCE_COLUMNS`): everything needed to copy the
+        statements into another store."""
+        ids = pa.table({"statement_id": pa.array(statement_ids, type=pa.string())
+                        if not isinstance(statement_ids, (pa.Array, pa.ChunkedArray)) else statement_ids})
+        self.con.register("_cg_ids", ids)
+        try:
+            pick = "WHERE statement_id IN (SELECT statement_id FROM _cg_ids)"
+            out = {t: self.con.sql(f"SELECT {self._columns(t)} FROM {t} {pick}").to_arrow_table()
+                   for t in ("statements", "qualifiers", "reference_snaks")}
+            used = sorted({p for t in out.values() for p in pc.unique(t["property"]).to_pylist()})
+            out["properties"] = self.con.sql(
+                f"SELECT {self._columns('properties')} FROM properties "
+                "WHERE id IN (SELECT UNNEST(?::VARCHAR[]))", params=[used]).to_arrow_table()
+            out["provenance"] = self.con.sql(
+                f"SELECT ss.statement_id, {', '.join('s.' + c for c in SOURCE_COLUMNS)} "
+                "FROM statement_sources ss JOIN sources s USING (source_id) "
+                "WHERE ss.statement_id IN (SELECT statement_id FROM _cg_ids)").to_arrow_table()
+        finally:
+            self.con.unregister("_cg_ids")
+        return out
+
+    def entity_tables(self, entities: Sequence[str], class_property: str = "P31") -> dict[str, pa.Table]:
+        """``entities`` rows of these ids, and :meth:`statement_tables` of their
+        ``class_property`` statements: what describing a node copies."""
+        ents = list(entities)
+        rows = self.con.sql(f"SELECT {self._columns('entities')} FROM entities "
+                            "WHERE id IN (SELECT UNNEST(?::VARCHAR[]))", params=[ents]).to_arrow_table()
+        ids = self.con.sql("SELECT statement_id FROM statements WHERE property = ? "
+                           "AND subject IN (SELECT UNNEST(?::VARCHAR[]))",
+                           params=[class_property, ents]).to_arrow_table()
+        out = self.statement_tables(ids["statement_id"])
+        out["entities"] = rows
+        return out
+
+    def edge_table(self, *, ranks: Collection[str] = TRAVERSABLE_RANKS, item_only: bool = True,
+                   literal_types: Collection[str] | None = None) -> pa.Table:
+        """Every edge of :meth:`Store.edges` as one Arrow table (columns ``statement_id``,
+        ``subject``, ``property``, ``object``, ``value_type``), in no particular order: the
+        bulk read the evidence graph is built from, without a Python object per row.
+        ``literal_types`` (with ``item_only=False``) keeps only items and literal statements
+        of those property datatypes (and of properties whose datatype is unknown)."""
+        where, params = ["rank IN (SELECT UNNEST(?))", "snaktype = 'value'"], [list(ranks)]
+        join = ""
+        if item_only:
+            where.append("value_type = 'item'")
+        elif literal_types is not None:
+            join = "LEFT JOIN (SELECT id AS property, datatype FROM properties) USING (property) "
+            where.append("(value_type = 'item' OR coalesce(datatype IN (SELECT UNNEST(?)), true))")
+            params.append(sorted(literal_types))
+        sql = ("SELECT statement_id, subject, property, object, value_type FROM statements "
+               f"{join}WHERE {' AND '.join(where)}")
+        return self.con.sql(sql, params=params).to_arrow_table()
+
+    def statements(self, statement_ids: Collection[str]) -> dict[str, StatementInfo]:
+        """:meth:`Store.statement` for many ids in four queries (ids not in the store are
+        left out)."""
+        ids = sorted(set(statement_ids))
+        vc = list(VALUE_COLUMNS)
+        cols = ["statement_id", "subject", "property", "rank", "snaktype", *vc]
+        rows = self.con.execute(f"SELECT {', '.join(cols)} FROM statements "
+                                "WHERE statement_id IN (SELECT UNNEST(?))", [ids]).fetchall()
+        if not rows:
+            return {}
+        quals = self._many_snaks("qualifiers", ["property", "snaktype"], ids)
+        refs = self._many_snaks("reference_snaks", ["reference_hash", "property", "snaktype"], ids)
+        srcs: dict[str, list[dict[str, Any]]] = {}
+        for sid, *src in self.con.execute(
+                f"SELECT ss.statement_id, {', '.join('s.' + c for c in SOURCE_COLUMNS)} "
+                "FROM statement_sources ss JOIN sources s USING (source_id) "
+                "WHERE ss.statement_id IN (SELECT UNNEST(?)) ORDER BY ss.statement_id, s.source_id",
+                [ids]).fetchall():
+            srcs.setdefault(sid, []).append(dict(zip(SOURCE_COLUMNS, src)))
+        out = {}
+        for row in rows:
+            rec = dict(zip(cols, row))
+            sid = rec["statement_id"]
+            out[sid] = StatementInfo(sid, rec["subject"], rec["property"], rec["rank"], rec["snaktype"],
+                                     value_from_columns(rec), tuple(quals.get(sid, ())),
+                                     tuple(refs.get(sid, ())), tuple(srcs.get(sid, ())))
+        return out
+
+    def _many_snaks(self, table: str, keys: list[str], statement_ids: list[str]
+                    ) -> dict[str, list[tuple[Any, ...]]]:
+        cols = [*keys, *VALUE_COLUMNS]
+        rows = self.con.execute(f"SELECT statement_id, {', '.join(cols)} FROM {table} "
+                                "WHERE statement_id IN (SELECT UNNEST(?)) "
+                                f"ORDER BY statement_id, {', '.join(keys)}, snak_hash",
+                                [statement_ids]).fetchall()
+        out: dict[str, list[tuple[Any, ...]]] = {}
+        for sid, *row in rows:
+            out.setdefault(sid, []).append((*row[: len(keys)], value_from_columns(dict(zip(cols, row)))))
+        return out

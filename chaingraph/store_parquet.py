@@ -1,0 +1,166 @@
+"""The store as Parquet files: one file per table and a manifest (DESIGN §13).
+
+:func:`export` writes every table of a store to ``DIR/<table>.parquet`` (rows sorted by
+the table's key, so the same store gives the same files) and ``DIR/manifest.json``:
+
+.. code-block:: json
+
+    {"format": "chaingraph.parquet/1", "chaingraph": "0.1.0",
+     "tables": {"statements": {"file": "statements.parquet", "rows": 227878,
+                               "key": ["statement_id"],
+                               "columns": [{"name": "statement_id", "type": "VARCHAR"}, ...]},
+                ...}}
+
+Column names and types are the store's own (the docstring of :mod:`chaingraph.store`
+says what each table holds); any engine that reads Parquet reads them (DuckDB
+``read_parquet``, Polars ``pl.read_parquet``, Spark ``spark.read.parquet``).
+:func:`load_parquet` reads such a directory back into a store: the same rows, so the same
+``chaingraph summary``. Loading into a store that already holds rows keeps them (rows
+whose key is already present are left as they are, as every load does).
+
+>>> import tempfile
+>>> from chaingraph.resources import data_file
+>>> from chaingraph.sources.loaders import load, summarize
+>>> from chaingraph.store import Store
+>>> with tempfile.TemporaryDirectory() as tmp, Store() as a, Store() as b:
+...     _ = load([data_file("sample/douglas-adams.json")], a)
+...     manifest = export(a, parquet=tmp)
+...     _ = load_parquet(tmp, b)
+...     summarize(a).model_dump(exclude={"store"}) == summarize(b).model_dump(exclude={"store"})
+True
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from chaingraph import __version__
+from chaingraph.errors import InvalidInput, StoreError
+from chaingraph.store import Store
+
+__all__ = ["FORMAT", "MANIFEST", "export", "is_parquet_export", "load_parquet"]
+
+FORMAT = "chaingraph.parquet/1"
+MANIFEST = "manifest.json"
+
+
+def _tables(store: Store) -> dict[str, tuple[list[dict[str, str]], list[str]]]:
+    """Every base table of the store: its columns (name, type) and primary key."""
+    con = store.con
+    names = [r[0] for r in con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() "
+        "AND schema_name = 'main' AND NOT temporary ORDER BY table_name").fetchall()]
+    out = {}
+    for name in names:
+        cols = [{"name": c, "type": t} for c, t in con.execute(
+            "SELECT column_name, data_type FROM duckdb_columns() WHERE database_name = current_database() "
+            "AND schema_name = 'main' AND table_name = ? ORDER BY column_index", [name]).fetchall()]
+        key = con.execute(
+            "SELECT constraint_column_names FROM duckdb_constraints() "
+            "WHERE database_name = current_database() AND schema_name = 'main' AND table_name = ? "
+            "AND constraint_type = 'PRIMARY KEY'", [name]).fetchall()
+        out[name] = (cols, list(key[0][0]) if key else [c["name"] for c in cols])
+    return out
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _literal(path: Path) -> str:
+    return "'" + str(path).replace("'", "''") + "'"
+
+
+def export(store: Store | str | Path, *, parquet: str | Path) -> dict[str, Any]:
+    """Write every table of ``store`` (a :class:`Store` or a store file, read only) as
+    Parquet under the directory ``parquet`` (created; files of an earlier export are
+    replaced) and return the manifest written beside them."""
+    opened = not isinstance(store, Store)
+    if opened:
+        path = Path(store)  # type: ignore[arg-type]
+        if not path.is_file():
+            raise InvalidInput(f"--store {path}: no such store file; create one with `chaingraph load`")
+        store = Store(path, read_only=True)
+    assert isinstance(store, Store)
+    out = Path(parquet)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InvalidInput(f"--parquet {out}: cannot create the directory ({exc.strerror})") from exc
+    started = time.perf_counter()
+    try:
+        tables: dict[str, Any] = {}
+        for name, (cols, key) in _tables(store).items():
+            file = out / f"{name}.parquet"
+            order = ", ".join(_quote(k) for k in key)
+            store.con.execute(f"COPY (SELECT * FROM {_quote(name)} ORDER BY {order}) TO {_literal(file)} "
+                              "(FORMAT parquet, COMPRESSION zstd)")
+            rows = store.con.execute(f"SELECT count(*) FROM {_quote(name)}").fetchall()[0][0]
+            tables[name] = {"file": file.name, "rows": int(rows), "key": key, "columns": cols}
+        manifest = {"format": FORMAT, "chaingraph": __version__,
+                    "store": str(store.path) if store.path else ":memory:",
+                    "seconds": round(time.perf_counter() - started, 3), "tables": tables}
+        (out / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    finally:
+        if opened:
+            store.close()
+    return manifest
+
+
+def is_parquet_export(path: str | Path) -> bool:
+    """True for a directory written by :func:`export` (it holds ``manifest.json``)."""
+    return Path(path).is_dir() and (Path(path) / MANIFEST).is_file()
+
+
+def _manifest(directory: Path) -> dict[str, Any]:
+    where = directory / MANIFEST
+    try:
+        manifest = json.loads(where.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise InvalidInput(f"{where}: not a readable chaingraph Parquet manifest ({exc}); "
+                           "write one with `chaingraph export --parquet`") from exc
+    found = manifest.get("format") if isinstance(manifest, dict) else None
+    if found != FORMAT:
+        raise InvalidInput(f"{where}: format is {found!r}, expected {FORMAT!r}; "
+                           "write it with `chaingraph export --parquet`")
+    for name, table in manifest.get("tables", {}).items():
+        if not (directory / str(table.get("file", ""))).is_file():
+            raise InvalidInput(f"{directory}: table {name} lists file {table.get('file')!r}, "
+                               "which is missing; export the store again")
+    return dict(manifest)
+
+
+def load_parquet(directory: str | Path, store: Store) -> dict[str, int]:
+    """Read a directory written by :func:`export` into ``store`` in one transaction;
+    returns the rows read per table. Tables the store does not have are refused."""
+    root = Path(directory)
+    manifest = _manifest(root)
+    known = _tables(store)
+    unknown = sorted(set(manifest["tables"]) - set(known))
+    if unknown:
+        raise InvalidInput(f"{root / MANIFEST}: tables {unknown} are not store tables; "
+                           "was it written by another chaingraph version?")
+    counts: dict[str, int] = {}
+    try:
+        with store.transaction() as con:
+            for name, table in manifest["tables"].items():
+                cols, _key = known[name]
+                wanted = [c["name"] for c in cols]
+                file = root / table["file"]
+                present = {r[0] for r in con.execute(
+                    f"DESCRIBE SELECT * FROM read_parquet({_literal(file)})").fetchall()}
+                missing = [c for c in wanted if c not in present]
+                if missing:
+                    raise InvalidInput(f"{file}: columns {missing} of table {name} are missing")
+                select = ", ".join(_quote(c) for c in wanted)
+                con.execute(f"INSERT OR IGNORE INTO {_quote(name)} ({select}) "
+                            f"SELECT {select} FROM read_parquet({_literal(file)})")
+                counts[name] = int(table["rows"])
+    except duckdb.Error as exc:  # a corrupt or foreign file
+        raise StoreError(f"{root}: cannot read the Parquet export ({str(exc).splitlines()[0]})") from exc
+    return counts

@@ -1,0 +1,94 @@
+"""Parquet export and load: the same store back, readable by other engines."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import duckdb
+import pytest
+from click.testing import CliRunner
+
+from chaingraph.cli import cli
+from chaingraph.errors import InvalidInput
+from chaingraph.sources.loaders import load, summarize
+from chaingraph.store import Store
+from chaingraph.store_parquet import export, load_parquet
+
+
+@pytest.fixture(scope="module")
+def full_store(tmp_path_factory: pytest.TempPathFactory, shared_data: Path) -> Path:
+    """Real entities with ranks, qualifiers, references and every value type."""
+    path = tmp_path_factory.mktemp("pq") / "full.duckdb"
+    with Store(path) as store:
+        load([shared_data / "entities_full" / "wikidata_entities_full.jsonl.gz"], store)
+    return path
+
+
+def _rows(store: Store) -> dict[str, list[tuple[object, ...]]]:
+    tables = [r[0] for r in store.con.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' ORDER BY 1").fetchall()]
+    return {t: store.con.execute(f"SELECT * FROM {t} ORDER BY ALL").fetchall() for t in tables}
+
+
+def test_export_then_load_gives_the_same_rows_and_summary(full_store: Path, tmp_path: Path) -> None:
+    out = tmp_path / "pq"
+    manifest = export(full_store, parquet=out)
+    assert manifest["tables"]["statements"]["rows"] > 1000
+    assert json.loads((out / "manifest.json").read_text())["format"] == "chaingraph.parquet/1"
+    with Store(full_store, read_only=True) as a, Store(tmp_path / "back.duckdb") as b:
+        load([out], b)
+        assert summarize(a).model_dump(exclude={"store"}) == summarize(b).model_dump(exclude={"store"})
+        assert _rows(a) == _rows(b)
+        sid = a.con.execute("SELECT q.statement_id FROM qualifiers q JOIN reference_snaks r "
+                            "USING (statement_id) ORDER BY 1 LIMIT 1").fetchall()[0][0]
+        info = b.statement(sid)
+        assert info is not None and info.qualifiers and info.references and info == a.statement(sid)
+
+
+def test_loading_an_export_twice_changes_nothing(full_store: Path, tmp_path: Path) -> None:
+    export(full_store, parquet=tmp_path / "pq")
+    with Store() as b:
+        load_parquet(tmp_path / "pq", b)
+        once = _rows(b)
+        load_parquet(tmp_path / "pq", b)
+        assert _rows(b) == once
+
+
+def test_duckdb_reads_the_files_without_chaingraph(full_store: Path, tmp_path: Path) -> None:
+    export(full_store, parquet=tmp_path / "pq")
+    n = duckdb.sql(f"SELECT count(*) FROM read_parquet('{tmp_path}/pq/statements.parquet') "
+                   "WHERE value_type = 'time'").fetchall()[0][0]
+    with Store(full_store, read_only=True) as a:
+        assert n == a.counts()["statements:time"] > 0
+
+
+def test_cli_export_and_load_round_trip(full_store: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    res = runner.invoke(cli, ["export", "--store", str(full_store), "--parquet", str(tmp_path / "pq")])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["statements"] > 0
+    res = runner.invoke(cli, ["load", str(tmp_path / "pq"), "--store", str(tmp_path / "new.duckdb"),
+                              "--format", "json"])
+    assert res.exit_code == 0, res.output
+
+
+def test_a_foreign_manifest_is_refused_with_its_path(tmp_path: Path) -> None:
+    (tmp_path / "manifest.json").write_text('{"format": "other/1", "tables": {}}')
+    with Store() as b, pytest.raises(InvalidInput, match=re.escape("manifest.json: format is 'other/1'")):
+        load_parquet(tmp_path, b)
+
+
+def test_a_missing_table_file_is_named(full_store: Path, tmp_path: Path) -> None:
+    export(full_store, parquet=tmp_path / "pq")
+    (tmp_path / "pq" / "qualifiers.parquet").unlink()
+    missing = re.escape("table qualifiers lists file 'qualifiers.parquet'")
+    with Store() as b, pytest.raises(InvalidInput, match=missing):
+        load_parquet(tmp_path / "pq", b)
+
+
+def test_export_of_a_missing_store_exits_with_a_one_line_error(tmp_path: Path) -> None:
+    res = CliRunner().invoke(cli, ["export", "--store", str(tmp_path / "no.duckdb"), "--parquet",
+                                   str(tmp_path / "pq")])
+    assert res.exit_code != 0 and "no such store file" in res.output
