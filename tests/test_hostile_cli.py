@@ -258,6 +258,7 @@ def test_crosswalk_and_audit_neutralise_labels(tmp_path: Path) -> None:
     (["audit", "{tmp}/missing"], 2),
     (["audit", str(FIXTURES / "audit"), "--plot", "{tmp}/no/such/folder/plot.png"], 2),
     (["audit", str(FIXTURES / "audit"), "--plot", "{tmp}/plot.png"], 0),
+    (["score", "{tmp}/missing.json", "{tmp}/runs.jsonl"], 2),
     (["schema", "task"], 0),
     (["schema", "nonsense"], 2),
 ])
