@@ -9,6 +9,8 @@ Imports flow one way (a module imports only modules above it in this list)::
     values               Wikidata values in one canonical (JSON) form
     resources            packaged queries/ and data/
     store_schema, store_reads, store_state, store   DuckDB evidence store; only they name its tables
+    timeline             statement validity windows, validity on a date (as_of), time
+                         sensitivity (DESIGN §11); settings validates as_of through it lazily
     sources/             where neighbours come from: neighbour records and protocols,
                          the SPARQL client, the SPARQL and store neighbour sources, the
                          JSON-dump and RDF loaders                    (write the store)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from chaingraph.chains import AcceptAll, Chain, EdgeVerifier
+from chaingraph.chains import AcceptAll, Chain, EdgeVerifier, Verdict
 from chaingraph.errors import ChainRuleError, InvalidInput, UnknownEntity
 from chaingraph.explain import Explanation, explain_chain
 from chaingraph.graph import EvidenceGraph
@@ -44,14 +44,15 @@ from chaingraph.records import (
 from chaingraph.resources import data_file
 from chaingraph.settings import ChainBounds, CrawlLimits, EndpointSettings, TraversalPolicy, merged
 from chaingraph.store import Store
+from chaingraph.timeline import Timeline, overall
 
 if TYPE_CHECKING:
     from chaingraph.collect import CollectReport
     from chaingraph.crosswalk.relations import RelationClassifier
     from chaingraph.sources.neighbours import Selector
 
-__all__ = ["SAMPLE", "ExpandResult", "Neighbourhood", "SeedSummary", "chain_record", "evidence_graph",
-           "expand", "explain_path"]
+__all__ = ["SAMPLE", "ExpandResult", "Neighbourhood", "SeedSummary", "StableSteps", "chain_record",
+           "evidence_graph", "expand", "explain_path"]
 
 #: The bundled sample neighbourhood (real facts around Douglas Adams, Q42).
 SAMPLE = "sample/douglas-adams.json"
@@ -199,16 +200,19 @@ def _provenance(sources: Sequence[dict[str, Any]]) -> tuple[Provenance, ...]:
 
 def chain_record(graph: EvidenceGraph, chain: Chain, *, store: Store | None,
                  parameters: ChainParameters, table: TypeTable | None = None,
-                 verifier: EdgeVerifier | None = None) -> ChainRecord:
+                 verifier: EdgeVerifier | None = None, timeline: Timeline | None = None) -> ChainRecord:
     """The :class:`ChainRecord` of one chain: nodes with label, type and familiarity; steps
     with property, relation class and rule (from the graph's classifier, the same one
     ``s_div`` is ranked with), direction, statement, qualifiers, references and provenance
-    (from ``store``), verification confidence, k and ``s_div``."""
+    (from ``store``), each step's time window and sensitivity (from ``timeline``, default
+    the graph's or one read from ``store``), verification confidence, k and ``s_div``;
+    ``as_of`` from the graph's policy."""
     from chaingraph.ranking import score_chain
 
     table = table or default_type_table()
     classifier = graph.classifier
     verifier = verifier or AcceptAll()
+    timeline = timeline or graph.timeline or (Timeline.from_store(store) if store is not None else None)
     ranked = score_chain(graph, chain, table)
     types = node_types(graph, table)
     prop_labels = store.labels(sorted({graph.edge_property(e) for e in chain.edges})) if store else {}
@@ -242,12 +246,32 @@ def chain_record(graph: EvidenceGraph, chain: Chain, *, store: Store | None,
                                                            "snaktype": t, "value": val})
                              for h, p, t, val in info.references) if info else (),
             provenance=_provenance(info.sources) if info else (),
-            verified=verdict.accepted, confidence=verdict.confidence))
+            verified=verdict.accepted, confidence=verdict.confidence,
+            window=timeline.window(sid) if timeline is not None else None,
+            time_sensitivity=timeline.sensitivity(sid, prop) if timeline is not None else None))
     return ChainRecord(
         seed=graph.name(chain.nodes[0]), nodes=tuple(nodes), steps=tuple(steps), k=chain.k,
         s_div=ranked.s_div, types=ranked.types, relation_classes=ranked.relation_classes,
         verification_confidence=min((s.confidence for s in steps), default=1.0),
-        crosswalk_version=classifier.version, parameters=parameters)
+        crosswalk_version=classifier.version, parameters=parameters, as_of=graph.policy.as_of,
+        time_sensitivity=overall(s.time_sensitivity for s in steps if s.time_sensitivity is not None)
+        if timeline is not None else None)
+
+
+@dataclass(frozen=True)
+class StableSteps:
+    """An edge verifier for ``stable_only``: a step is accepted only when its statement is
+    time-stable (:mod:`chaingraph.timeline`) and ``inner`` accepts it."""
+
+    timeline: Timeline
+    inner: EdgeVerifier
+
+    def __call__(self, graph: EvidenceGraph, edge: int, source: int) -> Verdict:
+        reason = self.timeline.sensitivity(graph.edge_statement(edge), graph.edge_property(edge))
+        if reason != "stable":
+            return Verdict(False, 0.0, f"time-sensitive statement ({reason}); stable_only keeps "
+                           "stable steps")
+        return self.inner(graph, edge, source)
 
 
 def expand(seeds: Sequence[str], *, store: Store | str | Path | None = None,
@@ -256,8 +280,12 @@ def expand(seeds: Sequence[str], *, store: Store | str | Path | None = None,
            verifier: EdgeVerifier | None = None, selector: Selector | None = None,
            types: TypeTable | None = None, target: Store | None = None, collect: bool = True,
            progress: Progress | None = None, min_hops: int | None = None, max_hops: int | None = None,
-           top: int | None = None) -> ExpandResult:
+           top: int | None = None, as_of: str | None = None, stable_only: bool = False) -> ExpandResult:
     """Collect, enumerate, rank and record: the ``top`` chains of each seed.
+
+    ``as_of`` (ISO date, month or year; a shortcut for ``policy.as_of``) keeps only
+    statements valid on that date — chains, the shortcut proof and the records all use that
+    graph (DESIGN §11); ``stable_only`` keeps only chains whose every step is time-stable.
 
     Source: ``endpoint`` (:class:`~chaingraph.settings.EndpointSettings` or a SPARQL URL),
     ``store`` (a :class:`Store` or the path of a store file, read only), or by default the
@@ -270,7 +298,7 @@ def expand(seeds: Sequence[str], *, store: Store | str | Path | None = None,
     if not seeds:
         raise InvalidInput("seeds: give at least one seed (a Q-id such as Q42)").about("seeds")
     bounds = merged(ChainBounds, bounds, min_hops=min_hops, max_hops=max_hops, top=top)
-    policy = policy or TraversalPolicy()
+    policy = merged(TraversalPolicy, policy, as_of=as_of)
     table = types or default_type_table()
     settings = _endpoint(endpoint)
     records: list[ChainRecord] = []
@@ -285,7 +313,10 @@ def expand(seeds: Sequence[str], *, store: Store | str | Path | None = None,
             type_inventory=table.inventory, verifier=type(verifier or AcceptAll()).__name__,
             selector=(getattr(selector, "__name__", type(selector).__name__) if selector else "first_k")
             if collect else None,
-            collect_run=hood.collected.run_id if hood.collected else None)
+            collect_run=hood.collected.run_id if hood.collected else None, stable_only=stable_only)
+        timeline = graph.timeline or Timeline.from_store(built_from)
+        if stable_only:
+            verifier = StableSteps(timeline, verifier or AcceptAll())
         for done, seed in enumerate(seeds):
             started = time.perf_counter()
             if progress is not None:
@@ -298,7 +329,8 @@ def expand(seeds: Sequence[str], *, store: Store | str | Path | None = None,
                               table=table)
             scope = "neighbourhood" if collect else "source"
             records += [chain_record(graph, r.chain, store=built_from, parameters=parameters, table=table,
-                                     verifier=verifier).model_copy(update={"shortcut_scope": scope})
+                                     verifier=verifier, timeline=timeline).model_copy(
+                                         update={"shortcut_scope": scope})
                         for r in best]
             summaries.append(SeedSummary(seed, len(best), best[0].s_div if best else None,
                                          time.perf_counter() - started))
@@ -314,14 +346,18 @@ def explain_path(path: Sequence[str], *, store: Store | str | Path | None = None
                  limits: CrawlLimits | None = None, policy: TraversalPolicy | None = None,
                  verifier: EdgeVerifier | None = None, selector: Selector | None = None,
                  collect: bool = True, progress: Progress | None = None,
-                 min_hops: int | None = None, max_hops: int | None = None) -> Explanation:
+                 min_hops: int | None = None, max_hops: int | None = None,
+                 as_of: str | None = None) -> Explanation:
     """Collect around the path's first node exactly as :func:`expand` would, then say
-    why the path is or is not a valid chain (:func:`~chaingraph.chains.explain_chain`).
+    why the path is or is not a valid chain (:func:`~chaingraph.chains.explain_chain`);
+    with ``as_of`` (shortcut for ``policy.as_of``) a step whose statement does not hold on
+    that date is named with its window.
     ``path`` is a sequence of ids, node first, with optional property ids between nodes."""
     items = [p.strip() for p in path if p.strip()]
     if not items or not is_item_id(items[0]):
         raise ChainRuleError(f"path: {','.join(items)}: a path starts with its seed (a Q-id)").about("path")
     bounds = merged(ChainBounds, bounds, min_hops=min_hops, max_hops=max_hops)
+    policy = merged(TraversalPolicy, policy, as_of=as_of)
     with evidence_graph([items[0]], store=store, endpoint=endpoint, radius=bounds.max_hops, limits=limits,
                         policy=policy, selector=selector, collect=collect, progress=progress) as hood:
         return explain_chain(hood.graph, items, min_hops=bounds.min_hops, max_hops=bounds.max_hops,

@@ -4,7 +4,8 @@
 each step) against the same evidence graph, traversal policy and edge verifier that
 :func:`~chaingraph.chains.enumerate_chains` uses, and names each broken rule:
 ``unsupported`` (no such node or statement, or the verifier rejects it), ``policy`` (a
-class edge or class node, an excluded property, a hub or literal passed through),
+class edge or class node, an excluded property, a hub or literal passed through, a
+statement not valid on the policy's ``as_of`` date, with its window),
 ``repeat``, ``too_short`` / ``too_long`` (rule 1) and ``shortcut`` (with a shorter path).
 
 >>> from chaingraph.graph import EvidenceGraph
@@ -28,6 +29,7 @@ from chaingraph.chains import AcceptAll, Chain, EdgeVerifier, chain_ids, distanc
 from chaingraph.errors import ChainRuleError
 from chaingraph.graph import EvidenceGraph
 from chaingraph.ids import is_item_id
+from chaingraph.timeline import parse_as_of
 
 __all__ = ["REASONS", "Explanation", "Violation", "explain_chain"]
 
@@ -192,8 +194,11 @@ def _step_edge(graph: EvidenceGraph, a: int, b: int, prop: str | None, verifier:
     if candidates:
         return Violation("unsupported", f"{na}–{nb} via {graph.edge_property(candidates[0])}: {rejected}")
     label = f" with {prop}" if prop else ""
-    for sid, s, p, o in graph.excluded_edges:
+    for sid, s, p, o in (*graph.excluded_edges, *graph.time_excluded_edges):
         if {s, o} == {na, nb} and (prop is None or p == prop):
+            if sid in graph.time_excluded and graph.timeline is not None and graph.policy.as_of:
+                why = graph.timeline.why_invalid(sid, parse_as_of(graph.policy.as_of))
+                return Violation("policy", f"step {na}–{nb} ({p}, statement {sid}) {why}")
             return Violation("policy", f"{na}–{nb}: statement {sid} ({p}) is excluded by the "
                              "traversal policy")
     for x, y in ((na, nb), (nb, na)):

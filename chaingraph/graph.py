@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     import networkx as nx
 
     from chaingraph.store import Store
+    from chaingraph.timeline import Timeline
 
 __all__ = ["EvidenceGraph"]
 
@@ -72,6 +73,12 @@ class EvidenceGraph:
         self.sitelinks = sitelinks or {}
         self.property_ids = arrays.properties
         self.prop_codes = arrays.prop
+        #: statement windows (set by :meth:`from_store`; ``None`` for graphs built from bare edges)
+        self.timeline: Timeline | None = None
+        #: statements not valid on ``policy.as_of`` (``timeline.why_invalid`` says why), and the
+        #: item edges left out for it, ``(sid, s, p, o)``
+        self.time_excluded: frozenset[str] = frozenset()
+        self.time_excluded_edges: tuple[tuple[str, str, str, str], ...] = ()
         #: relation class and rule per property: the one source of relation classes
         self.classifier = classifier if classifier is not None else relation_classifier(arrays.properties)
         per_property = [self.classifier.relation(p) for p in arrays.properties]
@@ -146,13 +153,25 @@ class EvidenceGraph:
             items, lits = t.filter(item), t.filter(pc.invert(item))
         else:
             items, lits = store.edge_table(), None
-        return cls.from_arrays(items["statement_id"], items["subject"], items["property"], items["object"],
+        dated = None
+        if policy.as_of is not None:  # one rule for every check: only statements valid on the date
+            from chaingraph.timeline import DatedStatements
+
+            dated = DatedStatements(store, policy.as_of)
+            items = dated.keep_table(items)
+            lits = None if lits is None else dated.keep_table(lits, record=False)
+        graph = cls.from_arrays(items["statement_id"], items["subject"], items["property"], items["object"],
                                policy=policy,
                                literal_statement_id=None if lits is None else lits["statement_id"],
                                literal_subject=None if lits is None else lits["subject"],
                                literal_property=None if lits is None else lits["property"],
                                labels=store.entity_labels(), sitelinks=store.sitelinks(),
                                classifier=classifier, store=store)
+        if dated is not None:
+            graph.timeline = dated.timeline
+            graph.time_excluded = dated.invalid
+            graph.time_excluded_edges = dated.excluded_edges()
+        return graph
 
     # -- lookups ----------------------------------------------------------------------
     @cached_property
@@ -211,8 +230,11 @@ class EvidenceGraph:
         if policy.model_copy(update={"hub_limit": self.policy.hub_limit}) != self.policy:
             raise InvalidInput("policy: with_policy changes only hub_limit; build a new graph for "
                                "other step rules")
-        return EvidenceGraph(self.arrays, policy, classifier=self.classifier, labels=self.labels,
-                             sitelinks=self.sitelinks)
+        other = EvidenceGraph(self.arrays, policy, classifier=self.classifier, labels=self.labels,
+                              sitelinks=self.sitelinks)
+        other.timeline, other.time_excluded = self.timeline, self.time_excluded
+        other.time_excluded_edges = self.time_excluded_edges
+        return other
 
     def neighbours(self, v: int) -> list[tuple[int, int, bool]]:
         """``(neighbour, edge index, forward)`` for every step edge at ``v``, deterministic order

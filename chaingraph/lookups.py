@@ -14,7 +14,7 @@ clue or target value; :func:`value_key` is how a value is shown in an answer set
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Protocol
@@ -155,8 +155,10 @@ class StoreValues:
     The store is read only: each statement's value, each property's statements and each
     subject's statements are read once and remembered."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, exclude: Collection[str] = frozenset()) -> None:
         self.store = store
+        #: statement ids to leave out (e.g. those not valid on an ``as_of`` date)
+        self.exclude = frozenset(exclude)
         # statement id -> its value (None: no usable value); a read-only store never changes,
         # and every ablation of a task asks again for the literals of its answer layer
         self._literals: dict[str, Value | None] = {}
@@ -168,8 +170,8 @@ class StoreValues:
         got = self._by_property.get(property_id)
         if got is None:
             got = self._by_property[property_id] = [
-                (subject, have) for _sid, subject, have in self.store.statement_values(property=property_id)
-                if have is not None]
+                (subject, have) for sid, subject, have in self.store.statement_values(property=property_id)
+                if have is not None and sid not in self.exclude]
         return got
 
     def subjects(self, property_id: str, value: Value) -> set[str]:
@@ -188,7 +190,8 @@ class StoreValues:
         if todo:
             self._literals.update(dict.fromkeys(todo))
             for sid, _subject, have in self.store.statement_values(statement_ids=todo):
-                self._literals[sid] = have
+                if sid not in self.exclude:
+                    self._literals[sid] = have
         return {sid: v for sid in statement_ids if (v := self._literals[sid]) is not None}
 
     def statements_of(self, subjects: Sequence[str]) -> dict[str, tuple[tuple[str, str, Value], ...]]:
@@ -198,7 +201,7 @@ class StoreValues:
         if todo:
             found: dict[str, list[tuple[str, str, Value]]] = {s: [] for s in todo}
             for sid, subject, prop, have in self.store.subject_statements(todo):
-                if have is not None:
+                if have is not None and sid not in self.exclude:
                     found[subject].append((sid, prop, have))
             for s, got in found.items():
                 self._by_subject[s] = tuple(sorted(got, key=lambda t: (t[1], t[0])))

@@ -85,6 +85,7 @@ from chaingraph.patterns import (
 from chaingraph.records import Level, difficulty_level
 from chaingraph.task_graphs import TASK_POLICY, GraphCache, HubLimit, embedded_values, policy_for
 from chaingraph.tasks import SolverResult, Task, load_task
+from chaingraph.timeline import Sensitivity, overall, parse_as_of
 from chaingraph.values import EntityValue, Value
 
 __all__ = [
@@ -216,6 +217,9 @@ class NecessityReport(BaseModel):
     evidence_steps: int | None
     difficulty: Level | None
     notes: tuple[str, ...] = ()
+    as_of: str | None = None
+    time_sensitivity: Sensitivity | None = None
+    time_sensitive_steps: tuple[str, ...] = ()
 
     @property
     def clean(self) -> bool:
@@ -321,14 +325,15 @@ def _fuse(operation: str, values: Sequence[tuple[str, Value]], minuend: str | No
 
 # -- the check ----------------------------------------------------------------------
 def _check_ids(task: Task, graph: EvidenceGraph, file: str) -> None:
+    dated = f" as of {graph.policy.as_of} (no statement about it holds then)" if graph.policy.as_of else ""
     for j, a in enumerate(task.anchors):
         if a.entity not in graph:
-            raise InvalidTask(f"{a.entity} is not in the evidence graph; collect its neighbourhood "
+            raise InvalidTask(f"{a.entity} is not in the evidence graph{dated}; collect its neighbourhood "
                               "or fix the id",
                               path=f"anchors[{j}].entity", file=file)
     for c, comp in enumerate(task.components):
         if comp.target.entity is not None and comp.target.entity not in graph:
-            raise InvalidTask(f"{comp.target.entity} is not in the evidence graph; fix the id or "
+            raise InvalidTask(f"{comp.target.entity} is not in the evidence graph{dated}; fix the id or "
                               "the evidence",
                               path=f"components[{c}].target.entity", file=file)
     for i, clue in enumerate(task.clues):
@@ -349,8 +354,13 @@ def _target(task: Task, c: int) -> str | Value:
 def check_necessity(task: Task, graph: EvidenceGraph | None = None, *, values: ValueLookup | None = None,
                     fusion_check: FusionCheck = default_fusion_check, cache: GraphCache | None = None,
                     file: str | None = None, base: Path | None = None, hub_limit: HubLimit = TASK_POLICY,
-                    minimum: bool = False, minimum_budget: int = 2000) -> NecessityReport:
+                    minimum: bool = False, minimum_budget: int = 2000,
+                    as_of: str | None = None) -> NecessityReport:
     """Ablate every clue (and, for fused tasks, every component) of ``task``.
+
+    ``as_of`` (default: the task's ``policy.as_of``) keeps only statements valid on that
+    date: answer sets, ablations and pruning all run on that one graph (DESIGN §11); the
+    report records the date and the task's time sensitivity (from each component's witness).
 
     Without ``graph`` the task's embedded evidence or store is read (through ``cache``
     when given, so that many tasks share one graph) under the task's policy, or
@@ -360,7 +370,9 @@ def check_necessity(task: Task, graph: EvidenceGraph | None = None, *, values: V
     within ``minimum_budget`` pattern evaluations each.
     """
     own = cache is None
-    cache = cache or GraphCache(hub_limit=hub_limit)
+    if as_of is not None:
+        as_of = parse_as_of(as_of).text
+    cache = cache or GraphCache(hub_limit=hub_limit, as_of=as_of)
     file = file if file is not None else task.file
     if base is None and task.file:
         base = Path(task.file).parent
@@ -402,6 +414,9 @@ def _check(task: Task, graph: EvidenceGraph, values: ValueLookup | None, fusion_
            file: str | None, minimum_budget: int | None) -> NecessityReport:
     solver = task.solver
     notes: list[str] = []
+    if graph.policy.as_of is not None and graph.timeline is None:
+        notes.append(f"as of {graph.policy.as_of}: the embedded evidence carries no time qualifiers, so "
+                     "every statement counts as valid; give a store to filter by date")
     full: dict[int, PatternResult] = {}
     base_problem: dict[int, str] = {}
     for c in range(len(task.components)):
@@ -483,6 +498,7 @@ def _check(task: Task, graph: EvidenceGraph, values: ValueLookup | None, fusion_
     pruned_unique = all(cc.pruned.unique for cc in components)
     steps = [cc.evidence_steps for cc in components]
     h = None if any(x is None for x in steps) else sum(x for x in steps if x is not None)
+    sensitive = _time_sensitivity(task, graph, full)
     return NecessityReport(
         task=task.id, file=file, policy=graph.policy.describe(), text_only_shortcut=shortcut_any,
         components=tuple(components), clues=tuple(ablations),
@@ -491,7 +507,31 @@ def _check(task: Task, graph: EvidenceGraph, values: ValueLookup | None, fusion_
         necessary=tuple(a.clue for a in ablations if a.verdict == "necessary"),
         review=tuple(a.clue for a in ablations if a.verdict == "review"),
         pruned_unique=pruned_unique, evidence_steps=h, difficulty=None if h is None else difficulty(h),
-        notes=tuple(notes))
+        notes=tuple(notes), as_of=graph.policy.as_of, time_sensitivity=overall(r for _s, r in sensitive),
+        time_sensitive_steps=tuple(f"{s}: {r}" for s, r in sensitive if r != "stable"))
+
+
+def _time_sensitivity(task: Task, graph: EvidenceGraph, full: dict[int, PatternResult]
+                      ) -> list[tuple[str, Sensitivity]]:
+    """``(component/step, reason)`` for every step of each component's witness path (the
+    task's own annotation where it gives one), from the graph's timeline."""
+    from chaingraph.timeline import time_properties
+
+    timeline = graph.timeline
+    out: list[tuple[str, Sensitivity]] = []
+    for c, comp in enumerate(task.components):
+        w = full[c].witness
+        sids = [sid for _p, _d, sid in w.steps] if w is not None else []
+        for i, step in enumerate(comp.steps):
+            sid = step.statement_id or (sids[i] if i < len(sids) else None)
+            if step.time_sensitivity is not None:
+                reason: Sensitivity = step.time_sensitivity
+            elif timeline is not None and sid is not None:
+                reason = timeline.sensitivity(sid.removesuffix("#value"), step.property)
+            else:
+                reason = "changing_property" if step.property in time_properties().changing else "stable"
+            out.append((f"{task.component_id(c)}/step{i + 1}", reason))
+    return out
 
 
 def _component_ablations(task: Task, fusion_check: FusionCheck) -> tuple[ComponentAblation, ...]:
@@ -541,9 +581,12 @@ class BatchResult(BaseModel):
 def check_necessity_files(paths: Iterable[str | Path], *, store: str | Path | None = None,
                           fusion_check: FusionCheck = default_fusion_check,
                           on_task: Callable[[str], None] | None = None, hub_limit: HubLimit = TASK_POLICY,
-                          minimum: bool = False, minimum_budget: int = 2000) -> BatchResult:
-    """Check many task files with shared graphs; a bad file is recorded, not fatal."""
-    cache = GraphCache(store=store, hub_limit=hub_limit)
+                          minimum: bool = False, minimum_budget: int = 2000,
+                          as_of: str | None = None) -> BatchResult:
+    """Check many task files with shared graphs; a bad file is recorded, not fatal.
+    ``as_of`` overrides every task's own date."""
+    dated = None if as_of is None else parse_as_of(as_of).text
+    cache = GraphCache(store=store, hub_limit=hub_limit, as_of=dated)
     reports, failures = [], []
     try:
         for p in paths:

@@ -22,6 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from chaingraph.settings import ChainBounds, CrawlLimits, TraversalPolicy
+from chaingraph.timeline import Sensitivity, TimeWindow
 from chaingraph.values import Value
 
 __all__ = [
@@ -114,6 +115,10 @@ class ChainStep(BaseModel):
     provenance: tuple[Provenance, ...] = ()
     verified: bool = True
     confidence: float = 1.0
+    window: TimeWindow | None = Field(default=None, description=(
+        "when the statement holds (from its P580/P582/P585 qualifiers; DESIGN §11)"))
+    time_sensitivity: Sensitivity | None = Field(default=None, description=(
+        "ended, superseded, changing_property or stable (chaingraph.timeline)"))
 
 
 class MergeNote(BaseModel):
@@ -147,6 +152,7 @@ class ChainParameters(BaseModel):
     verifier: str | None = None
     selector: str | None = None
     collect_run: str | None = None
+    stable_only: bool = False
     alpha: float = ALPHA
     beta: float = BETA
 
@@ -179,6 +185,9 @@ class ChainRecord(BaseModel):
     crosswalk_version: str
     parameters: ChainParameters = Field(default_factory=ChainParameters)
     merged: tuple[MergeNote, ...] = ()
+    as_of: str | None = Field(default=None, description="the date the chain's statements hold on, if any")
+    time_sensitivity: Sensitivity | None = Field(default=None, description=(
+        "stable only when every step is; else the first of ended, superseded, changing_property"))
     shortcut_scope: Literal["neighbourhood", "source"] | None = Field(
         default=None, description="where the no-shortcut rule was checked: the collected (capped) "
         "neighbourhood, or the whole source (the whole store; `build` certifies this)")

@@ -157,7 +157,8 @@ class TraversalPolicy(BaseModel):
     Class edges (``class_properties``) type nodes but are not steps; an entity with more
     incident step edges than ``hub_limit`` is not walked through (``None``: no limit);
     ``properties`` restricts steps to a set of properties and ``excluded_properties``
-    removes some; ``include_literals`` makes literal statements terminal nodes.
+    removes some; ``include_literals`` makes literal statements terminal nodes; ``as_of``
+    keeps only the statements valid on that date (:mod:`chaingraph.timeline`).
     """
 
     model_config = _FROZEN
@@ -166,6 +167,20 @@ class TraversalPolicy(BaseModel):
     include_literals: bool = False
     excluded_properties: frozenset[str] = frozenset()
     properties: frozenset[str] | None = None
+    as_of: str | None = Field(default=None, description=(
+        "only statements valid on this date are steps (ISO date, YYYY-MM or a year; DESIGN §11)"))
+
+    @field_validator("as_of", mode="before")
+    @classmethod
+    def _date(cls, value: Any) -> Any:
+        from chaingraph.timeline import parse_as_of
+
+        if value is None:
+            return value
+        try:
+            return parse_as_of(value).text
+        except InvalidInput as exc:  # settings() puts the parameter name back in front
+            raise ValueError(str(exc).removeprefix("as_of: ")) from None
 
     @field_validator("class_properties", "excluded_properties", "properties", mode="before")
     @classmethod
@@ -196,6 +211,7 @@ class TraversalPolicy(BaseModel):
             "include_literals": self.include_literals,
             "excluded_properties": sorted(self.excluded_properties),
             "properties": None if self.properties is None else sorted(self.properties),
+            "as_of": self.as_of,
         }
 
 

@@ -20,6 +20,7 @@ from chaingraph.lookups import EmbeddedValues, StoreValues, ValueLookup
 from chaingraph.settings import TraversalPolicy
 from chaingraph.store import Store
 from chaingraph.tasks import Task
+from chaingraph.timeline import Timeline
 from chaingraph.values import EntityValue
 
 __all__ = ["TASK_POLICY", "GraphCache", "HubLimit", "embedded_values", "policy_for"]
@@ -30,14 +31,14 @@ TASK_POLICY: Literal["task"] = "task"
 HubLimit = int | None | Literal["task"]
 
 
-def policy_for(task: Task, hub_limit: HubLimit = TASK_POLICY) -> TraversalPolicy:
+def policy_for(task: Task, hub_limit: HubLimit = TASK_POLICY, as_of: str | None = None) -> TraversalPolicy:
     """The traversal policy answer sets are computed under: the task's ``policy``, where the
     hub rule applies only when the task names a ``hub_limit`` (by default every statement
     counts, DESIGN §6) or ``hub_limit`` here overrides it (``None``: no hub rule); unless
     the task says otherwise, literal nodes are on exactly when some component's target is
-    a value."""
+    a value. ``as_of`` overrides the policy's date."""
     policy = task.policy
-    update: dict[str, Any] = {}
+    update: dict[str, Any] = {} if as_of is None else {"as_of": as_of}
     if "include_literals" not in policy.model_fields_set:
         update["include_literals"] = any(c.target.value is not None for c in task.components)
     if hub_limit != TASK_POLICY:
@@ -59,12 +60,14 @@ class GraphCache:
 
     store: str | Path | None = None
     hub_limit: HubLimit = TASK_POLICY
+    as_of: str | None = None
+    _timelines: dict[str, Timeline] = field(default_factory=dict)
     _graphs: dict[tuple[Any, ...], tuple[EvidenceGraph, ValueLookup | None]] = field(default_factory=dict)
     _stores: dict[str, Store] = field(default_factory=dict)
 
     def get(self, task: Task, *, base: Path | None = None,
             file: str = "") -> tuple[EvidenceGraph, ValueLookup | None]:
-        policy = policy_for(task, self.hub_limit)
+        policy = policy_for(task, self.hub_limit, self.as_of)
         where = self.store if self.store is not None else task.store
         if where is None and task.evidence is None:
             raise InvalidTask("the task has neither 'evidence' nor 'store'; embed its evidence subgraph "
@@ -80,7 +83,11 @@ class GraphCache:
                 store = self._stores.get(str(path.resolve()))
                 if store is None:
                     store = self._stores[str(path.resolve())] = Store(path, read_only=True)
-                self._graphs[key] = (EvidenceGraph.from_store(store, policy=policy), StoreValues(store))
+                graph = EvidenceGraph.from_store(store, policy=policy)
+                timeline = self._timelines.get(str(path.resolve())) or graph.timeline
+                timeline = self._timelines[str(path.resolve())] = timeline or Timeline.from_store(store)
+                graph.timeline = timeline  # for time sensitivity, with or without a date
+                self._graphs[key] = (graph, StoreValues(store, exclude=graph.time_excluded))
             return self._graphs[key]
         ev = task.evidence
         assert ev is not None

@@ -58,6 +58,7 @@ from chaingraph.errors import BadFile, InvalidId, InvalidTask
 from chaingraph.files import parse_json, read_text
 from chaingraph.ids import pid, qid
 from chaingraph.settings import TraversalPolicy
+from chaingraph.timeline import Sensitivity, TimeWindow
 from chaingraph.values import EntityValue, Value
 
 __all__ = [
@@ -148,6 +149,9 @@ class TaskStep(BaseModel):
     statement_id: str | None = None
     source: str | None = None
     target: str | None = None
+    window: TimeWindow | None = Field(default=None, description="when the statement holds (DESIGN §11)")
+    time_sensitivity: Sensitivity | None = Field(default=None, description=(
+        "ended, superseded, changing_property or stable (chaingraph.timeline)"))
 
     @field_validator("property")
     @classmethod
@@ -284,6 +288,9 @@ class Task(BaseModel):
         "is given (by default every statement counts, DESIGN §6)")
     solver: SolverEvidence | None = None
     fusion: Fusion | None = None
+    time_sensitivity: Sensitivity | None = Field(default=None, description=(
+        "stable only when every step and fused value is; else the first of ended, superseded, "
+        "changing_property"))
     anchor_necessary: bool | None = Field(
         default=None, description="set by clue proposal: false when no clue set keeps the anchor necessary "
         "(the text alone singles out the target; see anchor_reason), true when the proposal checked it")

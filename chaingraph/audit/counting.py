@@ -39,12 +39,15 @@ from chaingraph.audit.report import (
     PropertyRow,
     RouteRow,
     ShapeRow,
+    TimeRow,
     TypeRow,
     UnclassifiedRow,
     level_of,
     percent,
 )
 from chaingraph.audit.shapes import DEFAULT_SHAPES, Edge, Shape, ShapeError, detect
+from chaingraph.audit.timing import UNRECORDED, record_sensitivity
+from chaingraph.timeline import SENSITIVITY
 
 __all__ = ["UNTYPED", "Tally"]
 
@@ -97,6 +100,8 @@ class Tally:
         self.problem_count = 0
         self.problem_kinds: Counter[str] = Counter()
         self.problems: list[Problem] = []
+        self.time_tasks: Counter[str] = Counter()
+        self.time_steps: Counter[str] = Counter()
 
     def problem(self, problem: Problem) -> None:
         self.problem_count += 1
@@ -132,6 +137,9 @@ class Tally:
                 self.anchor_types[component.anchor.type or UNTYPED] += 1
             self.node_types.update(node.type or UNTYPED for node in component.nodes)
         self.tasks += 1
+        reason, step_reasons = record_sensitivity(item.value)
+        self.time_tasks[reason] += 1
+        self.time_steps.update(step_reasons)
         self.shape_counts[shape] += 1
         self.levels[level_of(steps)] += 1
         return None
@@ -242,4 +250,16 @@ class Tally:
             shapes=tuple(shapes),
             problem_count=self.problem_count,
             problems=tuple(problems),
+            time_sensitivity=self._time_rows(),
+            time_sensitive_tasks=sum(n for r, n in self.time_tasks.items()
+                                     if r not in ("stable", UNRECORDED)),
+        )
+
+    def _time_rows(self) -> tuple[TimeRow, ...]:
+        steps = sum(self.time_steps.values())
+        return tuple(
+            TimeRow(reason=r, tasks=self.time_tasks[r],
+                    task_percent=percent(self.time_tasks[r], self.tasks),
+                    steps=self.time_steps[r], step_percent=percent(self.time_steps[r], steps))
+            for r in (*SENSITIVITY, UNRECORDED) if self.time_tasks[r] or self.time_steps[r]
         )

@@ -31,6 +31,7 @@ __all__ = [
     "PropertyRow",
     "RouteRow",
     "ShapeRow",
+    "TimeRow",
     "TypeRow",
     "UnclassifiedRow",
     "level_of",
@@ -116,6 +117,18 @@ class UnclassifiedRow(BaseModel):
     reason: str
 
 
+class TimeRow(BaseModel):
+    """Tasks and chain steps by time-sensitivity reason (DESIGN §11; ``unrecorded``: a record
+    written without time information)."""
+
+    model_config = _FROZEN
+    reason: str
+    tasks: int
+    task_percent: float
+    steps: int
+    step_percent: float
+
+
 class ShapeRow(BaseModel):
     model_config = _FROZEN
     shape: str
@@ -171,6 +184,11 @@ class AuditReport(BaseModel):
     shapes: tuple[ShapeRow, ...]
     problem_count: int
     problems: tuple[ProblemRow, ...] = Field(description="the first problems found (problem_count has all)")
+    time_sensitivity: tuple[TimeRow, ...] = Field(default=(), description=(
+        "tasks (share of all tasks) and steps (share of steps with a recorded reason) by "
+        "time-sensitivity reason"))
+    time_sensitive_tasks: int = Field(default=0, description=(
+        "tasks whose reason is not stable (nor unrecorded)"))
 
     def class_counts(self) -> dict[str, int]:
         """``{relation class: edge occurrences}``."""
@@ -244,6 +262,16 @@ def to_markdown(report: AuditReport) -> str:
         [[r.property, r.relation_class, f"{r.edges:,}", _pct(r.percent)] for r in report.properties],
         right=2,
     )
+    if report.time_sensitivity:
+        out += ["### Time sensitivity", "",
+                f"{report.time_sensitive_tasks:,} of {report.tasks:,} tasks "
+                f"({_pct(percent(report.time_sensitive_tasks, report.tasks))} %) are time-sensitive.", ""]
+        out += _md_table(
+            ["reason", "tasks", "%", "steps", "% of steps"],
+            [[r.reason, f"{r.tasks:,}", _pct(r.task_percent), f"{r.steps:,}", _pct(r.step_percent)]
+             for r in report.time_sensitivity],
+            right=4,
+        )
     out += ["### Record shapes", ""]
     out += _md_table(["shape", "records"], [[r.shape, f"{r.records:,}"] for r in report.shapes])
     if report.unclassified:
@@ -285,6 +313,9 @@ def to_csv(report: AuditReport) -> str:
         w.writerow(["node_type", t.type, t.nodes, _pct(percent(t.nodes, report.nodes)), ""])
     for p in report.properties:
         w.writerow(["property", p.property, p.edges, _pct(p.percent), p.relation_class])
+    for tr in report.time_sensitivity:
+        w.writerow(["time_tasks", tr.reason, tr.tasks, _pct(tr.task_percent), ""])
+        w.writerow(["time_steps", tr.reason, tr.steps, _pct(tr.step_percent), ""])
     for s in report.shapes:
         w.writerow(["shape", s.shape, s.records, "", ""])
     for u in report.unclassified:

@@ -131,9 +131,14 @@ def render_table(report: AuditReport, console: Console, *, top: int = 15) -> Non
     lengths = table("Chain lengths", "hops", "chains", "%")
     for ln in report.chain_lengths:
         lengths.add_row(str(ln.hops), f"{ln.chains:,}", pct(ln.percent))
+    share = pct(percent(report.time_sensitive_tasks, report.tasks))
+    timing = table(f"Time sensitivity ({share} % of tasks)", "reason", "tasks", "%", "steps", "%")
+    for tr in report.time_sensitivity:
+        timing.add_row(tr.reason, f"{tr.tasks:,}", pct(tr.task_percent), f"{tr.steps:,}",
+                       pct(tr.step_percent))
     from rich.columns import Columns
 
-    console.print(Columns([t, routes, levels, lengths]))
+    console.print(Columns([t, routes, levels, lengths, *([timing] if report.time_sensitivity else [])]))
     types = table(
         f"Entity types (typed anchors {pct(percent(report.anchors_typed, report.anchors))} %, "
         f"nodes {pct(percent(report.nodes_typed, report.nodes))} %)",

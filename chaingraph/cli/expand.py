@@ -67,7 +67,8 @@ def _table(records: tuple[ChainRecord, ...]) -> None:
         rank = rank + 1 if r.seed == previous else 1
         previous = r.seed
         table.add_row(safe_markup(r.seed), str(rank), str(r.k), f"{r.s_div:.3f}",
-                      f"{safe_markup(', '.join(r.types))}\n{safe_markup(', '.join(r.relation_classes))}",
+                      f"{safe_markup(', '.join(r.types))}\n{safe_markup(', '.join(r.relation_classes))}\n"
+                      f"time: {r.time_sensitivity or '-'}{f' (as of {r.as_of})' if r.as_of else ''}",
                       safe_markup(chain_text(r)))
     Console().print(table)
 
@@ -114,13 +115,19 @@ def _table(records: tuple[ChainRecord, ...]) -> None:
 @click.option("--explain", "explain", metavar="Q…,[P…,]Q…,…", multiple=True,
               help="Say why this path is or is not a valid chain (its first node is the seed); "
                    "repeatable, each path is explained in turn.")
+@click.option("--as-of", "as_of", metavar="DATE", default=None,
+              help="Only statements valid on this date (ISO date, YYYY-MM or a year) are edges.")
+@click.option("--stable-only", is_flag=True, default=False,
+              help="Keep only chains whose every step is time-stable (no end, no successor, "
+                   "no changing property).")
 @click.option("--progress/--no-progress", default=None, help="Progress on stderr (default: on a terminal).")
 def expand(seeds: tuple[str, ...], endpoint: str | None, store: str | None, min_hops: int, max_hops: int,
            max_neighbours: int, select: int, layer_budget: int | None, in_limit: int,
            user_agent: str | None, timeout: float | None, deadline: float | None,
            max_response_bytes: int | None, top: int, hub_limit: int,
            include_literals: bool, excluded: tuple[str, ...], allowed: tuple[str, ...], collect: bool,
-           fmt: str | None, explain: tuple[str, ...], progress: bool | None) -> None:
+           fmt: str | None, explain: tuple[str, ...], as_of: str | None, stable_only: bool,
+           progress: bool | None) -> None:
     """Collect around seeds and print their best evidence chains (DESIGN §3, §4).
 
     Chains have MIN-HOPS..MAX-HOPS hops, repeat no node and cannot be short-cut in the
@@ -130,13 +137,15 @@ def expand(seeds: tuple[str, ...], endpoint: str | None, store: str | None, min_
     chaingraph expand --seed Q42
     chaingraph expand --seed Q42 --top 5 --format jsonl
     chaingraph expand --explain Q42,Q350,Q178517,Q1327329,Q352766,Q264137
+    chaingraph expand --seed Q42 --as-of 2001-05-11 --stable-only
     """
     from chaingraph.expand import expand as run_expand
     from chaingraph.expand import explain_path
 
     policy = settings(TraversalPolicy, hub_limit=hub_limit or None, include_literals=include_literals,
                       excluded_properties=frozenset(pid(p, field="--exclude-property") for p in excluded),
-                      properties=frozenset(pid(p, field="--property") for p in allowed) if allowed else None)
+                      properties=frozenset(pid(p, field="--property") for p in allowed) if allowed else None,
+                      as_of=as_of)
     limits = settings(CrawlLimits, max_neighbours=max_neighbours, select=select,
                       layer_budget=layer_budget or None, in_limit=in_limit) if collect else None
     bounds = settings(ChainBounds, min_hops=min_hops, max_hops=max_hops, top=top)
@@ -156,7 +165,7 @@ def expand(seeds: tuple[str, ...], endpoint: str | None, store: str | None, min_
         raise InvalidInput("give at least one --seed (a Q-id such as Q42), or --explain PATH")
     with progress_bars(progress) as tell:
         out = run_expand(list(seeds), store=store, endpoint=settings_, bounds=bounds, limits=limits,
-                         policy=policy, collect=collect, progress=tell)
+                         policy=policy, collect=collect, progress=tell, stable_only=stable_only)
     fmt = fmt or ("table" if sys.stdout.isatty() else "jsonl")
     if fmt == "jsonl":
         for record in out.records:

@@ -77,14 +77,21 @@ def _maybe_store(path: str | None) -> Iterator[object]:
               help="readable text, or the FusionResult / FusionRefusal record as JSON")
 @click.option("--store", "store_path", type=click.Path(exists=True, dir_okay=False), default=None,
               help="DuckDB store for statement ids ({\"statement\": \"Q42$...\"}) in the spec")
+@click.option("--as-of", "as_of", metavar="DATE", default=None,
+              help="Only statements that hold on this date (ISO date, YYYY-MM or a year) are "
+                   "candidates; overrides the spec's as_of.")
 @click.pass_context
-def fuse(ctx: click.Context, spec_file: str, fmt: str, store_path: str | None) -> None:
+def fuse(ctx: click.Context, spec_file: str, fmt: str, store_path: str | None, as_of: str | None) -> None:
     """Fuse component values exactly as SPEC says (JSON; `chaingraph schema fusion-spec`).
 
     Prints the result with its normalised inputs, steps and checks, or the refusal and its
     reason. Exits 0 for a result, 1 for a refusal, 2 for a bad spec.
     """
     spec = read_spec(spec_file)
+    if as_of is not None:
+        from chaingraph.timeline import parse_as_of
+
+        spec = spec.model_copy(update={"as_of": parse_as_of(as_of).text})
     with _maybe_store(store_path) as store:
         outcome = fuse_spec(spec, store=store)
     if fmt == "json":

@@ -87,7 +87,8 @@ def render(report: NecessityReport, console: Console) -> None:
     console.print(f"redundant: {safe_markup(', '.join(report.redundant) or 'none')}; review: "
                   f"{safe_markup(', '.join(report.review) or 'none')}; pruned pattern unique: "
                   f"{'yes' if report.pruned_unique else 'NO'}; {h}; policy: "
-                  f"{'no hub limit' if limit is None else f'hub limit {limit}'}\n")
+                  f"{'no hub limit' if limit is None else f'hub limit {limit}'}; time: "
+                  f"{report.time_sensitivity or '-'}{f' (as of {report.as_of})' if report.as_of else ''}\n")
 
 
 def _hub_limit(text: str | None) -> HubLimit:
@@ -118,8 +119,11 @@ def _hub_limit(text: str | None) -> HubLimit:
 @click.option("--strict", is_flag=True,
               help="Exit 1 if any clue is redundant or needs review, or a fused component is not "
                    "needed.")
+@click.option("--as-of", "as_of", metavar="DATE", default=None,
+              help="Only statements valid on this date (ISO date, YYYY-MM or a year) are evidence; "
+                   "overrides each task's own policy.as_of.")
 def necessity(tasks: tuple[str, ...], store: str | None, fmt: str, hub_limit: str | None, minimum: bool,
-              minimum_budget: int, strict: bool) -> None:
+              minimum_budget: int, strict: bool, as_of: str | None) -> None:
     """Decide which clues of each task are necessary, by clue ablation on the evidence graph.
 
     Exit 0 when every task was checked; 1 with --strict when a clue is redundant or needs
@@ -135,7 +139,7 @@ def necessity(tasks: tuple[str, ...], store: str | None, fmt: str, hub_limit: st
     result = check_necessity_files(
         tasks, store=store,
         on_task=(lambda f: err.print(f"[dim]checking {safe_markup(f)}[/dim]")) if show else None,
-        hub_limit=_hub_limit(hub_limit), minimum=minimum, minimum_budget=minimum_budget)
+        hub_limit=_hub_limit(hub_limit), minimum=minimum, minimum_budget=minimum_budget, as_of=as_of)
     if fmt == "json":
         reports = [r.model_dump(mode="json") for r in result.reports]
         click.echo(json.dumps(reports[0] if len(tasks) == 1 and reports else reports, indent=2))

@@ -63,7 +63,7 @@ def fuse(components: Iterable[Any], operation: str, *, minuend: str | None = Non
          rounding: Rounding | dict[str, Any] | None = None,
          factor: str | int | None = None, unit: str | None = None, calendar_conversion: bool = True,
          spec_id: str | None = None, store: Any = None,
-         table: UnitTable | None = None) -> FusionResult | FusionRefusal:
+         table: UnitTable | None = None, as_of: str | None = None) -> FusionResult | FusionRefusal:
     """Fuse component values with ``operation`` (see :data:`~chaingraph.fusion.spec.OPERATIONS`).
 
     ``components`` are :class:`Component` objects, dicts in the spec's form, or bare values
@@ -72,13 +72,13 @@ def fuse(components: Iterable[Any], operation: str, *, minuend: str | None = Non
     signed, otherwise the difference is absolute); ``dividend`` the one ``divide`` divides.
     ``rule`` resolves statement sets, ``rounding`` rounds the exact result once at the end,
     ``factor`` is the constant of ``multiply``, ``unit`` the unit item to express the result
-    in. Bad arguments raise
+    in; ``as_of`` keeps only the statements that hold on that date. Bad arguments raise
     :class:`~chaingraph.errors.InvalidSpec`; a refusal is returned, not raised.
     """
     raw = {"id": spec_id, "operation": operation,
            "components": [_component(c, i) for i, c in enumerate(components, start=1)],
            "minuend": minuend, "dividend": dividend, "factor": factor, "rule": rule, "rounding": rounding,
-           "unit": unit, "calendar_conversion": calendar_conversion}
+           "unit": unit, "calendar_conversion": calendar_conversion, "as_of": as_of}
     try:
         spec = FusionSpec.model_validate(raw)
     except ValidationError as exc:
@@ -188,7 +188,7 @@ def _run(spec: FusionSpec, store: Any, table: UnitTable, steps: list[Step],
     op = spec.operation
     if op == "count":
         return _count(spec, store, steps, inputs)
-    resolved = [resolve(c, spec.rule, store)[0] for c in spec.components]
+    resolved = [resolve(c, spec.rule, store, as_of=spec.as_of)[0] for c in spec.components]
     for r in resolved:
         if r.resolution != "single value":
             steps.append(Step(action="resolve", detail=f"{r.component.id}: {r.resolution}"))
@@ -256,7 +256,7 @@ def _count(spec: FusionSpec, store: Any, steps: list[Step],
             total += 1
             steps.append(Step(action="count", detail=f"{c.id}: the target entity {c.entity} counts 1"))
             continue
-        values = resolve(c, spec.rule, store, allow_many=True)
+        values = resolve(c, spec.rule, store, allow_many=True, as_of=spec.as_of)
         distinct = {v.value.model_dump_json() for v in values}
         for v in values:
             inputs.append(record(v))

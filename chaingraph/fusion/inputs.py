@@ -237,8 +237,11 @@ def _same(v: Value | None) -> Any:
 
 
 def resolve(component: Component, rules: Sequence[Rule], store: Any = None, *,
-            allow_many: bool = False) -> list[Resolved]:
-    """The value(s) of a component; exactly one unless ``allow_many`` (for ``count``)."""
+            allow_many: bool = False, as_of: str | None = None) -> list[Resolved]:
+    """The value(s) of a component; exactly one unless ``allow_many`` (for ``count``).
+    With ``as_of`` only the statements that hold on that date are candidates (the rules of
+    :mod:`chaingraph.timeline`, as for the evidence graph), so ``latest`` picks the latest
+    value on or before the date."""
     comp = component.id
     cands = candidates(component, store)
     if cands is None:
@@ -252,6 +255,14 @@ def resolve(component: Component, rules: Sequence[Rule], store: Any = None, *,
     kept = [c for c in cands if c.rank != "deprecated"]
     if len(kept) < n_all:
         notes.append(f"dropped {n_all - len(kept)} deprecated statement(s)")
+    if as_of is not None and kept:
+        from chaingraph.timeline import valid_statements
+
+        holds = valid_statements([c.qualifiers for c in kept], [c.rank for c in kept], component.property,
+                                 as_of)
+        if not all(holds):
+            notes.append(f"as of {as_of}: dropped {holds.count(False)} statement(s) that do not hold then")
+        kept = [c for c, ok in zip(kept, holds) if ok]
     for rule in component.rule or rules:
         if not kept:
             break

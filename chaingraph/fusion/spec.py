@@ -39,7 +39,7 @@ from pydantic import (
     model_validator,
 )
 
-from chaingraph.errors import BadFile, InvalidSpec
+from chaingraph.errors import BadFile, InvalidInput, InvalidSpec
 from chaingraph.files import parse_json, read_text
 from chaingraph.values import EntityValue, QuantityValue, StringValue, TimeValue, Value, value_from_json
 
@@ -304,8 +304,23 @@ class FusionSpec(BaseModel):
     calendar_conversion: bool = Field(default=True, description=(
         "convert Julian/Gregorian day-precision dates through the Julian Day Number; when false, "
         "mixing calendars at day precision is refused"))
+    as_of: str | None = Field(default=None, description=(
+        "only statements that hold on this date (ISO date, YYYY-MM or a year) are candidates, as for "
+        "the evidence graph (DESIGN §11); 'latest' then picks the latest value on or before it"))
 
     _rule = field_validator("rule", mode="before")(_rules)
+
+    @field_validator("as_of", mode="before")
+    @classmethod
+    def _date(cls, v: Any) -> Any:
+        from chaingraph.timeline import parse_as_of
+
+        if v is None:
+            return v
+        try:
+            return parse_as_of(v).text
+        except InvalidInput as exc:
+            raise ValueError(str(exc).removeprefix("as_of: ")) from None
 
     @field_validator("factor", mode="before")
     @classmethod
