@@ -59,7 +59,7 @@ from pydantic import BaseModel, ConfigDict
 
 from chaingraph.errors import InvalidInput
 from chaingraph.resources import data_file
-from chaingraph.values import JULIAN, TimeValue, Value, julian_day_number
+from chaingraph.values import JULIAN, TimeValue, Value, date_from_julian_day_number, julian_day_number
 
 if TYPE_CHECKING:
     from chaingraph.store import Store
@@ -111,15 +111,7 @@ def day_text(jdn: int) -> str:
     >>> day_text(2451545), day_text(1721060)
     ('2000-01-01', '0000-01-01')
     """
-    a = jdn + 32044
-    b = (4 * a + 3) // 146097
-    c = a - 146097 * b // 4
-    d = (4 * c + 3) // 1461
-    e = c - 1461 * d // 4
-    m = (5 * e + 2) // 153
-    day = e - (153 * m + 2) // 5 + 1
-    month = m + 3 - 12 * (m // 10)
-    year = 100 * b + d - 4800 + m // 10
+    year, month, day = date_from_julian_day_number(jdn, julian=False)
     sign = "-" if year < 0 else ""
     return f"{sign}{abs(year):04d}-{month:02d}-{day:02d}"
 

@@ -73,6 +73,7 @@ __all__ = [
     "Value",
     "check_decimal",
     "check_time",
+    "date_from_julian_day_number",
     "gregorian_to_julian",
     "julian_day_number",
     "julian_to_gregorian",
@@ -199,7 +200,13 @@ def julian_day_number(year: int, month: int, day: int, julian: bool) -> int:
     return day + (153 * m + 2) // 5 + 365 * y + y // 4 - y // 100 + y // 400 - 32045
 
 
-def _fromjulian_day_number(jdn: int, julian: bool) -> tuple[int, int, int]:
+def date_from_julian_day_number(jdn: int, julian: bool) -> tuple[int, int, int]:
+    """(astronomical year, month, day) of a Julian Day Number, in the Julian or the
+    proleptic Gregorian calendar (the inverse of :func:`julian_day_number`).
+
+    >>> date_from_julian_day_number(2451545, julian=False)
+    (2000, 1, 1)
+    """
     if julian:
         b, c = 0, jdn + 32082
     else:
@@ -221,7 +228,7 @@ def julian_to_gregorian(year: int, month: int, day: int) -> tuple[int, int, int]
     >>> julian_to_gregorian(1521, 8, 13)
     (1521, 8, 23)
     """
-    return _fromjulian_day_number(julian_day_number(year, month, day, julian=True), julian=False)
+    return date_from_julian_day_number(julian_day_number(year, month, day, julian=True), julian=False)
 
 
 def gregorian_to_julian(year: int, month: int, day: int) -> tuple[int, int, int]:
@@ -230,7 +237,7 @@ def gregorian_to_julian(year: int, month: int, day: int) -> tuple[int, int, int]
     >>> gregorian_to_julian(1582, 10, 15)
     (1582, 10, 5)
     """
-    return _fromjulian_day_number(julian_day_number(year, month, day, julian=False), julian=True)
+    return date_from_julian_day_number(julian_day_number(year, month, day, julian=False), julian=True)
 
 
 @lru_cache(maxsize=65536)
