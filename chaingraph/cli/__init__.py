@@ -25,7 +25,9 @@ from __future__ import annotations
 import importlib
 import os
 import re
+import signal
 import sys
+import threading
 import traceback
 from typing import Any, NamedTuple
 
@@ -127,6 +129,9 @@ class LazyGroup(click.Group):
             formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
+        watching = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGINT, _note_interrupt) if watching else None
+        _INTERRUPTS.clear()
         try:
             result = super().invoke(ctx)
             sys.stdout.flush()  # a full disk or closed pipe fails here, not at interpreter exit
@@ -137,12 +142,16 @@ class LazyGroup(click.Group):
             if isinstance(exc, SystemExit):
                 raise
             named = self._in_cli_terms(ctx, exc) if isinstance(exc, ChaingraphError) else None
-            code, message = exit_status(exc, named)
+            # Ctrl-C is 130 whatever the library or DuckDB turned the interrupt into on its way out
+            code, message = exit_status(KeyboardInterrupt() if _INTERRUPTS else exc, named)
             if code == EXIT_INTERNAL and os.environ.get("CHAINGRAPH_DEBUG"):
                 traceback.print_exception(exc)
             _quiet_stdout()
             click.echo(message, err=True)
             sys.exit(code)
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGINT, previous)
 
     def _in_cli_terms(self, ctx: click.Context, exc: ChaingraphError) -> str:
         """The error's message in the command's terms: the parameter it is about (its
@@ -161,6 +170,16 @@ class LazyGroup(click.Group):
         if name and name in flags and message.startswith(f"{name}:"):
             message = flags[name] + message[len(name):]
         return _BACKTICKED.sub(lambda m: flags.get(m.group(1), m.group(1)), message)
+
+
+#: SIGINTs received while a command ran (see :func:`_note_interrupt`)
+_INTERRUPTS: list[int] = []
+
+
+def _note_interrupt(signum: int, frame: Any) -> None:
+    """Remember the interrupt, then raise it as Python's default handler would."""
+    _INTERRUPTS.append(signum)
+    raise KeyboardInterrupt
 
 
 def _interrupted(exc: BaseException) -> bool:
