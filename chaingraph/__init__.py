@@ -66,6 +66,7 @@ _API: dict[str, str] = {
     "EvidenceGraph": "graph", "evidence_graph": "expand", "expand": "expand", "ExpandResult": "expand",
     "explain_path": "expand", "chain_record": "expand", "enumerate_chains": "chains",
     "chain_blocks": "chains", "Chain": "chains", "explain_chain": "explain", "Explanation": "explain",
+    "chain_tree": "chain_tree", "ChainTree": "chain_tree", "export": "store_parquet",
     "top_chains": "ranking", "rank_chains": "ranking", "score_chain": "ranking", "TypeTable": "ranking",
     "merge_adjacent": "merge",
     # relation classes
@@ -106,6 +107,7 @@ __all__ = [
     "ChainPath",
     "ChainRecord",
     "ChainRuleError",
+    "ChainTree",
     "ChaingraphError",
     "CollectReport",
     "CorpusProblem",
@@ -155,6 +157,7 @@ __all__ = [
     "build_seed",
     "chain_blocks",
     "chain_record",
+    "chain_tree",
     "check_necessity",
     "check_necessity_files",
     "collect",
@@ -165,6 +168,7 @@ __all__ = [
     "expand",
     "explain_chain",
     "explain_path",
+    "export",
     "fuse",
     "fuse_spec",
     "load",
@@ -223,6 +227,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
         build_seed,
         read_seeds,
     )
+    from chaingraph.chain_tree import ChainTree, chain_tree
     from chaingraph.chains import Chain, chain_blocks, enumerate_chains
     from chaingraph.collect import CollectReport, collect
     from chaingraph.crosswalk import (
@@ -264,5 +269,6 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     from chaingraph.settings import ChainBounds, CrawlLimits, EndpointSettings, RetryPolicy, TraversalPolicy
     from chaingraph.sources.loaders import load, summarize
     from chaingraph.store import Store
+    from chaingraph.store_parquet import export
     from chaingraph.tasks import Task, load_task, parse_task
     from chaingraph.values import EntityValue, QuantityValue, TimeValue

@@ -22,7 +22,7 @@ PUBLIC = {
     # graph and chains
     "EvidenceGraph", "evidence_graph", "expand", "ExpandResult", "explain_path", "chain_record",
     "enumerate_chains", "chain_blocks", "Chain", "explain_chain", "Explanation", "top_chains",
-    "rank_chains", "score_chain", "TypeTable", "merge_adjacent",
+    "rank_chains", "score_chain", "TypeTable", "merge_adjacent", "chain_tree", "ChainTree", "export",
     # relation classes
     "Crosswalk", "default_crosswalk", "crosswalk", "RelationClassifier", "relation_classifier",
     # records, tasks, necessity, fusion, audits
