@@ -40,7 +40,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from harness import SHARED_DATA, Case, markdown_table, measure  # noqa: E402
+from harness import SHARED_DATA, Case, markdown_table, measure, world_store  # noqa: E402
 
 DATA = SHARED_DATA
 CACHE = Path(os.environ.get("CHAINGRAPH_BENCH_CACHE", Path(tempfile.gettempdir()) / "chaingraph-bench"))
@@ -54,28 +54,12 @@ SEEDS = {
 Run = Callable[[], tuple[int, dict[str, Any]]]
 
 
-def store_path(world: str) -> Path:
-    """The world loaded once into a DuckDB file (cached between runs)."""
-    from chaingraph.sources.loaders import load
-    from chaingraph.store import Store
-
-    path = CACHE / f"{world}.duckdb"
-    if not path.exists():
-        CACHE.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".partial")
-        tmp.unlink(missing_ok=True)
-        with Store(tmp) as store:
-            load([DATA / "world" / f"{world}.json.gz"], store)
-        tmp.rename(path)
-    return path
-
-
 def graph(world: str, hub_limit: int | None = None) -> Any:
     from chaingraph.graph import EvidenceGraph
     from chaingraph.settings import TraversalPolicy
     from chaingraph.store import Store
 
-    with Store(store_path(world), read_only=True) as store:
+    with Store(world_store(world), read_only=True) as store:
         return EvidenceGraph.from_store(store, policy=TraversalPolicy(hub_limit=hub_limit))
 
 
@@ -247,7 +231,7 @@ def main(argv: list[str] | None = None) -> None:
     repeat = 1 if args.quick else 3
     print(f"# Chain enumeration ({LO}–{HI} hops, no hub limit), median of {repeat} run(s)\n")
     for world, seeds in SEEDS.items():
-        store_path(world)
+        world_store(world)
         builds = [measure(Case(who, "peers:prepare_build", {"world": world, "who": who}, repeat))
                   for who in ("chaingraph", "igraph", "networkx", "duckdb")]
         print(markdown_table(f"{world}: building the graph of the whole store", builds,
@@ -297,7 +281,7 @@ def main(argv: list[str] | None = None) -> None:
                              baseline=tree.name, unit="chains"))
     print("### `chaingraph expand` as a whole process (median wall, peak RSS)\n")
     print("| command | median wall s | peak MB |\n|---|---:|---:|")
-    for name, argv_ in peers.expand_commands(store_path("codex-m")).items():
+    for name, argv_ in peers.expand_commands(world_store("codex-m")).items():
         wall, peak = peers.time_command(argv_, repeat)
         print(f"| `{name}` | {wall:.2f} | {peak:,.0f} |")
 

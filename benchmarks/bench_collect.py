@@ -33,6 +33,7 @@ sys.path.insert(0, str(REPO))
 from sparql_server import OxigraphServer  # noqa: E402
 
 from chaingraph.collect import CollectReport, collect  # noqa: E402
+from chaingraph.settings import EndpointSettings  # noqa: E402
 from chaingraph.sources.sparql_source import SparqlSource  # noqa: E402
 from chaingraph.store import Store  # noqa: E402
 
@@ -58,7 +59,8 @@ def pick_seeds(world: str) -> dict[str, tuple[str, int]]:
 def crawl(url: str, seed: str, radius: int, batched: bool) -> tuple[CollectReport, float, int]:
     with Store() as store:
         source = (SparqlSource(url, store_for_cache=store) if batched
-                  else SparqlSource(url, store_for_cache=store, batch_size=1, describe_size=1))
+                  else SparqlSource(EndpointSettings(url=url, batch_size=1), store_for_cache=store,
+                                    describe_size=1))
         start = time.perf_counter()
         report = collect([seed], radius, store=store, source=source, **CAPS)
         seconds = time.perf_counter() - start

@@ -49,7 +49,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from harness import SHARED_DATA, Case, markdown_table, measure  # noqa: E402
+from harness import SHARED_DATA, Case, markdown_table, measure, world_store  # noqa: E402
 
 MODULE = "bench_necessity"
 Run = Callable[[], tuple[int, dict[str, Any]]]
@@ -297,21 +297,6 @@ def check_agreement(name: str, tasks: str, count: int) -> tuple[int, list[str]]:
 
 
 # -- clue proposal ---------------------------------------------------------------------
-def _store(name: str) -> Path:
-    """The world's JSON dump loaded into a DuckDB store once (kept in the temp folder)."""
-    from chaingraph.sources.loaders import load
-    from chaingraph.store import Store
-
-    path = Path(tempfile.gettempdir()) / f"chaingraph-bench-{name}.duckdb"
-    if not path.exists():
-        part = path.with_suffix(".part")
-        part.unlink(missing_ok=True)
-        with Store(part) as store:
-            load([SHARED_DATA / "world" / f"{name}.json.gz"], store)
-        part.rename(path)
-    return path
-
-
 def _proposal_setup(name: str, count: int) -> tuple[Any, Any, dict[str, Any], list[Any]]:
     """Store, graph over every statement (no hub limit), lookups, and ``count`` chains: the best
     five-hop chain of seeds drawn deterministically, as the chain engine (default policy) finds them."""
@@ -322,7 +307,7 @@ def _proposal_setup(name: str, count: int) -> tuple[Any, Any, dict[str, Any], li
     from chaingraph.settings import TraversalPolicy
     from chaingraph.store import Store
 
-    store = Store(_store(name), read_only=True)
+    store = Store(world_store(name), read_only=True)
     engine = EvidenceGraph.from_store(store)
     graph = EvidenceGraph.from_store(store, policy=TraversalPolicy(hub_limit=None))
     datatypes = store.datatypes()

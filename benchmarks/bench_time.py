@@ -34,7 +34,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from harness import SHARED_DATA, Case, Result, markdown_table, measure  # noqa: E402
+from harness import SHARED_DATA, Case, Result, markdown_table, measure, world_store  # noqa: E402
 
 MODULE = "bench_time"
 AS_OF = "2000-06-30"
@@ -50,25 +50,10 @@ PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>
 """
 
 
-def _store(name: str) -> Path:
-    """The world's JSON dump in a DuckDB store (built once, kept in the temp folder)."""
-    from chaingraph.sources.loaders import load
-    from chaingraph.store import Store
-
-    path = Path(tempfile.gettempdir()) / f"chaingraph-bench-time-{name}.duckdb"
-    if not path.exists():
-        part = path.with_suffix(".part")
-        part.unlink(missing_ok=True)
-        with Store(part) as store:
-            load([SHARED_DATA / "world" / f"{name}.json.gz"], store)
-        part.rename(path)
-    return path
-
-
 def _seeds(name: str, n: int = 3) -> list[str]:
     from chaingraph.store import Store
 
-    with Store(_store(name), read_only=True) as s:  # subjects of dated statements, most dated first
+    with Store(world_store(name), read_only=True) as s:  # subjects of dated statements, most dated first
         rows = s.con.execute("SELECT subject FROM statements JOIN qualifiers USING (statement_id) "
                              "WHERE qualifiers.property IN ('P580', 'P582', 'P585') GROUP BY subject "
                              "ORDER BY count(*) DESC, subject LIMIT ?", [n]).fetchall()
@@ -87,7 +72,7 @@ def make_tasks(name: str, count: int, path: Path, seed: int = 16) -> None:
     from chaingraph.tasks import Task
     from chaingraph.timeline import Timeline
 
-    with Store(_store(name), read_only=True) as store:
+    with Store(world_store(name), read_only=True) as store:
         g = EvidenceGraph.from_store(store)
         on_date = EvidenceGraph.from_store(store, policy=TraversalPolicy(as_of=AS_OF))
         dated = set(Timeline.from_store(store).statement_id.tolist())
@@ -123,7 +108,7 @@ def make_tasks(name: str, count: int, path: Path, seed: int = 16) -> None:
             {"kind": "type", "variable": 4, "class": g.classes[names[4]][0]},
             {"kind": "value", "variable": 3, "property": prop, "value": obj}]
         body = {"id": f"{name}/walk-{len(tasks)}", "anchors": [{"entity": names[0]}],
-                "target": {"entity": names[-1]}, "store": str(_store(name)),
+                "target": {"entity": names[-1]}, "store": str(world_store(name)),
                 "components": [{"anchor": names[0], "steps": steps, "target": {"entity": names[-1]}}],
                 "clues": clues}
         if evaluate(g, compile_pattern(Task.model_validate(body), 0), target=names[-1]).unique:
@@ -144,7 +129,7 @@ def _tasks(name: str, count: int = 10) -> list[Any]:
 def expand_run(name: str, as_of: str | None) -> Any:
     from chaingraph.expand import expand
 
-    path, seeds = _store(name), _seeds(name)
+    path, seeds = world_store(name), _seeds(name)
 
     def run() -> tuple[int, dict[str, Any]]:
         out = expand(seeds, store=path, collect=False, top=10, min_hops=5, max_hops=5, as_of=as_of)
@@ -284,7 +269,7 @@ def filter_run(name: str) -> Any:
     from chaingraph.store import Store
     from chaingraph.timeline import DatedStatements
 
-    store = Store(_store(name), read_only=True)
+    store = Store(world_store(name), read_only=True)
     cols = store.edge_arrays()
 
     def run() -> tuple[int, dict[str, Any]]:
@@ -309,7 +294,7 @@ def main(argv: list[str]) -> None:
     repeat = 3 if quick else 7
     worlds = ["wikipeople"] if quick else ["wikipeople", "codex-m"]
     for name in worlds:
-        _store(name)
+        world_store(name)
         todo = _tasks(name)
         compared = check_agreement(name)
         print(f"{name}: answer sets as of {AS_OF} equal between chaingraph and pyoxigraph (p:/ps: statements "

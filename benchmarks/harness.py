@@ -14,6 +14,7 @@ import multiprocessing as mp
 import os
 import resource
 import statistics
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from pathlib import Path
 from queue import Empty
 from typing import Any
 
-__all__ = ["SHARED_DATA", "Case", "Result", "markdown_table", "measure"]
+__all__ = ["BENCH_CACHE", "SHARED_DATA", "Case", "Result", "markdown_table", "measure", "world_store"]
 
 #: The shared real-data folder: ``$CHAINGRAPH_SHARED_DATA``, else ``../shared/data`` beside the
 #: repository (the same rule as ``tests/conftest.py``).
@@ -121,3 +122,23 @@ def markdown_table(title: str, results: Sequence[Result], *, baseline: str, unit
         lines.append(f"| {r.name} | {r.median:.4f} | {rate} | {r.peak_mb:,.1f} | "
                      f"{r.median / base.median:.2f}× |")
     return "\n".join(lines) + "\n"
+
+
+#: where benchmarks keep stores they build once: ``$CHAINGRAPH_BENCH_CACHE`` or the temp folder
+BENCH_CACHE = Path(os.environ.get("CHAINGRAPH_BENCH_CACHE", Path(tempfile.gettempdir()) / "chaingraph-bench"))
+
+
+def world_store(world: str) -> Path:
+    """``world/<world>.json.gz`` loaded once into a DuckDB file in :data:`BENCH_CACHE`."""
+    from chaingraph.sources.loaders import load
+    from chaingraph.store import Store
+
+    path = BENCH_CACHE / f"{world}.duckdb"
+    if not path.exists():
+        BENCH_CACHE.mkdir(parents=True, exist_ok=True)
+        part = path.with_suffix(".partial")
+        part.unlink(missing_ok=True)
+        with Store(part) as store:
+            load([SHARED_DATA / "world" / f"{world}.json.gz"], store)
+        part.rename(path)
+    return path

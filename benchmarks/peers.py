@@ -196,13 +196,13 @@ def verify_peers(world: str, seed: str) -> str:
 def prepare_build(world: str, who: str) -> Run:
     """Build the evidence graph of a whole store: chaingraph from the store, the peers from
     the same step edges read out of the same store."""
-    from bench_chains import store_path
+    from harness import world_store
 
     from chaingraph.graph import EvidenceGraph
     from chaingraph.settings import TraversalPolicy
     from chaingraph.store import Store
 
-    store = Store(store_path(world), read_only=True)
+    store = Store(world_store(world), read_only=True)
     t = store.edge_table()  # warm the store (its pages are then in memory for everyone)
     policy = TraversalPolicy(hub_limit=None)
     if who != "chaingraph":
