@@ -255,3 +255,28 @@ def test_policy_json_is_the_same_in_every_process() -> None:
     outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in range(6)}
     assert len(outs) == 1, outs
+
+
+def test_as_of_dates_every_graph_of_the_build(sample_store: Path, tmp_path: Path) -> None:
+    """Q42 was educated at St John's College (P69) from 1971 to 1974: a build as of 2000 never
+    steps on that statement, one without a date may, and the dated records say their date."""
+    studied = "q42$0E9C4724-C954-4698-84A7-5CE0D296A6F2"
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("Q42\n")
+
+    def steps(*extra: str) -> tuple[list[CorpusTask], set[str]]:
+        out = tmp_path / ("corpus" + "-".join(extra))
+        args = ["build", str(seeds), "--store", str(sample_store), "--out", str(out), "--top", "20"]
+        result = CliRunner().invoke(cli, [*args, "--no-collect", *extra])
+        assert result.exit_code == 0, result.output
+        tasks = [CorpusTask.model_validate_json(line)
+                 for line in (out / "tasks.jsonl").read_text().splitlines()]
+        rejected = (out / "rejected.jsonl").read_text()
+        used = {s.statement_id for t in tasks for c in t.chains for s in c.steps}
+        return tasks, used | ({studied} if studied in rejected else set())
+
+    _, undated = steps()
+    assert studied in undated  # the statement is a candidate step without a date
+    dated, used = steps("--as-of", "2000")
+    assert dated and studied not in used
+    assert all(c.as_of is not None and c.as_of.startswith("2000") for t in dated for c in t.chains)

@@ -54,6 +54,9 @@ def _funnel_table(rows: tuple[FunnelRow, ...]) -> None:
               help="Never use this property as a step (repeatable).")
 @click.option("--collect/--no-collect", default=True, show_default=True,
               help="--no-collect: the whole store is every seed's neighbourhood (no caps).")
+@click.option("--as-of", "as_of", metavar="DATE", default=None,
+              help="Only statements valid on this date (ISO date, YYYY-MM or a year) are edges: chains, "
+                   "the whole-store certificate and the answer sets all use the dated graph.")
 @click.option("--max-familiarity", type=click.IntRange(min=0), default=_MAX_FAMILIARITY, show_default=True,
               help="Drop chains with a node (other than the seed) with more sitelinks.")
 @click.option("--task-hub-limit", type=click.IntRange(min=0), default=None,
@@ -70,7 +73,8 @@ def _funnel_table(rows: tuple[FunnelRow, ...]) -> None:
 @click.option("--progress/--no-progress", default=None, help="Progress on stderr (default: on a terminal).")
 def build(seeds: str, store: str | None, endpoint: str | None, out: str, min_hops: int, max_hops: int,
           top: int, max_neighbours: int, select: int, layer_budget: int, in_limit: int, hub_limit: int,
-          excluded: tuple[str, ...], collect: bool, max_familiarity: int, task_hub_limit: int | None,
+          excluded: tuple[str, ...], collect: bool, as_of: str | None, max_familiarity: int,
+          task_hub_limit: int | None,
           max_values: int, budget: int, fuse: bool, workers: int, ray_address: str | None,
           progress: bool | None) -> None:
     """Build a certified task corpus from SEEDS (a text, CSV or JSON Lines file of Q-ids or
@@ -86,7 +90,7 @@ def build(seeds: str, store: str | None, endpoint: str | None, out: str, min_hop
     """
     from chaingraph.build import build as run_build
 
-    policy = settings(TraversalPolicy, hub_limit=hub_limit or None,
+    policy = settings(TraversalPolicy, hub_limit=hub_limit or None, as_of=as_of,
                       excluded_properties=frozenset(pid(p, field="--exclude-property") for p in excluded))
     limits = settings(CrawlLimits, max_neighbours=max_neighbours, select=select,
                       layer_budget=layer_budget or None, in_limit=in_limit) if collect else None
