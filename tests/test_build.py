@@ -280,3 +280,24 @@ def test_as_of_dates_every_graph_of_the_build(sample_store: Path, tmp_path: Path
     dated, used = steps("--as-of", "2000")
     assert dated and studied not in used
     assert all(c.as_of is not None and c.as_of.startswith("2000") for t in dated for c in t.chains)
+
+
+def test_stable_only_drops_time_sensitive_chains_and_counts_them(sample_store: Path, tmp_path: Path) -> None:
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("Q42\n")
+    runs = {}
+    for extra in ((), ("--stable-only",)):
+        out = tmp_path / ("corpus" + "".join(extra))
+        args = ["build", str(seeds), "--store", str(sample_store), "--out", str(out), "--top", "20"]
+        result = CliRunner().invoke(cli, [*args, "--no-collect", *extra])
+        assert result.exit_code == 0, result.output
+        manifest = json.loads((out / "manifest.json").read_text())
+        lines = (out / "tasks.jsonl").read_text().splitlines()
+        tasks = [CorpusTask.model_validate_json(line) for line in lines]
+        rejected = [json.loads(line) for line in (out / "rejected.jsonl").read_text().splitlines()]
+        runs[extra] = ({row["stage"]: row for row in manifest["funnel"]}, tasks, rejected)
+    plain, stable = runs[()], runs[("--stable-only",)]
+    assert plain[0]["time_stable"]["dropped"] == 0
+    sensitive = [r for r in stable[2] if r["rule"] == "time_sensitive"]
+    assert sensitive and stable[0]["time_stable"]["dropped"] == len(sensitive)
+    assert all(c.time_sensitivity == "stable" for t in stable[1] for c in t.chains)

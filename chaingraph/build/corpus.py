@@ -10,6 +10,8 @@ Ray Data or Dask job): given the :class:`BuildParameters` and a seed it
 2. **familiarity**: drops a chain with a node other than the seed whose sitelink count is
    above ``max_familiarity`` (the seed is the visual anchor: it is seen, not guessed;
    nodes without a sitelink count pass);
+   with ``stable_only``, **time_stable** then drops a chain with a time-sensitive step
+   (DESIGN §11: ended, superseded or a changing property);
 3. **whole-source certificate**: drops a chain that is not a valid chain in the whole
    store (:mod:`chaingraph.build.certify`), e.g. because a shorter path exists there;
 4. **clue proposal**: :func:`~chaingraph.propose.propose_clues` over every statement of
@@ -67,6 +69,7 @@ DEFAULT_MAX_FAMILIARITY = 150
 FUNNEL = (
     "chains",
     "familiarity",
+    "time_stable",
     "no_shortcut_in_source",
     "unique_minimal_clues",
     "anchor_necessary",
@@ -88,6 +91,7 @@ class BuildParameters(BaseModel):
     policy: TraversalPolicy = TraversalPolicy()
     collect: bool = True
     max_familiarity: int | None = Field(default=DEFAULT_MAX_FAMILIARITY, ge=0)
+    stable_only: bool = False
     task_hub_limit: int | None = Field(default=None, ge=0)
     max_values: int = Field(default=8, ge=0)
     budget: int = Field(default=30, ge=1)  # propose_clues and `chaingraph task` use 30 too
@@ -304,6 +308,11 @@ def _seed_tasks(ctx: SeedContext, seed: str) -> tuple[list[CorpusTask], list[Rej
             drop("familiarity", why)
             continue
         funnel["familiarity"] += 1
+        if p.stable_only and record.time_sensitivity != "stable":
+            drop("time_sensitive", f"a step is time-sensitive ({record.time_sensitivity or 'unrecorded'}); "
+                                   "stable_only keeps only chains whose every step is stable")
+            continue
+        funnel["time_stable"] += 1
         cert = ctx.certifier.certify(path, min_hops=p.bounds.min_hops, max_hops=p.bounds.max_hops)
         if not cert.holds:
             drop("shortcut_in_source", f"{cert.reason}: {cert.detail}")

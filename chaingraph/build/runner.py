@@ -181,6 +181,7 @@ def _funnel(
     totals = {stage: sum(r.funnel.get(stage, 0) for r in results) for stage in FUNNEL}
     rules = {
         "familiarity": "familiarity",
+        "time_stable": "time_sensitive",
         "no_shortcut_in_source": "shortcut_in_source",
         "unique_minimal_clues": "not_unique",
         "anchor_necessary": "text_only_shortcut",
@@ -237,6 +238,7 @@ def build(
     policy: TraversalPolicy | None = None,
     collect: bool = True,
     max_familiarity: int | None = DEFAULT_MAX_FAMILIARITY,
+    stable_only: bool = False,
     task_hub_limit: int | None = None,
     max_values: int = 8,
     budget: int = 30,
@@ -289,6 +291,7 @@ def build(
         policy=policy,
         collect=collect,
         max_familiarity=max_familiarity,
+        stable_only=stable_only,
         task_hub_limit=task_hub_limit,
         max_values=max_values,
         budget=budget,

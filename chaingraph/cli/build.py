@@ -57,6 +57,9 @@ def _funnel_table(rows: tuple[FunnelRow, ...]) -> None:
 @click.option("--as-of", "as_of", metavar="DATE", default=None,
               help="Only statements valid on this date (ISO date, YYYY-MM or a year) are edges: chains, "
                    "the whole-store certificate and the answer sets all use the dated graph.")
+@click.option("--stable-only", is_flag=True, default=False,
+              help="Keep only chains whose every step is time-stable (no end, no successor, "
+                   "no changing property).")
 @click.option("--max-familiarity", type=click.IntRange(min=0), default=_MAX_FAMILIARITY, show_default=True,
               help="Drop chains with a node (other than the seed) with more sitelinks.")
 @click.option("--task-hub-limit", type=click.IntRange(min=0), default=None,
@@ -73,7 +76,8 @@ def _funnel_table(rows: tuple[FunnelRow, ...]) -> None:
 @click.option("--progress/--no-progress", default=None, help="Progress on stderr (default: on a terminal).")
 def build(seeds: str, store: str | None, endpoint: str | None, out: str, min_hops: int, max_hops: int,
           top: int, max_neighbours: int, select: int, layer_budget: int, in_limit: int, hub_limit: int,
-          excluded: tuple[str, ...], collect: bool, as_of: str | None, max_familiarity: int,
+          excluded: tuple[str, ...], collect: bool, as_of: str | None, stable_only: bool,
+          max_familiarity: int,
           task_hub_limit: int | None,
           max_values: int, budget: int, fuse: bool, workers: int, ray_address: str | None,
           progress: bool | None) -> None:
@@ -100,7 +104,8 @@ def build(seeds: str, store: str | None, endpoint: str | None, out: str, min_hop
     with progress_bars(progress) as tell:
         result = run_build(seeds, out=out, store=store, endpoint=endpoint, bounds=bounds, limits=limits,
                            policy=policy, collect=collect, max_familiarity=max_familiarity,
-                           task_hub_limit=task_hub_limit, max_values=max_values, budget=budget, fuse=fuse,
+                           stable_only=stable_only, task_hub_limit=task_hub_limit, max_values=max_values,
+                           budget=budget, fuse=fuse,
                            workers=workers, ray=ray_address is not None,
                            ray_address=None if ray_address in (None, "local") else ray_address, progress=tell)
     _funnel_table(result.funnel)
