@@ -125,34 +125,30 @@ def largest_removal(optional: Sequence[int], clues: frozenset[int], unique: Uniq
     ``at_least``: only sets larger than this are of interest (e.g. what sequential
     pruning already removed). At most ``budget`` evaluations of ``unique`` and ``goal``.
     """
-    seen: dict[frozenset[int], bool] = {}
-    reached: dict[frozenset[int], bool] = {}
     spent = 0
     best: tuple[int, ...] | None = None
     best_size = at_least - 1
 
     class _Out(Exception):
-        pass
+        """The evaluation budget is spent."""
 
-    def ok(kept: frozenset[int]) -> bool:
-        nonlocal spent
-        if kept not in seen:
-            if spent >= budget:
-                raise _Out
-            spent += 1
-            seen[kept] = unique(kept)
-        return seen[kept]
+    def memo(predicate: Unique) -> Unique:
+        """``predicate`` evaluated once per clue set, each new evaluation charged to the budget."""
+        answers: dict[frozenset[int], bool] = {}
 
-    def done(kept: frozenset[int]) -> bool:
-        nonlocal spent
-        if goal is None:
-            return True
-        if kept not in reached:
-            if spent >= budget:
-                raise _Out
-            spent += 1
-            reached[kept] = goal(kept)
-        return reached[kept]
+        def charged(kept: frozenset[int]) -> bool:
+            nonlocal spent
+            if kept not in answers:
+                if spent >= budget:
+                    raise _Out
+                spent += 1
+                answers[kept] = predicate(kept)
+            return answers[kept]
+
+        return charged
+
+    ok = memo(unique)
+    done = memo(goal) if goal is not None else (lambda kept: True)
 
     def visit(removed: tuple[int, ...], candidates: list[int]) -> None:
         nonlocal best, best_size

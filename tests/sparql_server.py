@@ -20,6 +20,7 @@ fixture factory :func:`oxigraph_fixture`.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import socket
 import subprocess
@@ -199,13 +200,11 @@ class FaultServer:
                     self.send_header("Connection", "close")
                     self.end_headers()
                     row = b'{"s":{"type":"literal","value":"' + b"x" * 4000 + b'"}},'
-                    try:
+                    with contextlib.suppress(OSError):  # streams until the client hangs up
                         self.wfile.write(b'{"head":{"vars":["s"]},"results":{"bindings":[')
                         while True:
                             self.wfile.write(row * 16)
                             server.streamed += len(row) * 16
-                    except (BrokenPipeError, ConnectionResetError, OSError):
-                        pass
                     self.close_connection = True
                 elif action == "drip":  # a complete answer, one byte at a time
                     body = server.EMPTY
@@ -213,13 +212,11 @@ class FaultServer:
                     self.send_header("Content-Type", "application/sparql-results+json")
                     self.send_header("Content-Length", str(len(body)))
                     self.end_headers()
-                    try:
+                    with contextlib.suppress(OSError):  # the client may give up mid-drip
                         for i in range(len(body)):
                             self.wfile.write(body[i : i + 1])
                             self.wfile.flush()
                             time.sleep(server.drip_seconds)
-                    except (BrokenPipeError, ConnectionResetError, OSError):
-                        pass
                     self.close_connection = True
                 elif action in ("redirect-ftp", "redirect-https"):
                     target = ("ftp://127.0.0.1/query" if action == "redirect-ftp"

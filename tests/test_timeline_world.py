@@ -25,6 +25,7 @@ import pyoxigraph  # a test dependency: its absence must fail these oracles, not
 import pytest
 
 from chaingraph.cli import cli
+from chaingraph.collect import collect
 from chaingraph.expand import evidence_graph, expand, explain_path
 from chaingraph.settings import TraversalPolicy
 from chaingraph.store import Store
@@ -133,8 +134,8 @@ def hood(world: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The neighbourhood of Q873 collected once (caps as ``expand``'s defaults, radius 6) and
     then read whole (``collect=False``): the graph ``expand --seed Q873`` builds."""
     path = tmp_path_factory.mktemp("time") / "q873.duckdb"
-    with Store(path) as target, evidence_graph(["Q873"], store=world, radius=6, target=target):
-        pass
+    with Store(world, read_only=True) as source, Store(path) as target:
+        collect(["Q873"], 6, store=target, source=source)
     return path
 
 

@@ -22,6 +22,7 @@ committed; anything unforeseen is a bug and prints one ``internal error:`` line 
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import re
@@ -228,11 +229,10 @@ def _quiet_stdout() -> None:
     try:
         sys.stdout.flush()
     except (OSError, ValueError):
-        try:
+        # a test runner's captured stdout has no file descriptor to redirect
+        with contextlib.suppress(OSError, ValueError, AttributeError):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
-        except (OSError, ValueError, AttributeError):
-            pass  # a test runner's captured stdout has no file descriptor
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
