@@ -49,7 +49,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from harness import SHARED_DATA, Case, markdown_table, measure, world_store  # noqa: E402
+from harness import SHARED_DATA, Case, markdown_table, measure, world_graph, world_store  # noqa: E402
 
 MODULE = "bench_necessity"
 Run = Callable[[], tuple[int, dict[str, Any]]]
@@ -59,24 +59,6 @@ DIRECT = "http://www.wikidata.org/prop/direct/"
 
 def _world(name: str) -> Path:
     return SHARED_DATA / "world" / f"{name}.nt.gz"
-
-
-def _edges(name: str) -> list[tuple[str, str, str, str]]:
-    """The world's ``wdt:`` item triples as ``(statement_id, subject, property, object)``."""
-    out = []
-    with gzip.open(_world(name), "rt") as f:
-        for i, line in enumerate(f):
-            parts = line.split(" ", 2)
-            if len(parts) == 3 and parts[1].startswith(f"<{DIRECT}") and parts[2].startswith(f"<{ENTITY}Q"):
-                out.append((f"t{i}", parts[0][len(ENTITY) + 1:-1], parts[1][len(DIRECT) + 1:-1],
-                            parts[2][len(ENTITY) + 1:].split(">", 1)[0]))
-    return out
-
-
-def _graph(name: str) -> Any:
-    from chaingraph.graph import EvidenceGraph
-
-    return EvidenceGraph.from_edges(_edges(name))
 
 
 def _tasks(path: str, count: int) -> list[Any]:
@@ -103,7 +85,7 @@ def make_tasks(name: str, count: int, path: Path, seed: int = 6) -> None:
     from chaingraph.patterns import compile_pattern, evaluate
     from chaingraph.tasks import Task
 
-    g = _graph(name)
+    g = world_graph(name)
     rng = random.Random(seed)
     starts = [v for v in range(g.vcount()) if g.degree(v) and g.passable(v)]
     tasks: list[dict[str, Any]] = []
@@ -146,7 +128,7 @@ def make_tasks(name: str, count: int, path: Path, seed: int = 6) -> None:
 def chaingraph_reports(name: str, tasks: str, count: int) -> Run:
     from chaingraph.necessity import check_necessity
 
-    graph, todo = _graph(name), _tasks(tasks, count)
+    graph, todo = world_graph(name), _tasks(tasks, count)
     check_necessity(todo[0], graph)  # build the array index once, as a long-running process would
 
     def run() -> tuple[int, dict[str, Any]]:
@@ -175,7 +157,7 @@ def _oxigraph(name: str) -> Any:
 
 
 def pyoxigraph_answers(name: str, tasks: str, count: int) -> Run:
-    graph, todo, store = _graph(name), _tasks(tasks, count), _oxigraph(name)
+    graph, todo, store = world_graph(name), _tasks(tasks, count), _oxigraph(name)
 
     def run() -> tuple[int, dict[str, Any]]:
         sets = [len(_sparql_answers(store, graph, p)) for t in todo for p in _patterns(t)]
@@ -242,7 +224,7 @@ def _sql(pattern: Any) -> tuple[str, list[Any]]:
 
 
 def duckdb_answers(name: str, tasks: str, count: int) -> Run:
-    graph, todo = _graph(name), _tasks(tasks, count)
+    graph, todo = world_graph(name), _tasks(tasks, count)
     con = _duckdb(graph)
 
     def run() -> tuple[int, dict[str, Any]]:
@@ -265,7 +247,7 @@ def check_agreement(name: str, tasks: str, count: int) -> tuple[int, list[str]]:
     from chaingraph.necessity import check_necessity
     from chaingraph.patterns import evaluate
 
-    graph, todo = _graph(name), _tasks(tasks, count)
+    graph, todo = world_graph(name), _tasks(tasks, count)
     store, con = _oxigraph(name), _duckdb(graph)
     check_necessity(todo[0], graph)
     n, lines = 0, []

@@ -35,7 +35,6 @@ credited and refused routes is printed.
 from __future__ import annotations
 
 import gc
-import gzip
 import json
 import random
 import sys
@@ -47,30 +46,11 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from harness import SHARED_DATA, Case, markdown_table, measure  # noqa: E402
+from harness import Case, markdown_table, measure, world_graph  # noqa: E402
 
 MODULE = "bench_score"
 Run = Callable[[], tuple[int, dict[str, Any]]]
-ENTITY = "http://www.wikidata.org/entity/"
-DIRECT = "http://www.wikidata.org/prop/direct/"
 IMAGE = (1000, 800)
-
-
-def _edges(name: str) -> list[tuple[str, str, str, str]]:
-    out = []
-    with gzip.open(SHARED_DATA / "world" / f"{name}.nt.gz", "rt") as f:
-        for i, line in enumerate(f):
-            parts = line.split(" ", 2)
-            if len(parts) == 3 and parts[1].startswith(f"<{DIRECT}") and parts[2].startswith(f"<{ENTITY}Q"):
-                out.append((f"t{i}", parts[0][len(ENTITY) + 1:-1], parts[1][len(DIRECT) + 1:-1],
-                            parts[2][len(ENTITY) + 1:].split(">", 1)[0]))
-    return out
-
-
-def _graph(name: str) -> Any:
-    from chaingraph.graph import EvidenceGraph
-
-    return EvidenceGraph.from_edges(_edges(name))
 
 
 def _walk(g: Any, rng: random.Random, k: int) -> tuple[list[int], list[tuple[str, str]]] | None:
@@ -119,7 +99,7 @@ def _alternatives(g: Any, nodes: list[int], chain: list[tuple[str, str]], hops: 
 
 def make_data(name: str, tasks: int, items: int, path: Path, seed: int = 17) -> None:
     """Write ``{"tasks": [...], "trajectories": [...]}`` for the cases to read."""
-    g = _graph(name)
+    g = world_graph(name)
     rng = random.Random(seed)
     made: list[dict[str, Any]] = []
     alts: dict[str, list[Any]] = {}
@@ -222,7 +202,7 @@ def chaingraph_scores(graph: Any, tasks: list[Any], trajs: list[Any]) -> list[An
 
 
 def chaingraph(name: str, data: str) -> Run:
-    graph = _graph(name)
+    graph = world_graph(name)
     tasks, trajs = _load(data)
     gc.freeze()
 
@@ -236,7 +216,7 @@ def chaingraph(name: str, data: str) -> Run:
 def chaingraph_coverage(name: str, data: str, alternatives: bool = True) -> Run:
     from chaingraph.scoring import TaskScorer, coverage
 
-    graph = _graph(name)
+    graph = world_graph(name)
     tasks, trajs = _load(data)
     gc.freeze()
 
@@ -250,7 +230,7 @@ def chaingraph_coverage(name: str, data: str, alternatives: bool = True) -> Run:
 
 def check_agreement(name: str, data: str) -> tuple[int, int, int]:
     """NC/RC equal to the baseline's wherever no route was credited; (agreeing, credited, refused)."""
-    graph = _graph(name)
+    graph = world_graph(name)
     tasks, trajs = _load(data)
     base = baseline_scores(tasks, trajs)
     ours = chaingraph_scores(graph, tasks, trajs)

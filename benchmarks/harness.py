@@ -9,6 +9,7 @@ Tables print medians and ratios against a named baseline, in markdown.
 from __future__ import annotations
 
 import contextlib
+import gzip
 import importlib
 import multiprocessing as mp
 import os
@@ -22,7 +23,8 @@ from pathlib import Path
 from queue import Empty
 from typing import Any
 
-__all__ = ["BENCH_CACHE", "SHARED_DATA", "Case", "Result", "markdown_table", "measure", "world_store"]
+__all__ = ["BENCH_CACHE", "SHARED_DATA", "Case", "Result", "markdown_table", "measure", "world_edges",
+           "world_graph", "world_store"]
 
 #: The shared real-data folder: ``$CHAINGRAPH_SHARED_DATA``, else ``../shared/data`` beside the
 #: repository (the same rule as ``tests/conftest.py``).
@@ -142,3 +144,27 @@ def world_store(world: str) -> Path:
             load([SHARED_DATA / "world" / f"{world}.json.gz"], store)
         part.rename(path)
     return path
+
+
+_ENTITY = "http://www.wikidata.org/entity/"
+_DIRECT = "http://www.wikidata.org/prop/direct/"
+
+
+def world_edges(world: str) -> list[tuple[str, str, str, str]]:
+    """``world/<world>.nt.gz``'s ``wdt:`` item triples as ``(statement_id, subject, property,
+    object)`` (statement ids ``t<line>``), read without chaingraph (the peers' input too)."""
+    out = []
+    with gzip.open(SHARED_DATA / "world" / f"{world}.nt.gz", "rt") as f:
+        for i, line in enumerate(f):
+            parts = line.split(" ", 2)
+            if len(parts) == 3 and parts[1].startswith(f"<{_DIRECT}") and parts[2].startswith(f"<{_ENTITY}Q"):
+                out.append((f"t{i}", parts[0][len(_ENTITY) + 1:-1], parts[1][len(_DIRECT) + 1:-1],
+                            parts[2][len(_ENTITY) + 1:].split(">", 1)[0]))
+    return out
+
+
+def world_graph(world: str) -> Any:
+    """The evidence graph of :func:`world_edges` under the default traversal policy."""
+    from chaingraph.graph import EvidenceGraph
+
+    return EvidenceGraph.from_edges(world_edges(world))
