@@ -47,3 +47,15 @@ def store() -> Iterator[Store]:
 @pytest.fixture
 def runner() -> CliRunner:
     return CliRunner()
+
+
+@pytest.fixture(scope="session")
+def codex_s_file(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``world/codex-s.json.gz`` loaded once per test process into a DuckDB file (read it,
+    do not write it)."""
+    from chaingraph.sources.loaders import load
+
+    path = tmp_path_factory.mktemp("world") / "codex-s.duckdb"
+    with Store(path) as target:
+        load([shared_data / "world" / "codex-s.json.gz"], target)
+    return path

@@ -28,14 +28,8 @@ SPARQL_TOO_SLOW = {("codex-s/later-death", "kafka-1")}
 
 
 @pytest.fixture(scope="module")
-def world_store(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from chaingraph.sources.loaders import load
-    from chaingraph.store import Store
-
-    path = tmp_path_factory.mktemp("world") / "codex-s.duckdb"
-    with Store(path) as store:
-        load([shared_data / "world" / "codex-s.json.gz"], store)
-    return path
+def world_store(codex_s_file: Path) -> Path:
+    return codex_s_file
 
 
 @pytest.fixture(scope="module")

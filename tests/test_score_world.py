@@ -32,14 +32,8 @@ MALTA = ("Q229013", "Q1860", "Q233", "Q5043")
 
 
 @pytest.fixture(scope="module")
-def world(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from chaingraph.sources.loaders import load
-    from chaingraph.store import Store
-
-    path = tmp_path_factory.mktemp("world") / "codex-s.duckdb"
-    with Store(path) as store:
-        load([shared_data / "world" / "codex-s.json.gz"], store)
-    return path
+def world(codex_s_file: Path) -> Path:
+    return codex_s_file
 
 
 @pytest.fixture(scope="module")
