@@ -291,6 +291,7 @@ def test_an_interrupt_is_130_whoever_reports_it(monkeypatch: pytest.MonkeyPatch,
 
 def test_ctrl_c_during_a_real_load_exits_130_without_a_traceback(shared_data: Path, tmp_path: Path) -> None:
     source = shared_data / "world" / "codex-m.nt.gz"
+    interrupted = 0
     for n, delay in enumerate((1.0, 2.0, 3.5, 5.0)):
         proc = subprocess.Popen([sys.executable, "-m", "chaingraph", "load", str(source), "--store",
                                  str(tmp_path / f"i{n}.duckdb")], stdout=subprocess.PIPE,
@@ -302,6 +303,8 @@ def test_ctrl_c_during_a_real_load_exits_130_without_a_traceback(shared_data: Pa
             continue  # finished before the signal: nothing to check
         assert proc.returncode == 130, err
         assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("interrupted"), err
+        interrupted += 1
+    assert interrupted, "every load finished before its signal: nothing was checked"
 
 
 def test_output_to_a_full_disk_is_one_line_not_a_traceback() -> None:
