@@ -213,7 +213,7 @@ class ChainDag:
     Arcs ``u → v`` (edge ``e``) in CSR form: the successors of ``u`` are
     ``targets[indptr[u]:indptr[u + 1]]`` (edges alike), in deterministic neighbour order;
     only vertices that lie on some valid chain have successors. ``dist`` holds the policy
-    distances from the seed.
+    distances from the seed up to ``max_hops`` (``-1`` beyond).
     """
 
     seed: int
@@ -237,28 +237,54 @@ class ChainDag:
 
 
 def shortest_path_dag(graph: EvidenceGraph, seed: int | str, min_hops: int, max_hops: int) -> ChainDag:
-    """Build the trimmed layer DAG that :func:`enumerate_chains` walks (vectorised)."""
+    """Build the trimmed layer DAG that :func:`enumerate_chains` walks (vectorised).
+
+    One breadth-first search to depth ``max_hops`` that keeps, layer by layer, the arcs it
+    scans from depth ``d`` to ``d + 1``; then, backwards, only the arcs that lead to a
+    vertex at depth ``≥ min_hops``. Work is proportional to the arcs within ``max_hops``
+    of the seed, not to the whole graph.
+    """
     s = _seed_vertex(graph, seed)
     topo = _topology(graph)
-    dist = distances(graph, s)
     n = graph.vcount()
-    if not len(topo.src):
-        empty = np.zeros(0, dtype=np.int64)
-        return ChainDag(s, dist, np.zeros(n + 1, dtype=np.int64), empty, empty)
-    ds, dd = dist[topo.src], dist[topo.dst]
-    expandable = topo.passable.copy()
-    expandable[s] = True
-    arc = (ds >= 0) & (dd == ds + 1) & (ds < max_hops) & expandable[topo.src]
-    # useful[v]: some vertex at depth >= min_hops is reachable from v along DAG arcs.
-    useful = (dist >= min_hops) & (dist <= max_hops)
-    for d in range(min(min_hops, max_hops) - 1, -1, -1):
-        sel = arc & (ds == d) & useful[topo.dst]
-        useful[topo.src[sel]] = True
-    keep = np.flatnonzero(arc & useful[topo.dst] & useful[topo.src])
-    # topo arrays are grouped by source vertex in vertex order: the kept arcs are CSR already
+    dist = np.full(n, UNREACHED, dtype=np.int64)
+    dist[s] = 0
+    frontier = np.asarray([s], dtype=np.int64)
+    layers: list[np.ndarray] = []  # per depth d: positions of the arcs d -> d + 1
+    for d in range(max_hops):
+        if not len(frontier):
+            break
+        pos = _ranges(topo.indptr, frontier)
+        w = topo.dst[pos]
+        fresh = w[dist[w] == UNREACHED]
+        dist[fresh] = d + 1
+        keep = dist[w] == d + 1
+        layers.append(pos[keep])
+        reached = _distinct(fresh, n)
+        frontier = reached[topo.passable[reached]]
+    # backwards: keep an arc when its head reaches depth >= min_hops (heads deeper than
+    # min_hops all do); a tail at depth < min_hops is useful when one of its arcs is kept
+    useful = np.zeros(n, dtype=bool)
+    for d in range(len(layers) - 1, -1, -1):
+        pos = layers[d]
+        if d + 1 < min_hops:
+            pos = pos[useful[topo.dst[pos]]]
+            layers[d] = pos
+        useful[topo.src[pos]] = True
+    kept = np.sort(np.concatenate(layers)) if layers else np.zeros(0, dtype=np.int64)
+    # topo arrays are grouped by source vertex in vertex order: sorted positions are CSR already
     indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(topo.src[keep], minlength=n), out=indptr[1:])
-    return ChainDag(s, dist, indptr, topo.dst[keep], topo.edge[keep])
+    np.cumsum(np.bincount(topo.src[kept], minlength=n), out=indptr[1:])
+    return ChainDag(s, dist, indptr, topo.dst[kept], topo.edge[kept])
+
+
+def _distinct(values: np.ndarray, n: int) -> np.ndarray:
+    """Sorted distinct ``values`` (vertices below ``n``): a sort when few, a mark when many."""
+    if len(values) * 16 < n:
+        return np.unique(values)
+    mark = np.zeros(n, dtype=bool)
+    mark[values] = True
+    return np.flatnonzero(mark)
 
 
 def enumerate_chains(graph: EvidenceGraph, seed: int | str, min_hops: int = 5, max_hops: int = 7, *,

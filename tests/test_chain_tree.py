@@ -28,7 +28,7 @@ def test_each_layer_lists_the_walks_chains_of_that_length_in_the_walks_order() -
 def test_prefixes_are_stored_once() -> None:
     g = EvidenceGraph.from_edges(STORY)
     tree = chain_tree(g, "Q1", 3, 3)
-    assert [len(layer) for layer in tree.vertex] == [1, 1, 2, 3]
+    assert tree.sizes() == [1, 1, 2, 3]
 
 
 def test_a_rejecting_verifier_removes_the_chains_through_its_edge() -> None:
