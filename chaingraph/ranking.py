@@ -204,9 +204,9 @@ def top_chains(graph: EvidenceGraph, seed: int | str, n: int = 20, min_hops: int
                ) -> list[RankedChain]:
     """The ``n`` best chains from ``seed`` by ``s_div`` — the same list as
     ``rank_chains(graph, enumerate_chains(graph, seed, …), n)`` — without scoring every
-    chain: a subtree is skipped when even its best possible score (one new type and one
-    new relation class per remaining hop, for every length it could still reach) cannot
-    beat the n-th best found so far."""
+    chain: a subtree is skipped when even its best possible score (per remaining hop, one
+    new type and one new relation class of those still reachable below it in the DAG, for
+    every length it could still reach) cannot beat the n-th best found so far."""
     min_hops, max_hops = validate_bounds(min_hops, max_hops)
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ChainRuleError(f"n: must be a positive integer, got {n!r}").about("n")
