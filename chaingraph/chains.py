@@ -235,6 +235,19 @@ class ChainDag:
             lst.append((v, e))
         return out
 
+    @cached_property
+    def steps(self) -> dict[int, list[tuple[tuple[int], tuple[int]]]]:
+        """:attr:`succ` with each vertex and edge as a one-element tuple (for the walk)."""
+        out: dict[int, list[tuple[tuple[int], tuple[int]]]] = {}
+        counts = np.diff(self.indptr)
+        src = np.repeat(np.arange(len(counts)), counts)
+        for u, v, e in zip(src.tolist(), self.targets.tolist(), self.edges.tolist()):
+            lst = out.get(u)
+            if lst is None:
+                lst = out[u] = []
+            lst.append(((v,), (e,)))
+        return out
+
 
 def shortest_path_dag(graph: EvidenceGraph, seed: int | str, min_hops: int, max_hops: int) -> ChainDag:
     """Build the trimmed layer DAG that :func:`enumerate_chains` walks (vectorised).
@@ -300,47 +313,43 @@ def enumerate_chains(graph: EvidenceGraph, seed: int | str, min_hops: int = 5, m
     min_hops, max_hops = validate_bounds(min_hops, max_hops)
     dag = shortest_path_dag(graph, seed, min_hops, max_hops)
     if verifier is None or isinstance(verifier, AcceptAll):
-        return _walk(dag.succ, dag.seed, min_hops, max_hops)
+        return _walk(dag.steps, dag.seed, min_hops, max_hops)
     return _walk_verified(graph, dag.succ, dag.seed, min_hops, max_hops, verifier)
 
 
-def _walk(succ: dict[int, list[tuple[int, int]]], seed: int, min_hops: int, max_hops: int
+def _walk(steps: dict[int, list[tuple[tuple[int], tuple[int]]]], seed: int, min_hops: int, max_hops: int
           ) -> Iterator[Chain]:
-    """Depth-first over the trimmed DAG; the last layer is emitted in one tight loop.
-    (``tuple.__new__`` builds the :class:`Chain` without a Python-level constructor call.)"""
-    if seed not in succ:
+    """Depth-first over the trimmed DAG, ``steps[u]`` being ``[((v,), (e,)), …]``. A frame
+    holds its prefix as tuples, so a chain costs two tuple concatenations; a frame's
+    iterator resumes where it left off when its subtree is done. (``tuple.__new__``
+    builds the :class:`Chain` without a Python-level constructor call.)"""
+    if seed not in steps:
         return
-    new, get = tuple.__new__, succ.get
-    vs: list[int] = [seed]
-    es: list[int] = []
-    stack = [iter(succ[seed])]
-    last = max_hops - 1
+    new, get = tuple.__new__, steps.get
+    stack = [(iter(steps[seed]), (seed,), ())]
     while stack:
-        step = next(stack[-1], None)
-        if step is None:
+        it, pv, pe = stack[-1]
+        depth = len(pe) + 1
+        if depth >= max_hops:  # the last layer: every step is a chain, none goes deeper
+            for vt, et in it:
+                yield new(Chain, (pv + vt, pe + et))
             stack.pop()
-            if es:
-                vs.pop()
-                es.pop()
             continue
-        v, e = step
-        vs.append(v)
-        es.append(e)
-        depth = len(es)
-        if depth >= min_hops:
-            yield new(Chain, (tuple(vs), tuple(es)))
-        nxt = get(v) if depth < max_hops else None
-        if nxt is None:
-            vs.pop()
-            es.pop()
-        elif depth == last:
-            pv, pe = tuple(vs), tuple(es)
-            for w, f in nxt:
-                yield new(Chain, ((*pv, w), (*pe, f)))
-            vs.pop()
-            es.pop()
+        emit = depth >= min_hops
+        for vt, et in it:
+            nv, ne = pv + vt, pe + et
+            if emit:
+                yield new(Chain, (nv, ne))
+            nxt = get(vt[0])
+            if nxt is not None:
+                stack.append((iter(nxt), nv, ne))
+                break
         else:
-            stack.append(iter(nxt))
+            stack.pop()
+
+
+def _singletons(succ: dict[int, list[tuple[int, int]]]) -> dict[int, list[tuple[tuple[int], tuple[int]]]]:
+    return {u: [((v,), (e,)) for v, e in lst] for u, lst in succ.items()}
 
 
 def _walk_verified(graph: EvidenceGraph, succ: dict[int, list[tuple[int, int]]], seed: int,
@@ -354,7 +363,7 @@ def _walk_verified(graph: EvidenceGraph, succ: dict[int, list[tuple[int, int]]],
         return hit
 
     filtered = {u: [(v, e) for v, e in lst if ok(u, e)] for u, lst in _reachable(succ, seed)}
-    yield from _walk(filtered, seed, min_hops, max_hops)
+    yield from _walk(_singletons(filtered), seed, min_hops, max_hops)
 
 
 def _reachable(succ: dict[int, list[tuple[int, int]]], seed: int
