@@ -326,7 +326,8 @@ def _walk(steps: dict[int, list[tuple[tuple[int], tuple[int]]]], seed: int, min_
     if seed not in steps:
         return
     new, get = tuple.__new__, steps.get
-    stack = [(iter(steps[seed]), (seed,), ())]
+    stack: list[tuple[Iterator[tuple[tuple[int], tuple[int]]], tuple[int, ...], tuple[int, ...]]] = [
+        (iter(steps[seed]), (seed,), ())]
     while stack:
         it, pv, pe = stack[-1]
         depth = len(pe) + 1
