@@ -88,8 +88,8 @@ class ChainTree:
 
     @property
     def nbytes(self) -> int:
-        """Bytes of the tree's own arrays (the DAG it refers to is not counted)."""
-        return (self.near.nbytes + self.far.nbytes + self.cum.nbytes
+        """Bytes of every array the tree holds, the DAG's included."""
+        return (sum(a.nbytes for a in (self.indptr, self.targets, self.edges, self.cum, self.near, self.far))
                 + sum(a.nbytes for layer in (self.arc, self.parent) for a in layer))
 
     def _vertex(self, d: int, idx: np.ndarray) -> np.ndarray:
