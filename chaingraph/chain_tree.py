@@ -109,20 +109,55 @@ class ChainTree:
         a = np.searchsorted(self.cum, at, side="right") - 1
         return self.indptr[self.targets[a]] + (at - self.cum[a]), self.near[g] + (a - start)
 
+    def _range(self, k: int, i0: int, i1: int) -> tuple[np.ndarray, np.ndarray, int]:
+        """Arc and parent of rows ``i0:i1`` of a range layer ``k`` (``i0 < i1``), without a
+        search per row, and the first parent row (parents are ``parent - first`` of a
+        contiguous run of the layer above)."""
+        if k == self.base + 1:
+            g, within = _groups(self.near, i0, i1)
+            return self.indptr[self._vertex(self.base, g)] + within, g, 0
+        # far rows under near row r are consecutive, head_deg[arc of r] of them
+        r0, r1 = (int(self._layer(k, np.asarray([i]))[1][0]) for i in (i0, i1 - 1))
+        arc_r, g_r, _ = self._range(k - 1, r0, r1 + 1)
+        start = self.indptr[self._vertex(self.base, g_r)]
+        first = self.far[g_r] + (self.cum[arc_r] - self.cum[start])  # first far row under each
+        bounds = np.clip(np.append(first, first[-1] + self.cum[arc_r[-1] + 1] - self.cum[arc_r[-1]]), i0, i1)
+        par = np.repeat(np.arange(len(arc_r)), np.diff(bounds))
+        within = np.arange(i0, i1) - first[par]
+        return self.indptr[self.targets[arc_r[par]]] + within, par + r0, r0
+
     def block(self, k: int, rows: slice | np.ndarray | None = None) -> ChainBlock:
         """Chains of ``k`` hops (all, or the given rows of layer ``k``) as a
         :class:`~chaingraph.chains.ChainBlock`, read back along the parent pointers."""
         if not self.min_hops <= k <= self.depth:
             return ChainBlock(np.zeros((0, k + 1), dtype=np.int64), np.zeros((0, k), dtype=np.int64))
-        idx = np.arange(self.sizes()[k], dtype=np.int64)
-        if rows is not None:
-            idx = idx[rows]
-        nodes = np.empty((len(idx), k + 1), dtype=np.int64)
-        edges = np.empty((len(idx), k), dtype=np.int64)
-        for d in range(k, 0, -1):
-            arc, idx = self._layer(d, idx)
-            nodes[:, d] = self.targets[arc]
-            edges[:, d - 1] = self.edges[arc]
+        size = self.sizes()[k]
+        if rows is None:
+            rows = slice(0, size)
+        idx: np.ndarray | None = None
+        if isinstance(rows, slice) and rows.step in (None, 1):
+            i0, i1, _ = rows.indices(size)
+            i1 = max(i0, i1)
+        else:
+            idx = np.arange(size, dtype=np.int64)[rows]
+        count = i1 - i0 if idx is None else len(idx)
+        nodes = np.empty((count, k + 1), dtype=np.int64)
+        edges = np.empty((count, k), dtype=np.int64)
+        d = k
+        while d > 0:
+            if idx is None and d > self.base and count:  # a run of rows of a range layer
+                arc, par, first = self._range(d, i0, i1)
+                nodes[:, d], edges[:, d - 1] = self.targets[arc], self.edges[arc]
+                idx = par
+                if d == self.base + 2:  # its parents are within a run of near rows
+                    d -= 1
+                    near_arc, near_par, _ = self._range(d, first, int(par[-1]) + 1)
+                    arc, idx = near_arc[par - first], near_par[par - first]
+                    nodes[:, d], edges[:, d - 1] = self.targets[arc], self.edges[arc]
+            else:
+                arc, idx = self._layer(d, np.arange(i0, i1, dtype=np.int64) if idx is None else idx)
+                nodes[:, d], edges[:, d - 1] = self.targets[arc], self.edges[arc]
+            d -= 1
         nodes[:, 0] = self.seed
         return ChainBlock(nodes, edges)
 
@@ -137,6 +172,16 @@ class ChainTree:
         """Every chain as a :class:`~chaingraph.chains.Chain` (shortest first)."""
         for b in self.blocks():
             yield from b.chains()
+
+
+def _groups(offsets: np.ndarray, i0: int, i1: int) -> tuple[np.ndarray, np.ndarray]:
+    """For rows ``i0:i1`` grouped by ``offsets`` (group ``g`` is ``offsets[g]:offsets[g + 1]``):
+    each row's group and its position in it."""
+    g0 = int(np.searchsorted(offsets, i0, side="right")) - 1
+    g1 = int(np.searchsorted(offsets, i1 - 1, side="right")) - 1
+    bounds = np.clip(offsets[g0:g1 + 2], i0, i1)
+    g = np.repeat(np.arange(g0, g1 + 1), np.diff(bounds))
+    return g, np.arange(i0, i1) - offsets[g]
 
 
 def chain_tree(graph: EvidenceGraph, seed: int | str, min_hops: int = 5, max_hops: int = 7, *,
