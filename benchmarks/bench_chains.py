@@ -251,19 +251,20 @@ def main(argv: list[str] | None = None) -> None:
             print(verify(world, seed) if not heavy else "", file=sys.stderr)
             print(peers.verify_peers(world, seed), file=sys.stderr)
             params = {"world": world, "seed": seed}
-            results = [measure(Case("chaingraph tree", "peers:prepare_tree", params, repeat)),
+            warm = 0 if heavy else 1  # one untimed run of every case (not of the 17 M-chain seed's)
+            results = [measure(Case("chaingraph tree", "peers:prepare_tree", params, repeat, warm)),
                        measure(Case("chaingraph tree, every chain read", "peers:prepare_tree_read", params,
-                                    1 if heavy else repeat)),
+                                    1 if heavy else repeat, warm)),
                        measure(Case("chaingraph walk", "bench_chains:prepare_chaingraph", params,
-                                    1 if heavy else repeat)),
+                                    1 if heavy else repeat, warm)),
                        measure(Case("chaingraph blocks", "bench_chains:prepare_chaingraph_blocks", params,
-                                    1 if heavy else repeat)),
+                                    1 if heavy else repeat, warm)),
                        measure(Case("DuckDB recursive CTE", "peers:prepare_duckdb_cte", params,
-                                    1 if heavy else repeat)),
+                                    1 if heavy else repeat, warm)),
                        measure(Case("plain-Python DAG walker", "peers:prepare_python_walker", params,
-                                    1 if heavy else repeat))]
+                                    1 if heavy else repeat, warm))]
             if not heavy:
-                results += [measure(Case("igraph", "bench_chains:prepare_igraph", params, repeat)),
+                results += [measure(Case("igraph", "bench_chains:prepare_igraph", params, repeat, warm)),
                             measure(Case("rustworkx per target", "peers:prepare_rustworkx", params, 1)),
                             measure(Case("networkx", "bench_chains:prepare_networkx", params, 1))]
             if world == "codex-m":
@@ -274,7 +275,7 @@ def main(argv: list[str] | None = None) -> None:
             if heavy:
                 continue
             top = [measure(Case("top-20 branch and bound", "bench_chains:prepare_top",
-                                {**params, "mode": "bnb"}, repeat)),
+                                {**params, "mode": "bnb"}, repeat, warm)),
                    measure(Case("enumerate all + sort", "bench_chains:prepare_top",
                                 {**params, "mode": "all"}, 1))]
             print(markdown_table(f"{world}, {level}-degree seed {seed}: top-20 by s_div", top,
@@ -287,8 +288,8 @@ def main(argv: list[str] | None = None) -> None:
                              synth, baseline=f"{sizes[0]:,} edges", unit="edges"))
         print(peers.verify_synthetic(args.synthetic), file=sys.stderr)
         edges = {"edges": args.synthetic}
-        tree = [measure(Case("chaingraph tree", "peers:prepare_synthetic_tree", edges, repeat)),
-                measure(Case("DuckDB recursive CTE", "peers:prepare_synthetic_duckdb", edges, repeat))]
+        tree = [measure(Case("chaingraph tree", "peers:prepare_synthetic_tree", edges, repeat, 1)),
+                measure(Case("DuckDB recursive CTE", "peers:prepare_synthetic_duckdb", edges, repeat, 1))]
         print(markdown_table(f"synthetic graph, {args.synthetic:,} edges: all chains of "
                              f"{peers.SYNTHETIC_SEED}, {peers.SYNTHETIC_LO}-{peers.SYNTHETIC_HI} hops", tree,
                              baseline="chaingraph tree", unit="chains"))

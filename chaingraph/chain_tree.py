@@ -7,10 +7,11 @@ hops; a row is an *arc* of the trimmed DAG of
 edge ``edges[arc]``) and the row of layer ``d - 1`` it extends (its *parent*), all int32.
 The children of a row are the DAG arcs of its last vertex, one contiguous range of the
 DAG's CSR arrays, so the two deepest layers — usually most of the chains — are kept as
-ranges (offsets per row of the layer above them) and read out only when asked for. Every row of a layer
-``≥ min_hops`` is a chain; 17 M chains take a few tens of MB, and building the tree is a
-handful of numpy operations per layer, with no Python object per chain. Rows of a layer
-are in the neighbour order of :func:`~chaingraph.chains.enumerate_chains`.
+such ranges (offsets per row of the explicit layer above them) and read out only when
+asked for (:meth:`ChainTree.block`, a few numpy operations per run of rows). Every row
+of a layer ``≥ min_hops`` is a chain; 17 M chains take a few MB, and building the tree
+is a handful of numpy operations per explicit layer, with no Python object per chain.
+Rows of a layer are in the neighbour order of :func:`~chaingraph.chains.enumerate_chains`.
 
 >>> from chaingraph.graph import EvidenceGraph
 >>> g = EvidenceGraph.from_edges([("s1", "Q1", "P1", "Q2"), ("s2", "Q2", "P2", "Q3"),
