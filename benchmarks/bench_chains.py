@@ -231,6 +231,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--worlds", nargs="*", default=list(SEEDS), choices=list(SEEDS),
                         help="which worlds to run (default: all)")
     parser.add_argument("--no-expand", action="store_true", help="skip the whole-process expand timings")
+    parser.add_argument("--core", action="store_true",
+                        help="chaingraph, DuckDB and the plain-Python walker only (counts still checked "
+                             "equal first); skips igraph, rustworkx, networkx and enumerate-all + sort, "
+                             "which take most of an hour on ILPC-large")
     parser.add_argument("--synthetic", type=int, default=10_000_000,
                         help="edges of the largest synthetic graph (default 10 M; 0 skips it)")
     args = parser.parse_args(argv)
@@ -248,7 +252,7 @@ def main(argv: list[str] | None = None) -> None:
             if args.quick and level == "median":
                 continue
             heavy = level == "output-heavy"
-            print(verify(world, seed) if not heavy else "", file=sys.stderr)
+            print(verify(world, seed) if not (heavy or args.core) else "", file=sys.stderr)
             print(peers.verify_peers(world, seed), file=sys.stderr)
             params = {"world": world, "seed": seed}
             warm = 0 if heavy else 1  # one untimed run of every case (not of the 17 M-chain seed's)
@@ -263,11 +267,11 @@ def main(argv: list[str] | None = None) -> None:
                                     1 if heavy else repeat, warm)),
                        measure(Case("plain-Python DAG walker", "peers:prepare_python_walker", params,
                                     1 if heavy else repeat, warm))]
-            if not heavy:
+            if not (heavy or args.core):
                 results += [measure(Case("igraph", "bench_chains:prepare_igraph", params, repeat, warm)),
                             measure(Case("rustworkx per target", "peers:prepare_rustworkx", params, 1)),
                             measure(Case("networkx", "bench_chains:prepare_networkx", params, 1))]
-            if world == "codex-m":
+            if world == "codex-m" and not args.core:
                 results.append(measure(Case("networkx per target", "bench_chains:prepare_networkx_per_target",
                                             params, 1)))
             print(markdown_table(f"{world}, {level}-degree seed {seed}: all valid chains", results,
@@ -275,9 +279,10 @@ def main(argv: list[str] | None = None) -> None:
             if heavy:
                 continue
             top = [measure(Case("top-20 branch and bound", "bench_chains:prepare_top",
-                                {**params, "mode": "bnb"}, repeat, warm)),
-                   measure(Case("enumerate all + sort", "bench_chains:prepare_top",
-                                {**params, "mode": "all"}, 1))]
+                                {**params, "mode": "bnb"}, repeat, warm))]
+            if not args.core:
+                top.append(measure(Case("enumerate all + sort", "bench_chains:prepare_top",
+                                        {**params, "mode": "all"}, 1)))
             print(markdown_table(f"{world}, {level}-degree seed {seed}: top-20 by s_div", top,
                                  baseline="top-20 branch and bound", unit="chains"))
     if args.synthetic:
