@@ -20,6 +20,8 @@ the store certifier's rules in its order:
   to k − 1 without meeting: no path shorter than k exists, and the chain, itself a path
   of k hops, is a shortest one (so every sub-path is shortest too).
 
+The certificate's ``distance`` is k when it holds and the shorter distance for a
+shortcut; when another rule fails first the search is not run and it is ``None``.
 A search that would read more than ``budget`` neighbour lists stops undecided
 (``reason`` ``undecided``): the chain is then not certified, never certified by default.
 Neighbour lists are cached (memory and the build's store), so chains sharing nodes and a

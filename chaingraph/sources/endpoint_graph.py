@@ -138,7 +138,8 @@ def _parse(rows: Iterable[dict[str, Any]], items: Sequence[str], policy: Travers
     limit = policy.hub_limit
     out = {}
     for item, found in edges.items():
-        capped = not full and limit is not None and any(counts.get((item, w), 0) > limit for w in ("out", "in"))
+        capped = not full and limit is not None and any(counts.get((item, w), 0) > limit
+                                                        for w in ("out", "in"))
         degree = len(found)
         hub = capped or (limit is not None and degree > limit)
         ordered = tuple(sorted(found, key=lambda e: (number(e.other), e.other, number(e.property),
