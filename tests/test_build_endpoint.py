@@ -212,3 +212,40 @@ def test_cli_build_over_an_endpoint(codex_s_server: OxigraphServer, tmp_path: Pa
     assert (tmp_path / "o" / "cache.duckdb").is_file() and (tmp_path / "o" / "manifest.json").is_file()
     again = CliRunner().invoke(cli, [*args, "--workers", "2"])
     assert again.exit_code == 2 and again.output.startswith("error: --workers: ")
+
+
+def test_bounded_search_finds_the_store_distance_between_hubs_too(codex_s_server: OxigraphServer,  # noqa: F811
+                                                                  whole: EvidenceGraph) -> None:
+    """Pairs of hubs, of a hub and a non-hub, and of non-hubs under a low hub limit: the
+    search finds a path exactly when the store's distance is within the bound, of that
+    length, passing through no hub."""
+    graph = whole.with_policy(TraversalPolicy(hub_limit=40))
+    search = EndpointCertifier(EndpointGraph(codex_s_server.url, graph.policy))
+    rng = random.Random(11)
+    names = sorted(graph.name(v) for v in range(graph.vcount()))
+    hubs = [n for n in names if not graph.passable(graph.vertex(n))]
+    plain = [n for n in names if graph.passable(graph.vertex(n))]
+    pairs = [tuple(rng.sample(hubs, 2)) for _ in range(6)] + [(rng.choice(hubs), rng.choice(plain))
+                                                              for _ in range(6)]
+    pairs += [tuple(rng.sample(plain, 2)) for _ in range(6)]
+    seen = set()
+    for s, t in pairs:
+        d = int(distances(graph, s)[graph.vertex(t)])
+        found = search.shortest(s, t, 3)
+        if found is None:
+            assert d < 0 or d > 3, (s, t, d)
+            continue
+        nodes = found[::2]
+        assert (nodes[0], nodes[-1], len(nodes) - 1) == (s, t, d)
+        assert all(graph.passable(graph.vertex(n)) for n in nodes[1:-1])
+        seen.add(d)
+    assert len(seen) >= 2  # paths of several lengths were found
+
+
+def test_a_search_past_its_budget_is_undecided_not_certified(codex_s_server: OxigraphServer,  # noqa: F811
+                                                             codex_s_file: Path) -> None:
+    records = expand([SEEDS[2]], store=codex_s_file, **CAPS).records
+    certifier = EndpointCertifier(EndpointGraph(codex_s_server.url, TraversalPolicy()), budget=1)
+    certs = [certifier.certify(list(_path(r)), min_hops=4, max_hops=4) for r in records]
+    assert certs and all(not c.holds for c in certs)
+    assert "undecided" in {c.reason for c in certs}
