@@ -60,8 +60,10 @@ __all__ = [
     "CorpusTask",
     "NecessityCertificate",
     "Rejection",
+    "Certifier",
     "SeedContext",
     "SeedResult",
+    "SeedView",
     "build_seed",
     "open_context",
 ]
@@ -239,6 +241,8 @@ def _task_graph(store: Store, graph: EvidenceGraph, p: BuildParameters) -> Evide
 
 
 class Certifier(Protocol):
+    """What checks a chain's no-shortcut certificate: a whole store or a whole endpoint."""
+
     def certify(self, path: Sequence[str], *, min_hops: int, max_hops: int = 50) -> Certificate: ...
 
 

@@ -34,7 +34,7 @@ from chaingraph.store import Store
 if TYPE_CHECKING:
     from chaingraph.build.corpus import BuildParameters
 
-__all__ = ["CACHE_FILE", "EndpointContext", "open_endpoint_context"]
+__all__ = ["CACHE_FILE", "EndpointContext", "close_endpoint_contexts", "open_endpoint_context"]
 
 #: the per-run store of an endpoint build, inside its output folder
 CACHE_FILE = "cache.duckdb"

@@ -39,7 +39,8 @@ from chaingraph.sources.sparql_source import render_query
 if TYPE_CHECKING:
     from chaingraph.store import Store
 
-__all__ = ["EndpointGraph", "NeighbourList", "StepEdge", "check_endpoint_policy", "render_neighbours"]
+__all__ = ["EndpointGraph", "NeighbourList", "StepEdge", "check_endpoint_policy", "policy_key",
+           "render_neighbours"]
 
 _CLAIM = "http://www.wikidata.org/prop/"
 _PS = "http://www.wikidata.org/prop/statement/"
@@ -83,8 +84,8 @@ def check_endpoint_policy(policy: TraversalPolicy) -> None:
     """Refuse a policy whose step edges an endpoint search cannot reproduce."""
     if policy.as_of is not None:
         raise InvalidInput(
-            "as_of: a whole-endpoint certificate cannot apply a date (statement windows come from "
-            "qualifiers the search does not read); drop as_of, or build from a store"
+            "as_of: a whole-endpoint certificate cannot apply a date (statement windows need the "
+            "qualifiers, which the search does not read); drop as_of, or build from a store"
         ).about("as_of")
     if policy.include_literals:
         raise InvalidInput(
