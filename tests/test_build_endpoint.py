@@ -61,8 +61,15 @@ def whole(codex_s_file: Path) -> EvidenceGraph:
         return EvidenceGraph.from_store(st, policy=TraversalPolicy(hub_limit=200))
 
 
+@pytest.mark.parametrize("policy", [None, TraversalPolicy(hub_limit=200, excluded_properties={"P27", "P106"}),
+                                    TraversalPolicy(hub_limit=60, properties={"P27", "P463", "P530", "P31"})],
+                         ids=["hub-limit", "excluded", "allowed"])
 def test_neighbour_lists_are_the_whole_store_graph(codex_s_server: OxigraphServer,  # noqa: F811
-                                                   whole: EvidenceGraph) -> None:
+                                                   codex_s_file: Path, whole: EvidenceGraph,
+                                                   policy: TraversalPolicy | None) -> None:
+    if policy is not None:
+        with Store(codex_s_file, read_only=True) as st:
+            whole = EvidenceGraph.from_store(st, policy=policy)
     names = sorted(whole.name(v) for v in range(whole.vcount()))
     busiest = sorted(names, key=lambda n: -whole.degree(whole.vertex(n)))[:20]
     sample = sorted(set(random.Random(7).sample(names, 130)) | set(busiest))

@@ -19,6 +19,10 @@ depend on qualifiers and literal statements this query does not read.
 2
 >>> "p:P31, p:P279" in render_neighbours(["Q42"], TraversalPolicy())
 True
+>>> "FILTER(?claim IN (p:P50))" in render_neighbours(["Q42"], TraversalPolicy(properties=["P50", "P31"]))
+True
+>>> "FILTER(false)" in render_neighbours(["Q42"], TraversalPolicy(properties=["P31"]))
+True
 """
 
 from __future__ import annotations
@@ -100,9 +104,10 @@ def _filters(policy: TraversalPolicy) -> str:
     if excluded:
         lines.append(f"FILTER(?claim NOT IN ({', '.join(f'p:{pid(p)}' for p in excluded)}))")
     if policy.properties is not None:
-        allowed = sorted(policy.properties - set(excluded), key=number) or ["P0"]
-        lines.append(f"FILTER(?claim IN ({', '.join(f'p:{pid(p)}' for p in allowed)}))")
-    return "\n      ".join(lines)
+        allowed = sorted(policy.properties - set(excluded), key=number)
+        listed = ", ".join(f"p:{pid(p)}" for p in allowed)
+        lines.append(f"FILTER(?claim IN ({listed}))" if allowed else "FILTER(false)")
+    return " ".join(lines)  # one line: the header comment names {{filters}} too
 
 
 def render_neighbours(items: Sequence[str], policy: TraversalPolicy, *, full: bool = False) -> str:
