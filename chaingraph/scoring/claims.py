@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple, Protocol
 
+import numpy as np
+
 from chaingraph.lookups import value_matches
 from chaingraph.scoring.reference import Relations, Resolver, value_node
 from chaingraph.trajectory import ClaimEvent
@@ -27,10 +29,24 @@ if TYPE_CHECKING:
     from chaingraph.lookups import ValueLookup
     from chaingraph.store import Store
 
-__all__ = ["REFERENCE_URL", "Evidence", "GraphJudge", "ResolvedClaim", "SupportJudge", "resolve_claim"]
+__all__ = ["REFERENCE_URL", "Evidence", "GraphJudge", "ResolvedClaim", "SupportJudge", "arcs_between",
+           "resolve_claim"]
 
 #: ``P854`` reference URL.
 REFERENCE_URL = "P854"
+
+
+def arcs_between(g: EvidenceGraph, a: int, b: int) -> list[tuple[int, bool]]:
+    """``(edge, forward)`` of every step edge between vertices ``a`` and ``b`` (``forward``:
+    the edge runs ``a → b``), in :meth:`~chaingraph.graph.EvidenceGraph.neighbours` order.
+    The compact adjacency of each vertex is sorted by neighbour, so the arcs are found by
+    binary search in the smaller of the two rows, not by listing it."""
+    ptr, ar = g.arrays.indptr, g.arrays
+    flip = g.degree(a) > g.degree(b)
+    near, far = (b, a) if flip else (a, b)
+    start = int(ptr[near])
+    lo, hi = (start + int(k) for k in np.searchsorted(ar.nbr[start:int(ptr[near + 1])], (far, far + 1)))
+    return [(e, fwd != flip) for e, fwd in zip(ar.arc_edge[lo:hi].tolist(), ar.fwd[lo:hi].tolist())]
 
 
 class ResolvedClaim(NamedTuple):
@@ -121,12 +137,11 @@ class Evidence:
         g, (s, p, o) = self.graph, key
         variants = self.relations.variants(p)
         out: list[str] = []
-        if s in g and o in g:  # step edges: scan the smaller of the two adjacency lists
+        if s in g and o in g:  # step edges between the two
             a, b = g.vertex(s), g.vertex(o)
-            near, far, flip = (a, b, False) if g.degree(a) <= g.degree(b) else (b, a, True)
-            wanted = {(prop, swapped != flip) for prop, swapped in variants}
-            out += [g.edge_statement(e) for u, e, fwd in g.neighbours(near)
-                    if u == far and (g.edge_property(e), not fwd) in wanted]
+            wanted = {(prop, swapped) for prop, swapped in variants}
+            out += [g.edge_statement(e) for e, fwd in arcs_between(g, a, b)
+                    if (g.edge_property(e), not fwd) in wanted]
         for prop, swapped in variants:  # class edges type the nodes; they are statements too
             a_, b_ = (o, s) if swapped else (s, o)
             if b_ in g.class_statements.get(prop, {}).get(a_, ()):

@@ -28,14 +28,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from chaingraph.patterns import PathPattern, Step, TypeConstraint, ValueConstraint, evaluate
-from chaingraph.scoring.claims import Evidence, ResolvedClaim
+from chaingraph.scoring.claims import Evidence, ResolvedClaim, arcs_between
 from chaingraph.scoring.reference import Route, make_route
 
 if TYPE_CHECKING:
     from chaingraph.tasks import Task
     from chaingraph.values import Value
 
-__all__ = ["ClaimedRoute", "RouteJudge", "RouteVerdict", "claimed_route"]
+__all__ = ["ClaimedRoute", "RouteJudge", "RouteVerdict", "claimed_route", "shortest_path"]
 
 Direction = Literal["forward", "backward"]
 
@@ -63,24 +63,55 @@ def claimed_route(claims: Sequence[ResolvedClaim], start: str, target: str,
                   node: dict[str, str]) -> ClaimedRoute | None:
     """The first shortest path of claims from ``start`` to ``target`` (``node`` maps a
     claimed node to the reference node it is equivalent to), or ``None``."""
-    adj: dict[str, list[tuple[str, ResolvedClaim]]] = {}
+    ends: list[tuple[str, str] | None] = []
     for cl in claims:
         if cl.statement is None or cl.premise is None or cl.conclusion is None:
+            ends.append(None)
+        else:
+            ends.append((node.get(cl.premise, cl.premise), node.get(cl.conclusion, cl.conclusion)))
+    path = shortest_path(ends, start, target)
+    if path is None:
+        return None
+    nodes, at = path
+    used = [claims[j] for j in at]
+    steps: list[tuple[str, Direction]] = []
+    for i, cl in enumerate(used):
+        assert cl.statement is not None
+        subject = node.get(cl.statement[0], cl.statement[0])
+        # the walk nodes[i] -> nodes[i+1] is forward when nodes[i] is the statement's subject
+        steps.append((cl.statement[1], "forward" if subject == nodes[i] else "backward"))
+    premises = tuple(ends[j][0] for j in at)  # type: ignore[index]
+    return ClaimedRoute(nodes, tuple(steps), tuple(used), premises)
+
+
+def shortest_path(ends: Sequence[tuple[str, str] | None], start: str,
+                  target: str) -> tuple[tuple[str, ...], list[int]] | None:
+    """The first shortest path from ``start`` to ``target`` over claims given by their ends
+    ``(premise, conclusion)`` (``None``: the claim states no statement), walked either way;
+    claims earlier in ``ends`` break ties. Returns the nodes and the positions of the claims
+    that made each step.
+
+    >>> shortest_path([("a", "b"), None, ("c", "b"), ("a", "c")], "a", "c")
+    (('a', 'c'), [3])
+    """
+    adj: dict[str, list[tuple[str, int]]] = {}
+    for j, e in enumerate(ends):
+        if e is None:
             continue
-        a, b = node.get(cl.premise, cl.premise), node.get(cl.conclusion, cl.conclusion)
+        a, b = e
         if a == b:
             continue
-        adj.setdefault(a, []).append((b, cl))
-        adj.setdefault(b, []).append((a, cl))
-    if start not in adj:
+        adj.setdefault(a, []).append((b, j))
+        adj.setdefault(b, []).append((a, j))
+    if start not in adj or target not in adj:
         return None
-    prev: dict[str, tuple[str, ResolvedClaim] | None] = {start: None}
+    prev: dict[str, tuple[str, int] | None] = {start: None}
     queue = deque([start])
     while queue and target not in prev:
         u = queue.popleft()
-        for v, cl in adj.get(u, ()):
+        for v, j in adj[u]:
             if v not in prev:
-                prev[v] = (u, cl)
+                prev[v] = (u, j)
                 queue.append(v)
     if target not in prev:
         return None
@@ -90,14 +121,7 @@ def claimed_route(claims: Sequence[ResolvedClaim], start: str, target: str,
         used.append(back[1])
     nodes.reverse()
     used.reverse()
-    steps: list[tuple[str, Direction]] = []
-    for i, cl in enumerate(used):
-        assert cl.statement is not None
-        subject = node.get(cl.statement[0], cl.statement[0])
-        # the walk nodes[i] -> nodes[i+1] is forward when nodes[i] is the statement's subject
-        steps.append((cl.statement[1], "forward" if subject == nodes[i] else "backward"))
-    premises = tuple(node.get(cl.premise, cl.premise) for cl in used if cl.premise is not None)
-    return ClaimedRoute(tuple(nodes), tuple(steps), tuple(used), premises)
+    return tuple(nodes), used
 
 
 @dataclass
@@ -177,12 +201,8 @@ class RouteJudge:
             return None
         vb = g.vertex(b)
         want = rel.key(a, prop, b) if way == "forward" else rel.key(b, prop, a)
-        near, far = (va, vb) if g.degree(va) <= g.degree(vb) else (vb, va)  # scan the smaller side
-        for u, e, fwd in g.neighbours(near):
-            if u != far:
-                continue
+        for e, a_first in arcs_between(g, va, vb):  # a_first: the statement's subject is a
             p = g.edge_property(e)
-            a_first = fwd == (near == va)  # the statement's subject is a
             s, o = (a, b) if a_first else (b, a)
             if rel.key(s, p, o) == want:
                 return p, "forward" if a_first else "backward"
