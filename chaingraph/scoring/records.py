@@ -18,7 +18,7 @@ through the value's precision, which is not a property of its mentions alone).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal, NamedTuple, overload
 
 from chaingraph.scoring.claims import ResolvedClaim, resolve_claim
@@ -28,17 +28,18 @@ if TYPE_CHECKING:
     from chaingraph.scoring.scorer import TaskScorer
     from chaingraph.trajectory import ClaimEvent, Trajectory
 
-__all__ = ["ClaimRecord", "ItemClaims", "Read", "make_record", "named", "read"]
+__all__ = ["ClaimRecord", "Detail", "ItemClaims", "Read", "make_record", "named", "read"]
 
 #: the mentions of an item claim: subject, relation, object, direction, anchor
 Key = tuple[str, str, "str | None", str, "str | None"]
 #: entities named -> (their reference nodes or themselves, (name, reference node) of those that
 #: match one, one note per alias)
 Named = tuple[tuple[str, ...], tuple[tuple[str, str], ...], tuple[str, ...]]
-#: claims, assertions, named node -> reference node, alias notes, claimed statements (ends
-#: mapped), and the named nodes as reference nodes
-Read = tuple[Sequence[ResolvedClaim], dict[int, "str | None"], dict[str, str], Sequence[str],
-             set[tuple[str, str, str]], set[str]]
+#: the named nodes as reference nodes, named node -> reference node, alias notes, claimed
+#: statements (ends mapped onto reference nodes)
+Detail = tuple[set[str], dict[str, str], Sequence[str], set[tuple[str, str, str]]]
+#: what :func:`read` returns: claims, assertions, claimed statements, named nodes
+Read = tuple["ItemClaims", dict[int, "str | None"], set[tuple[str, str, str]], set[str]]
 
 
 class ClaimRecord(NamedTuple):
@@ -79,7 +80,7 @@ def make_record(sc: TaskScorer, ev: ClaimEvent) -> ClaimRecord:
     else:
         statement = rel.key(subj, prop, obj) if ev.direction == "forward" else rel.key(obj, prop, subj)
         problems = ()
-    hits, node, notes = named(sc, (n for n in (subj, obj, anchor) if n is not None))
+    hits, node, notes = named(sc, (subj, obj, anchor))
     mapped = ends = None
     if statement is not None:
         assert subj is not None and obj is not None
@@ -93,12 +94,15 @@ def make_record(sc: TaskScorer, ev: ClaimEvent) -> ClaimRecord:
     return got
 
 
-def named(sc: TaskScorer, names: Iterable[str]) -> Named:
-    """For entities the agent named: the reference node each is (or itself), the ``(name,
-    reference node)`` of those that match one, and a note per alias."""
+def named(sc: TaskScorer, names: Iterable[str | None]) -> Named:
+    """For entities the agent named (``None``: a mention that named none): the reference
+    node each is (or itself), the ``(name, reference node)`` of those that match one, and a
+    note per alias."""
     hits, node, notes = [], [], []
     match = sc._match
     for x in dict.fromkeys(names):
+        if x is None:
+            continue
         m = match(x)
         if m is None:
             hits.append(x)
@@ -116,16 +120,15 @@ def _claim(i: int, rec: ClaimRecord, ev: ClaimEvent) -> ResolvedClaim:
 
 
 def read(sc: TaskScorer, traj: Trajectory) -> Read | None:
-    """The claims, assertions, named nodes (mapped onto reference nodes) and claimed
-    statements of ``traj`` through the task's claim records; ``None`` when a claim states a
-    value (the general path reads those)."""
+    """The claims, assertions, claimed statements (ends mapped onto reference nodes) and
+    named nodes (as reference nodes) of ``traj``, through the task's claim records; ``None``
+    when a claim states a value (the general path reads those). The claims keep what else
+    :class:`~chaingraph.scoring.scorer.Coverage` may ask for (:meth:`ItemClaims.detail`)."""
     records = sc._records
     recs: list[ClaimRecord] = []
     comps: list[str | None] = []
     asserted: dict[int, str | None] = {}
     hit: set[str] = set()
-    node: dict[str, str] = {}
-    notes: set[str] = set()
     claimed: set[tuple[str, str, str]] = set()
     for i, ev in enumerate(traj.events):
         if ev.kind == "claim":  # the kind tag, not isinstance: pydantic's instance check is slow
@@ -136,33 +139,26 @@ def read(sc: TaskScorer, traj: Trajectory) -> Read | None:
             recs.append(rec)
             comps.append(ev.component)
             hit.update(rec.hits)
-            if rec.node:
-                node.update(rec.node)
-                if rec.notes:
-                    notes.update(rec.notes)
             if rec.mapped is not None:
                 claimed.add(rec.mapped)
         elif ev.kind == "assert":
             ent = asserted[i] = sc._entity(ev.entity)
             if ent is not None:
-                hits, pairs, why = sc._entity_named(ent)
-                hit.update(hits)
-                node.update(pairs)
-                notes.update(why)
-    return ItemClaims(traj, tuple(recs), tuple(comps)), asserted, node, sorted(notes) if notes else (), claimed, hit
+                hit.update(sc._entity_named(ent)[0])
+    # tuples, not lists: the collector stops tracking a tuple of untracked objects, and a
+    # scorer may hold many items
+    return ItemClaims(sc, traj, tuple(recs), tuple(comps)), asserted, claimed, hit
 
 
 class ItemClaims(Sequence[ResolvedClaim]):
     """The :class:`ResolvedClaim` of every claim of a trajectory read by :func:`read`, in
     event order, made from their records on first use."""
 
-    __slots__ = ("_claims", "_components", "_records", "_traj")
+    __slots__ = ("_claims", "_components", "_records", "_sc", "_traj")
 
-    def __init__(self, traj: Trajectory, records: tuple[ClaimRecord, ...],
+    def __init__(self, sc: TaskScorer, traj: Trajectory, records: tuple[ClaimRecord, ...],
                  components: tuple[str | None, ...]) -> None:
-        # tuples, not lists: the collector stops tracking a tuple of untracked objects, and
-        # a scorer may hold many items
-        self._traj, self._records, self._components = traj, records, components
+        self._sc, self._traj, self._records, self._components = sc, traj, records, components
         self._claims: tuple[ResolvedClaim, ...] | None = None
 
     def _list(self) -> tuple[ResolvedClaim, ...]:
@@ -171,6 +167,27 @@ class ItemClaims(Sequence[ResolvedClaim]):
             self._claims = tuple(_claim(i, next(recs), ev) for i, ev in enumerate(self._traj.events)
                                  if ev.kind == "claim")
         return self._claims
+
+    def detail(self, asserted: Mapping[int, str | None]) -> Detail:
+        """The named nodes, alias map, alias notes and claimed statements of the item (with
+        its ``asserted`` entities)."""
+        hit: set[str] = set()
+        node: dict[str, str] = {}
+        notes: set[str] = set()
+        claimed: set[tuple[str, str, str]] = set()
+        for rec in self._records:
+            hit.update(rec.hits)
+            node.update(rec.node)
+            notes.update(rec.notes)
+            if rec.mapped is not None:
+                claimed.add(rec.mapped)
+        for ent in asserted.values():
+            if ent is not None:
+                hits, pairs, why = self._sc._entity_named(ent)
+                hit.update(hits)
+                node.update(pairs)
+                notes.update(why)
+        return hit, node, sorted(notes), claimed
 
     @overload
     def __getitem__(self, index: int) -> ResolvedClaim: ...
@@ -210,5 +227,7 @@ class ItemClaims(Sequence[ResolvedClaim]):
             # the walk nodes[n] -> nodes[n+1] is forward when nodes[n] is the statement's subject
             steps.append((mapped[1], "forward" if mapped[0] == nodes[n] else "backward"))
         premises = tuple(recs[at[j]].ends[0] for j in used)  # type: ignore[index]
-        claims = self._list()
-        return ClaimedRoute(nodes, tuple(steps), tuple(claims[at[j]] for j in used), premises)
+        events = [i for i, ev in enumerate(self._traj.events) if ev.kind == "claim"]
+        made = tuple(_claim(events[at[j]], recs[at[j]], self._traj.events[events[at[j]]])  # type: ignore[arg-type]
+                     for j in used)
+        return ClaimedRoute(nodes, tuple(steps), made, premises)

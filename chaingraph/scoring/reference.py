@@ -88,6 +88,8 @@ class Resolver:
 
     def entity(self, mention: str) -> tuple[str | None, str]:
         """``(id, "")``, or ``(None, why)`` when the mention names no entity or several."""
+        if mention[:1] == "Q" and mention[1:2] != "0" and mention.isascii() and mention[1:].isdecimal():
+            return mention, ""  # a plain Q-id (what the pattern below would say, without it)
         got = self._seen_entities.get(mention)
         if got is None:
             m = _QID.fullmatch(mention.strip())
@@ -99,6 +101,8 @@ class Resolver:
     def relation(self, mention: str) -> tuple[str | None, str]:
         """``(property id, "")`` or ``(None, why)``; labels are matched after the crosswalk's
         label normalisation (``place_of_birth`` = ``PlaceOfBirth`` = ``place of birth``)."""
+        if mention[:1] == "P" and mention[1:2] != "0" and mention.isascii() and mention[1:].isdecimal():
+            return mention, ""  # a plain P-id
         got = self._seen_relations.get(mention)
         if got is None:
             m = _PID.fullmatch(mention.strip())

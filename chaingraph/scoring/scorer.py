@@ -19,7 +19,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -33,7 +33,7 @@ from chaingraph.scoring.claims import (
     SupportJudge,
     resolve_claim,
 )
-from chaingraph.scoring.records import ClaimRecord, ItemClaims, Key, Named, Read, named, read
+from chaingraph.scoring.records import ClaimRecord, Detail, ItemClaims, Key, Named, named, read
 from chaingraph.scoring.reference import (
     Reference,
     Relations,
@@ -216,21 +216,51 @@ class TaskScorer:
         return self._support[key]
 
 
-class Coverage(NamedTuple):
-    """The graph half of one item's score."""
+class Coverage:
+    """The graph half of one item's score. ``named``, ``node``, ``aliases`` and ``claimed``
+    are worked out on first use when the item was read through claim records (a scorer
+    holding many items then keeps few containers per item)."""
 
-    claims: Sequence[ResolvedClaim]
-    asserted: Mapping[int, str | None]
-    named: AbstractSet[str]  # the reference node (or itself) of every entity the agent named
-    node: Mapping[str, str]  # named node -> the reference node it is (identity or alias)
-    aliases: Sequence[str]
-    claimed: AbstractSet[tuple[str, str, str]]  # claimed statements, canonical, ends mapped
-    routes: Sequence[Route]  # per component: the reference, or the credited alternative
-    verdicts: Sequence[tuple[int, ClaimedRoute, RouteVerdict]]
-    v_req: tuple[str, ...]
-    e_req: tuple[tuple[str, str, str], ...]
-    nodes_hit: int
-    edges_hit: int
+    __slots__ = ("_detail", "_verdicts", "asserted", "claims", "e_req", "edges_hit", "nodes_hit", "routes",
+                 "v_req")
+
+    def __init__(self, claims: Sequence[ResolvedClaim], asserted: Mapping[int, str | None],
+                 detail: Detail | ItemClaims, routes: Sequence[Route],
+                 verdicts: Sequence[tuple[int, ClaimedRoute, RouteVerdict]], v_req: tuple[str, ...],
+                 e_req: tuple[tuple[str, str, str], ...], nodes_hit: int, edges_hit: int) -> None:
+        self.claims, self.asserted, self._detail = claims, asserted, detail
+        self.routes = routes  # per component: the reference, or the credited alternative
+        self._verdicts = verdicts or None  # most items have none: keep no empty list per item
+        self.v_req, self.e_req, self.nodes_hit, self.edges_hit = v_req, e_req, nodes_hit, edges_hit
+
+    def _details(self) -> Detail:
+        if isinstance(self._detail, ItemClaims):
+            self._detail = self._detail.detail(self.asserted)
+        return self._detail
+
+    @property
+    def verdicts(self) -> Sequence[tuple[int, ClaimedRoute, RouteVerdict]]:
+        """Every alternative route adjudicated: ``(component, route, verdict)``."""
+        return self._verdicts if self._verdicts is not None else []
+
+    @property
+    def named(self) -> AbstractSet[str]:
+        """The reference node (or itself) of every entity the agent named."""
+        return self._details()[0]
+
+    @property
+    def node(self) -> Mapping[str, str]:
+        """Named node -> the reference node it is (identity or alias)."""
+        return self._details()[1]
+
+    @property
+    def aliases(self) -> Sequence[str]:
+        return self._details()[2]
+
+    @property
+    def claimed(self) -> AbstractSet[tuple[str, str, str]]:
+        """Claimed statements, canonical, ends mapped onto reference nodes."""
+        return self._details()[3]
 
     @property
     def nc(self) -> float:
@@ -245,16 +275,22 @@ class Coverage(NamedTuple):
         if cl.statement is None:
             return None
         s, p, o = cl.statement
-        return self.node.get(s, s), p, self.node.get(o, o)
+        node = self.node
+        return node.get(s, s), p, node.get(o, o)
 
 
 def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True) -> Coverage:
     """Resolve ``traj``'s claims, adjudicate the routes it claimed, and count NC and RC
     (``alternatives=False``: against the reference routes only, no route is looked for)."""
-    got = read(sc, traj)
-    if got is None:  # a claim of a value: the general path
-        got = _read_general(sc, traj)
-    claims, asserted, node, alias_notes, claimed, hit = got
+    fast = read(sc, traj)
+    claims: Sequence[ResolvedClaim]
+    detail: Detail | ItemClaims
+    if fast is not None:
+        claims, asserted, claimed, hit = fast
+        detail = claims
+    else:  # a claim of a value: the general path
+        claims, asserted, detail = _read_general(sc, traj)
+        hit, node, _notes, claimed = detail
     routes: Sequence[Route] = sc.reference.routes
     verdicts: list[tuple[int, ClaimedRoute, RouteVerdict]] = []
     credited = False
@@ -290,11 +326,12 @@ def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True) -> 
         e_req = tuple(dict.fromkeys(e for r in routes for e in r.edges))
     else:
         v_req, e_req = sc._v_req, sc._e_req
-    return Coverage(claims, asserted, hit, node, alias_notes, claimed, routes, verdicts, v_req, e_req,
-                    len(hit.intersection(v_req)), len(claimed.intersection(e_req)))
+    return Coverage(claims, asserted, detail, routes, verdicts, v_req, e_req, len(hit.intersection(v_req)),
+                    len(claimed.intersection(e_req)))
 
 
-def _read_general(sc: TaskScorer, traj: Trajectory) -> Read:
+def _read_general(sc: TaskScorer, traj: Trajectory) -> tuple[list[ResolvedClaim], dict[int, str | None],
+                                                              Detail]:
     """:func:`~chaingraph.scoring.records.read` for any trajectory: every claim resolved on
     its own, claimed values matched against value targets."""
     rel, resolver = sc.relations, sc.resolver
@@ -314,4 +351,4 @@ def _read_general(sc: TaskScorer, traj: Trajectory) -> Read:
         if cl.statement is not None:
             s, p, o = cl.statement
             claimed.add((node.get(s, s), p, node.get(o, o)))
-    return claims, asserted, node, alias_notes, claimed, {node.get(n, n) for n in named}
+    return claims, asserted, ({node.get(n, n) for n in named}, node, alias_notes, claimed)
