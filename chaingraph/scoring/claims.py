@@ -13,11 +13,10 @@ so a claim that cites a URL is then not supported.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple, Protocol
-
-import numpy as np
 
 from chaingraph.lookups import value_matches
 from chaingraph.scoring.reference import Relations, Resolver, value_node
@@ -41,11 +40,12 @@ def arcs_between(g: EvidenceGraph, a: int, b: int) -> list[tuple[int, bool]]:
     the edge runs ``a → b``), in :meth:`~chaingraph.graph.EvidenceGraph.neighbours` order.
     The compact adjacency of each vertex is sorted by neighbour, so the arcs are found by
     binary search in the smaller of the two rows, not by listing it."""
-    ptr, ar = g.arrays.indptr, g.arrays
-    flip = g.degree(a) > g.degree(b)
-    near, far = (b, a) if flip else (a, b)
-    start = int(ptr[near])
-    lo, hi = (start + int(k) for k in np.searchsorted(ar.nbr[start:int(ptr[near + 1])], (far, far + 1)))
+    ar = g.arrays
+    a0, a1, b0, b1 = (int(x) for x in ar.indptr[[a, a + 1, b, b + 1]])
+    flip = a1 - a0 > b1 - b0
+    far, start, end = (a, b0, b1) if flip else (b, a0, a1)  # search the shorter row
+    lo = bisect_left(ar.nbr, far, start, end)
+    hi = bisect_right(ar.nbr, far, lo, end)
     return [(e, fwd != flip) for e, fwd in zip(ar.arc_edge[lo:hi].tolist(), ar.fwd[lo:hi].tolist())]
 
 

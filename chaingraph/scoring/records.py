@@ -60,6 +60,7 @@ class ClaimRecord(NamedTuple):
     notes: tuple[str, ...]
     mapped: tuple[str, str, str] | None
     ends: tuple[str, str] | None
+    id: int  # its position in the task's record list
 
 
 def key(ev: ClaimEvent) -> Key:
@@ -90,7 +91,8 @@ def make_record(sc: TaskScorer, ev: ClaimEvent) -> ClaimRecord:
         p = statement[1]  # the statement is subject-first, or object-first (backward, or an inverse)
         mapped = (ends[0], p, ends[1]) if statement[0] == subj else (ends[1], p, ends[0])
     got = sc._records[key(ev)] = ClaimRecord(subj, obj, prop, statement, anchor, problems, hits, node, notes,
-                                             mapped, ends)
+                                             mapped, ends, len(sc._record_list))
+    sc._record_list.append(got)
     return got
 
 
@@ -125,7 +127,7 @@ def read(sc: TaskScorer, traj: Trajectory) -> Read | None:
     when a claim states a value (the general path reads those). The claims keep what else
     :class:`~chaingraph.scoring.scorer.Coverage` may ask for (:meth:`ItemClaims.detail`)."""
     records = sc._records
-    recs: list[ClaimRecord] = []
+    recs: list[int] = []  # record ids: a tuple of ints is one the collector can stop tracking
     comps: list[str | None] = []
     asserted: dict[int, str | None] = {}
     hit: set[str] = set()
@@ -136,7 +138,7 @@ def read(sc: TaskScorer, traj: Trajectory) -> Read | None:
                 return None
             rec = (records.get((ev.subject, ev.relation, ev.object, ev.direction, ev.anchor))
                    or make_record(sc, ev))
-            recs.append(rec)
+            recs.append(rec.id)
             comps.append(ev.component)
             hit.update(rec.hits)
             if rec.mapped is not None:
@@ -145,8 +147,8 @@ def read(sc: TaskScorer, traj: Trajectory) -> Read | None:
             ent = asserted[i] = sc._entity(ev.entity)
             if ent is not None:
                 hit.update(sc._entity_named(ent)[0])
-    # tuples, not lists: the collector stops tracking a tuple of untracked objects, and a
-    # scorer may hold many items
+    # tuples, not lists: the collector stops tracking a tuple of untracked objects (ints,
+    # strings), and a scorer may hold many items
     return ItemClaims(sc, traj, tuple(recs), tuple(comps)), asserted, claimed, hit
 
 
@@ -154,12 +156,17 @@ class ItemClaims(Sequence[ResolvedClaim]):
     """The :class:`ResolvedClaim` of every claim of a trajectory read by :func:`read`, in
     event order, made from their records on first use."""
 
-    __slots__ = ("_claims", "_components", "_records", "_sc", "_traj")
+    __slots__ = ("_claims", "_components", "_ids", "_sc", "_traj")
 
-    def __init__(self, sc: TaskScorer, traj: Trajectory, records: tuple[ClaimRecord, ...],
+    def __init__(self, sc: TaskScorer, traj: Trajectory, ids: tuple[int, ...],
                  components: tuple[str | None, ...]) -> None:
-        self._sc, self._traj, self._records, self._components = sc, traj, records, components
+        self._sc, self._traj, self._ids, self._components = sc, traj, ids, components
         self._claims: tuple[ResolvedClaim, ...] | None = None
+
+    @property
+    def _records(self) -> list[ClaimRecord]:
+        every = self._sc._record_list
+        return [every[i] for i in self._ids]
 
     def _list(self) -> tuple[ResolvedClaim, ...]:
         if self._claims is None:
@@ -198,7 +205,7 @@ class ItemClaims(Sequence[ResolvedClaim]):
         return self._list()[index]
 
     def __len__(self) -> int:
-        return len(self._records)
+        return len(self._ids)
 
     def __iter__(self) -> Iterator[ResolvedClaim]:
         return iter(self._list())

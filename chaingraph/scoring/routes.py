@@ -22,7 +22,6 @@ route, so :class:`RouteJudge` caches it per ``(task, component, route)``.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
@@ -101,18 +100,25 @@ def shortest_path(ends: Sequence[tuple[str, str] | None], start: str,
         a, b = e
         if a == b:
             continue
-        adj.setdefault(a, []).append((b, j))
-        adj.setdefault(b, []).append((a, j))
+        if a in adj:
+            adj[a].append((b, j))
+        else:
+            adj[a] = [(b, j)]
+        if b in adj:
+            adj[b].append((a, j))
+        else:
+            adj[b] = [(a, j)]
     if start not in adj or target not in adj:
         return None
     prev: dict[str, tuple[str, int] | None] = {start: None}
-    queue = deque([start])
-    while queue and target not in prev:
-        u = queue.popleft()
+    queue = [start]
+    for u in queue:  # breadth first; the target's first discovery fixes its path
         for v, j in adj[u]:
             if v not in prev:
                 prev[v] = (u, j)
                 queue.append(v)
+        if target in prev:
+            break
     if target not in prev:
         return None
     nodes, used = [target], []

@@ -106,6 +106,7 @@ class TaskScorer:
         self._matches: dict[str, tuple[str, str] | None] = {}
         self._resolved: dict[tuple[str | None, ...], Resolved] = {}
         self._records: dict[Key, ClaimRecord] = {}  # claim mentions -> their record for this task
+        self._record_list: list[ClaimRecord] = []  # by id
         self._asserted: dict[str, Named] = {}
         self._value_targets = any(c.target.value is not None for c in self.task.components)
         self._ref_edges = [frozenset(r.edges) for r in self.reference.routes]
