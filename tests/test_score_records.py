@@ -18,7 +18,7 @@ from test_score_properties import SETTINGS, events
 
 from chaingraph.graph import EvidenceGraph
 from chaingraph.lookups import StoreValues
-from chaingraph.scoring import TaskScorer, coverage
+from chaingraph.scoring import TaskScorer, coverage, score_trajectory
 from chaingraph.scoring.claims import arcs_between
 from chaingraph.scoring.reference import Resolver
 from chaingraph.scoring.scorer import Coverage
@@ -152,3 +152,19 @@ def test_a_mention_resolved_as_a_relation_is_resolved_afresh_as_an_entity() -> N
     assert r.relation("P17") == ("P17", "")
     assert r.entity("P17") == ("Q5", "")  # the entity labelled "P17", not the cached relation
     assert r.relation("P17") == ("P17", "")
+
+
+def test_a_cached_route_verdict_cites_each_items_own_events(story: Store) -> None:
+    # the same insufficient route (Q5 P131 Q4 is no statement) claimed at event 1, then at event 2:
+    # the graph half is cached per route, but each item's reasons name its own event
+    s = scorer(story)
+    view = {"kind": "view", "box": [0, 0, 10, 10]}
+    first = score_trajectory(s.task, parse_trajectory(trajectory(claim("Q1", "P127", "Q5"),
+                                                                 claim("Q5", "P131", "Q4"))), scorer=s)
+    second = score_trajectory(s.task, parse_trajectory(trajectory(view, claim("Q1", "P127", "Q5"),
+                                                                  claim("Q5", "P131", "Q4"))), scorer=s)
+    assert first.routes[0].reasons == ("not sufficient: Q5 P131 Q4 is not a statement of the evidence graph "
+                                       "(step 2, event 1)",)
+    assert second.routes[0].reasons == ("not sufficient: Q5 P131 Q4 is not a statement of the evidence graph "
+                                        "(step 2, event 2)",)
+    assert len(s.routes._cache) == 1

@@ -130,14 +130,21 @@ def shortest_path(ends: Sequence[tuple[str, str] | None], start: str,
     return tuple(nodes), used
 
 
+#: the graph half of a verdict: sufficient, target-preserving, and the reasons against it
+#: (per insufficient step: its number and the text before the event that claimed it)
+GraphHalf = tuple[bool, bool, tuple[tuple[int, str], ...], str]
+
+
 @dataclass
 class RouteJudge:
-    """Adjudicates claimed routes of one task, caching the graph half per route."""
+    """Adjudicates claimed routes of one task, caching the graph half per route (and the
+    step edges per claimed step)."""
 
     task: Task
     evidence: Evidence
-    _cache: dict[tuple[object, ...], tuple[bool, bool, tuple[str, ...]]] = field(default_factory=dict)
+    _cache: dict[tuple[object, ...], GraphHalf] = field(default_factory=dict)
     _routes: dict[tuple[object, ...], Route] = field(default_factory=dict)
+    _steps: dict[tuple[int, str, str, str, Direction], tuple[str, Direction] | None] = field(default_factory=dict)
 
     def judge(self, component: int, route: ClaimedRoute, reference: Route) -> RouteVerdict:
         """The verdict on ``route`` as a replacement of the reference route of ``component``."""
@@ -145,9 +152,11 @@ class RouteJudge:
         graph_half = self._cache.get(key)
         if graph_half is None:
             graph_half = self._cache[key] = self._graph_half(component, route, reference)
-        sufficient, preserving, why = graph_half
+        sufficient, preserving, failed, unpreserved = graph_half
+        # the graph half is the route's; the events that claimed its steps are this item's
+        why = [f"{text} (step {i}, event {route.claims[i - 1].event})" for i, text in failed]
         circular = _circularity(route)
-        reasons = (*why, *circular)
+        reasons = (*why, *((unpreserved,) if unpreserved else ()), *circular)
         ok = sufficient and not circular and preserving
         return RouteVerdict(ok, sufficient, not circular, preserving, reasons)
 
@@ -160,33 +169,30 @@ class RouteJudge:
                                                  "claimed")
         return got
 
-    def _graph_half(self, c: int, route: ClaimedRoute,
-                    reference: Route) -> tuple[bool, bool, tuple[str, ...]]:
+    def _graph_half(self, c: int, route: ClaimedRoute, reference: Route) -> GraphHalf:
         task, ev = self.task, self.evidence
         comp = task.components[c]
         target_value: Value | None = comp.target.value
-        reasons: list[str] = []
-        sufficient = True
+        failed: list[tuple[int, str]] = []
         walk: list[tuple[str, Direction]] = []
-        for i, ((prop, way), cl) in enumerate(zip(route.steps, route.claims), start=1):
+        for i, (prop, way) in enumerate(route.steps, start=1):
             a, b = route.nodes[i - 1], route.nodes[i]
-            held = self._step(a, b, prop, way, target_value)
+            step = (c, a, b, prop, way)  # the component's: a value target's precision is its own
+            held = self._steps[step] if step in self._steps else self._steps.setdefault(
+                step, self._step(a, b, prop, way, target_value))
             if held is not None:
                 walk.append(held)
                 continue
-            sufficient = False
             shown = f"{a} {prop} {b}" if way == "forward" else f"{b} {prop} {a}"
             s, o = (a, b) if way == "forward" else (b, a)
             known = not b.startswith("value:") and ev.statements(ev.relations.key(s, prop, o))
             why = ("is not a step under the traversal policy" if known
                    else "is not a statement of the evidence graph")
-            reasons.append(f"not sufficient: {shown} {why} (step {i}, event {cl.event})")
-        if not sufficient:
-            return False, False, tuple(reasons)
+            failed.append((i, f"not sufficient: {shown} {why}"))
+        if failed:
+            return False, False, tuple(failed), ""
         preserving, why = self._preserving(c, route, tuple(walk), reference, target_value)
-        if not preserving:
-            reasons.append(why)
-        return True, preserving, tuple(reasons)
+        return True, preserving, (), "" if preserving else why
 
     def _step(self, a: str, b: str, prop: str, way: Direction,
               target_value: Value | None) -> tuple[str, Direction] | None:
