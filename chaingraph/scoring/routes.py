@@ -144,7 +144,7 @@ class RouteJudge:
     evidence: Evidence
     _cache: dict[tuple[object, ...], GraphHalf] = field(default_factory=dict)
     _routes: dict[tuple[object, ...], Route] = field(default_factory=dict)
-    _steps: dict[tuple[int, str, str, str, Direction], tuple[str, Direction] | None] = field(default_factory=dict)
+    _steps: dict[tuple[object, ...], tuple[str, Direction] | None] = field(default_factory=dict)
 
     def judge(self, component: int, route: ClaimedRoute, reference: Route) -> RouteVerdict:
         """The verdict on ``route`` as a replacement of the reference route of ``component``."""
