@@ -129,13 +129,21 @@ class Evidence:
     values: ValueLookup | None = None
     store: Store | None = None
     _index: dict[tuple[str, str, str], list[str]] | None = field(default=None, repr=False)
+    _variants: dict[str, list[tuple[str, bool]]] = field(default_factory=dict, repr=False)
+
+    def variants(self, prop: str) -> list[tuple[str, bool]]:
+        """:meth:`Relations.variants` of ``prop`` (cached)."""
+        got = self._variants.get(prop)
+        if got is None:
+            got = self._variants[prop] = self.relations.variants(prop)
+        return got
 
     def statements(self, key: tuple[str, str, str]) -> list[str]:
         """Statement ids of the item statement with canonical ``key`` (any equivalent form)."""
         if self.store is not None:
             return self._store_statements(key)
         g, (s, p, o) = self.graph, key
-        variants = self.relations.variants(p)
+        variants = self.variants(p)
         out: list[str] = []
         if s in g and o in g:  # step edges between the two
             a, b = g.vertex(s), g.vertex(o)
@@ -156,14 +164,14 @@ class Evidence:
         assert self.store is not None
         s, p, o = key
         out: list[str] = []
-        for prop, swapped in self.relations.variants(p):
+        for prop, swapped in self.variants(p):
             a, b = (o, s) if swapped else (s, o)
             out += [e.statement_id for e in self.store.edges(subject=a, property=prop, object=b)]
         return out
 
     def value_statements(self, subject: str, prop: str, value: Value) -> list[str]:
         """Statement ids of ``subject prop v`` with ``v`` matching ``value``."""
-        props = [p for p, swapped in self.relations.variants(prop) if not swapped]
+        props = [p for p, swapped in self.variants(prop) if not swapped]
         if self.store is not None:
             sids = [e.statement_id for e in self.store.edges(subject=subject, property=props, item_only=False)
                     if e.value_type != "item"]

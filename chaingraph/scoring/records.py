@@ -163,14 +163,13 @@ class ItemClaims(Sequence[ResolvedClaim]):
         self._sc, self._traj, self._ids, self._components = sc, traj, ids, components
         self._claims: tuple[ResolvedClaim, ...] | None = None
 
-    @property
     def _records(self) -> list[ClaimRecord]:
         every = self._sc._record_list
         return [every[i] for i in self._ids]
 
     def _list(self) -> tuple[ResolvedClaim, ...]:
         if self._claims is None:
-            recs = iter(self._records)
+            recs = iter(self._records())
             self._claims = tuple(_claim(i, next(recs), ev) for i, ev in enumerate(self._traj.events)
                                  if ev.kind == "claim")
         return self._claims
@@ -182,7 +181,7 @@ class ItemClaims(Sequence[ResolvedClaim]):
         node: dict[str, str] = {}
         notes: set[str] = set()
         claimed: set[tuple[str, str, str]] = set()
-        for rec in self._records:
+        for rec in self._records():
             hit.update(rec.hits)
             node.update(rec.node)
             notes.update(rec.notes)
@@ -221,7 +220,7 @@ class ItemClaims(Sequence[ResolvedClaim]):
     def route(self, component: str, start: str, target: str) -> ClaimedRoute | None:
         """:func:`~chaingraph.scoring.routes.claimed_route` over the claims that serve
         ``component`` (or none), read off the records."""
-        recs = self._records
+        recs = self._records()
         at = [k for k, c in enumerate(self._components) if c is None or c == component]
         path = shortest_path([recs[k].ends for k in at], start, target)
         if path is None:

@@ -235,9 +235,9 @@ class Coverage:
         self.v_req, self.e_req, self.nodes_hit, self.edges_hit = v_req, e_req, nodes_hit, edges_hit
 
     def _details(self) -> Detail:
-        if isinstance(self._detail, ItemClaims):
+        if type(self._detail) is ItemClaims:  # not isinstance: an ABC's instance check is slow
             self._detail = self._detail.detail(self.asserted)
-        return self._detail
+        return self._detail  # type: ignore[return-value]
 
     @property
     def verdicts(self) -> Sequence[tuple[int, ClaimedRoute, RouteVerdict]]:
