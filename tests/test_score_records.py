@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from unittest import mock
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from score_story import LABELS, build_store, claim, scorer, task, trajectory
+from score_story import LABELS, TASK, build_store, claim, scorer, task, trajectory
 from test_score_properties import SETTINGS, events
 
 from chaingraph.graph import EvidenceGraph
@@ -168,3 +169,33 @@ def test_a_cached_route_verdict_cites_each_items_own_events(story: Store) -> Non
     assert second.routes[0].reasons == ("not sufficient: Q5 P131 Q4 is not a statement of the evidence graph "
                                         "(step 2, event 2)",)
     assert len(s.routes._cache) == 1
+
+
+def test_score_files_reads_a_stores_names_once_for_all_its_tasks(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from chaingraph.scoring import score_files
+    from chaingraph.scoring.reference import Resolver
+
+    build_store(str(tmp_path / "story.duckdb")).close()
+    holdco = _holdco_task().model_dump(mode="json", by_alias=True, exclude_none=True)
+    holdco["store"] = "story.duckdb"
+    (tmp_path / "tasks.json").write_text(json.dumps([{**TASK, "store": "story.duckdb"}, holdco]))
+    run = [claim("Widget", "P176", "Q10"), claim("Q1", "owned by", "Holdco")]
+    (tmp_path / "runs.jsonl").write_text("\n".join(json.dumps(trajectory(*run, task=t)) for t in
+                                                   (TASK["id"], "story/holdco")))
+    made: list[object] = []
+    real = Resolver.from_store
+
+    def counted(store: Any) -> Resolver:
+        made.append(store)
+        return real(store)
+
+    monkeypatch.setattr(Resolver, "from_store", counted)
+    report = score_files(tmp_path / "tasks.json", [tmp_path / "runs.jsonl"], sensitivity=False)
+    assert len(made) == 1 and not report.failures
+    acme, hold = report.items
+    # Widget -> Q1 through the shared resolver; Q10 is Acme's alias in the story task only
+    assert (acme.metrics.edges_matched, hold.metrics.edges_matched) == (1, 1)
+    assert acme.aliases and not hold.aliases
