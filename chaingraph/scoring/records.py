@@ -220,12 +220,13 @@ class ItemClaims(Sequence[ResolvedClaim]):
     def route(self, component: str, start: str, target: str) -> ClaimedRoute | None:
         """:func:`~chaingraph.scoring.routes.claimed_route` over the claims that serve
         ``component`` (or none), read off the records."""
-        recs = self._records()
+        every, ids = self._sc._record_list, self._ids
         at = [k for k, c in enumerate(self._components) if c is None or c == component]
-        path = shortest_path([recs[k].ends for k in at], start, target)
+        path = shortest_path([every[ids[k]].ends for k in at], start, target)
         if path is None:
             return None
         nodes, used = path
+        recs = self._records()
         steps: list[tuple[str, Literal["forward", "backward"]]] = []
         for n, j in enumerate(used):
             mapped = recs[at[j]].mapped
