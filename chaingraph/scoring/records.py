@@ -144,9 +144,9 @@ def read(sc: TaskScorer, traj: Trajectory) -> Read | None:
             if rec.mapped is not None:
                 claimed.add(rec.mapped)
         elif ev.kind == "assert":
-            ent = asserted[i] = sc._entity(ev.entity)
-            if ent is not None:
-                hit.update(sc._entity_named(ent)[0])
+            ent, hits = sc._assertion(ev.entity)
+            asserted[i] = ent
+            hit.update(hits)
     # tuples, not lists: the collector stops tracking a tuple of untracked objects (ints,
     # strings), and a scorer may hold many items
     return ItemClaims(sc, traj, tuple(recs), tuple(comps)), asserted, claimed, hit

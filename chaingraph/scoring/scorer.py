@@ -108,6 +108,7 @@ class TaskScorer:
         self._records: dict[Key, ClaimRecord] = {}  # claim mentions -> their record for this task
         self._record_list: list[ClaimRecord] = []  # by id
         self._asserted: dict[str, Named] = {}
+        self._assertions: dict[str, tuple[str | None, tuple[str, ...]]] = {}
         self._value_targets = any(c.target.value is not None for c in self.task.components)
         self._ref_edges = [frozenset(r.edges) for r in self.reference.routes]
         self._ids = [self.task.component_id(c) for c in range(len(self.task.components))]
@@ -135,9 +136,14 @@ class TaskScorer:
                 self._by_label.setdefault(label, (i, r))
         return out
 
-    def _entity(self, mention: str) -> str | None:
-        assert self.resolver is not None
-        return self.resolver.entity(mention)[0]
+    def _assertion(self, mention: str) -> tuple[str | None, tuple[str, ...]]:
+        """The entity an asserted mention names and the reference node it is (cached)."""
+        got = self._assertions.get(mention)
+        if got is None:
+            assert self.resolver is not None
+            ent = self.resolver.entity(mention)[0]
+            got = self._assertions[mention] = (ent, () if ent is None else self._entity_named(ent)[0])
+        return got
 
     def _entity_named(self, entity: str) -> Named:
         """:func:`~chaingraph.scoring.records.named` of one asserted entity (cached)."""
