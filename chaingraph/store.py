@@ -48,7 +48,7 @@ from chaingraph.store_schema import (
     TRAVERSABLE_RANKS,
     UPSERT,
 )
-from chaingraph.store_state import CachedResponse, CrawlNeighbour, CrawlState, ResponseCache
+from chaingraph.store_state import CachedResponse, CrawlNeighbour, CrawlState, NeighbourCache, ResponseCache
 from chaingraph.values import Value, value_columns
 
 __all__ = [
@@ -237,7 +237,7 @@ def _ids(value: str | Collection[str] | None) -> list[str] | None:
     return [value] if isinstance(value, str) else list(value)
 
 
-class Store(StoreReads, BulkReads, CrawlState, ResponseCache):
+class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
     """A DuckDB-backed evidence store; ``path=None`` keeps it in memory.
 
     Use as a context manager to close the connection. All writes go through :meth:`write`

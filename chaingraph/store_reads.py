@@ -190,7 +190,14 @@ class StoreReads:
         """Items whose label or an alias equals each name, case-insensitively (after
         trimming): name (lower-cased) -> ``(id, label, sitelinks, "label" | "alias")``,
         sorted by id; an item matched by both its label and an alias is listed once, as
-        ``label``."""
+        ``label``.
+
+        >>> from chaingraph.store import Batch, Store, entity_row
+        >>> s = Store()
+        >>> s.write(Batch(entities=[entity_row("Q90", "Paris", None, ["paris", "City of Light"])]))
+        >>> s.entities_named(["PARIS ", "city of light"])
+        {'city of light': [('Q90', 'Paris', None, 'alias')], 'paris': [('Q90', 'Paris', None, 'label')]}
+        """
         keys = sorted({n.strip().lower() for n in names})
         rows = self._all(
             "WITH wanted AS (SELECT UNNEST(?) AS name), hits AS ("
@@ -199,7 +206,7 @@ class StoreReads:
             " UNION ALL SELECT w.name, e.id, e.label, e.sitelinks, 'alias' FROM "
             " (SELECT id, label, sitelinks, UNNEST(aliases) AS alias FROM entities) e "
             " JOIN wanted w ON lower(trim(e.alias)) = w.name) "
-            "SELECT name, id, any_value(label), any_value(sitelinks), min(how) FROM hits "
+            "SELECT name, id, any_value(label), any_value(sitelinks), max(how) FROM hits "
             "WHERE id LIKE 'Q%' GROUP BY name, id ORDER BY name, id", [keys])
         out: dict[str, list[tuple[str, str | None, int | None, str]]] = {k: [] for k in keys}
         for name, ident, label, sitelinks, how in rows:
