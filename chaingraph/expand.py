@@ -169,17 +169,23 @@ def evidence_graph(seeds: Sequence[str], *, store: Store | str | Path | None = N
         report: CollectReport | None = None
         if collect:
             from chaingraph.collect import collect as crawl
+            from chaingraph.collect import collect_subset
 
-            if target is None:
-                target = Store()
-                stack.callback(target.close)
             if progress is not None:
                 progress(ProgressEvent("expand", 0, len(seeds), unit="seeds", message=(
                     f"collecting {len(seeds)} seed(s) to radius {radius} from "
                     f"{_source_description(store, settings)}")))
-            report = crawl(seeds, radius, store=target, source=source, endpoint=settings, limits=limits,
-                           selector=selector, progress=progress)
-            built_from = target
+            if target is None and source is not None:  # read the store in place, copy no row
+                built_from, report = collect_subset(seeds, radius, source=source, limits=limits,
+                                                    selector=selector, progress=progress)
+                stack.callback(built_from.close)
+            else:
+                if target is None:
+                    target = Store()
+                    stack.callback(target.close)
+                report = crawl(seeds, radius, store=target, source=source, endpoint=settings, limits=limits,
+                               selector=selector, progress=progress)
+                built_from = target
         else:
             assert source is not None
             built_from = source

@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from chaingraph.store_reads import StatementInfo
-from chaingraph.store_schema import TABLE_COLUMNS, TRAVERSABLE_RANKS
+from chaingraph.store_schema import SCHEMA, TABLE_COLUMNS, TRAVERSABLE_RANKS
 from chaingraph.values import VALUE_COLUMNS, value_from_columns
 
 if TYPE_CHECKING:
@@ -120,12 +120,57 @@ class BulkReads:
         ents = list(entities)
         rows = self.con.sql(f"SELECT {self._columns('entities')} FROM entities "
                             "WHERE id IN (SELECT UNNEST(?::VARCHAR[]))", params=[ents]).to_arrow_table()
-        ids = self.con.sql("SELECT statement_id FROM statements WHERE property = ? "
-                           "AND subject IN (SELECT UNNEST(?::VARCHAR[]))",
-                           params=[class_property, ents]).to_arrow_table()
-        out = self.statement_tables(ids["statement_id"])
+        out = self.statement_tables(self.class_statement_ids(ents, class_property))
         out["entities"] = rows
         return out
+
+    def class_statement_ids(self, entities: Sequence[str], class_property: str = "P31") -> pa.Array:
+        """Ids of the ``class_property`` statements of ``entities`` (all ranks): the
+        statements describing a node brings along (:meth:`entity_tables`)."""
+        rows = self.con.sql("SELECT statement_id FROM statements WHERE property = ? "
+                            "AND subject IN (SELECT UNNEST(?::VARCHAR[]))",
+                            params=[class_property, list(entities)]).to_arrow_table()
+        return rows["statement_id"].combine_chunks()
+
+    def _subset_connection(self, statement_ids: pa.Array | pa.ChunkedArray,
+                           entities: pa.Array | pa.ChunkedArray) -> duckdb.DuckDBPyConnection:
+        """A new connection to this database whose store tables are temporary copies holding
+        only ``statement_ids`` (with their qualifiers, references and provenance, the
+        ``sources`` rows of that provenance and the ``properties`` rows of the properties
+        they use) and the ``entities`` rows of ``entities``: exactly what copying them with
+        :meth:`statement_tables` and :meth:`entity_tables` into an empty store gives, copied
+        by DuckDB without leaving it. The crawl and cache tables start empty. Temporary
+        tables shadow the database's own and belong to the connection alone, so this works
+        on a store opened read only and closing the connection drops them."""
+        con = self.con.cursor()
+        try:
+            db = con.execute("SELECT current_database()").fetchall()[0][0]
+            src = '"' + str(db).replace('"', '""') + '".main.'
+            con.execute(SCHEMA.replace("CREATE TABLE IF NOT EXISTS ", "CREATE TEMP TABLE ")
+                        .replace("CREATE OR REPLACE VIEW ", "CREATE TEMP VIEW "))
+            con.register("_cg_subset_statements", pa.table({"statement_id": statement_ids}))
+            con.register("_cg_subset_entities", pa.table({"id": entities}))
+            wanted = "statement_id IN (SELECT statement_id FROM _cg_subset_statements)"
+            for table in ("statements", "qualifiers", "reference_snaks", "statement_sources"):
+                cols = self._columns(table)
+                con.execute(f"INSERT INTO temp.main.{table} ({cols}) SELECT {cols} FROM {src}{table} "
+                            f"WHERE {wanted}")
+            used = ("SELECT property FROM temp.main.statements UNION SELECT property FROM temp.main.qualifiers "
+                    "UNION SELECT property FROM temp.main.reference_snaks")
+            picks = {"sources": "source_id IN (SELECT source_id FROM temp.main.statement_sources)",
+                     "properties": f"id IN ({used})",
+                     "entities": "id IN (SELECT id FROM _cg_subset_entities)"}
+            for table, where in picks.items():
+                cols = (self._columns(table) if table in TABLE_COLUMNS
+                        else ", ".join(f'"{c}"' for c in SOURCE_COLUMNS))
+                con.execute(f"INSERT INTO temp.main.{table} ({cols}) SELECT {cols} FROM {src}{table} "
+                            f"WHERE {where}")
+            con.unregister("_cg_subset_statements")
+            con.unregister("_cg_subset_entities")
+        except BaseException:
+            con.close()
+            raise
+        return con
 
     def edge_table(self, *, ranks: Collection[str] = TRAVERSABLE_RANKS, item_only: bool = True,
                    literal_types: Collection[str] | None = None) -> pa.Table:

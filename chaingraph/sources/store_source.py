@@ -39,14 +39,18 @@ class StoreSource:
     property datatype is item or literal (when the store knows datatypes; external ids
     excluded), in-edges minus ``P31``/``P279`` cut to ``in_limit`` per entity in the
     store's edge order (:meth:`Store.edges`), qualifiers, references and the source's own
-    provenance rows.
+    provenance rows. With ``copy=False`` a part names the statements it brings
+    (:attr:`Neighbourhoods.statement_ids`: those of :meth:`fetch`, and the ``P31``
+    statements of the entities :meth:`describe` is given) and copies no row: the crawl
+    keeps ids and :meth:`Store.subset` makes the store at the end.
     """
 
     def __init__(
         self, source: Store, *, limits: CrawlLimits | None = None, batch_size: int = 5000,
-        describe_size: int = 20000
+        describe_size: int = 20000, copy: bool = True
     ) -> None:
         self.source = source
+        self.copy = copy
         self.in_limit = (limits or CrawlLimits()).in_limit
         self.batch_size = batch_size
         self.describe_size = describe_size
@@ -76,11 +80,17 @@ class StoreSource:
         for ent, nb, prop, sid, fwd, rank in zip(*(items[c].to_pylist() for c in (
                 "entity", "neighbour", "property", "statement_id", "forward", "rank"))):
             out.neighbours[ent].append(Neighbour(nb, prop, sid, fwd, rank))
-        if rows.num_rows:
+        if not self.copy:
+            out.statement_ids = pc.unique(rows["statement_id"])
+        elif rows.num_rows:
             self._copy(self.source.statement_tables(pc.unique(rows["statement_id"])), out)
         return out
 
     def describe(self, entities: Sequence[str]) -> Neighbourhoods:
         out = Neighbourhoods()
-        self._copy(self.source.entity_tables([qid(e) for e in entities]), out)
+        ents = [qid(e) for e in entities]
+        if not self.copy:
+            out.statement_ids = self.source.class_statement_ids(ents)
+        else:
+            self._copy(self.source.entity_tables(ents), out)
         return out
