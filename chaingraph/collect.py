@@ -339,8 +339,8 @@ def collect_subset(seeds: Sequence[str], radius: int, *, source: Store, limits: 
     >>> from chaingraph.store import Batch, Store, statement_row
     >>> from chaingraph.values import EntityValue
     >>> src = Store()
-    >>> rows = [statement_row(f"Q{a}$1", f"Q{a}", "P361", EntityValue(id=f"Q{b}")) for a, b in [(1, 2), (2, 3)]]
-    >>> src.write(Batch(statements=rows))
+    >>> src.write(Batch(statements=[statement_row(f"Q{a}$1", f"Q{a}", "P361", EntityValue(id=f"Q{a + 1}"))
+    ...                             for a in (1, 2)]))
     >>> part, report = collect_subset(["Q1"], 2, source=src)
     >>> report.statements, [e.object for e in part.edges()]
     (2, ['Q2', 'Q3'])

@@ -305,7 +305,8 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache):
         try:
             out.con = self._subset_connection(arrow(statement_ids), arrow(entities))
         except duckdb.Error as exc:
-            raise StoreError(f"cannot read store {self.path or ':memory:'}: {str(exc).splitlines()[0]}") from exc
+            raise StoreError(f"cannot read store {self.path or ':memory:'}: "
+                             f"{str(exc).splitlines()[0]}") from exc
         return out
 
     # -- life cycle -------------------------------------------------------------------

@@ -155,8 +155,8 @@ class BulkReads:
                 cols = self._columns(table)
                 con.execute(f"INSERT INTO temp.main.{table} ({cols}) SELECT {cols} FROM {src}{table} "
                             f"WHERE {wanted}")
-            used = ("SELECT property FROM temp.main.statements UNION SELECT property FROM temp.main.qualifiers "
-                    "UNION SELECT property FROM temp.main.reference_snaks")
+            used = " UNION ".join(f"SELECT property FROM temp.main.{t}"
+                                  for t in ("statements", "qualifiers", "reference_snaks"))
             picks = {"sources": "source_id IN (SELECT source_id FROM temp.main.statement_sources)",
                      "properties": f"id IN ({used})",
                      "entities": "id IN (SELECT id FROM _cg_subset_entities)"}
