@@ -283,8 +283,9 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache):
         """A store holding only ``statement_ids`` (with their qualifiers, references,
         provenance and the property rows they use) and the entity rows of ``entities``:
         what copying them into an empty store gives, copied inside DuckDB without a Python
-        object per row. It shares this store's database through a connection of its own
-        (temporary tables, so this store may be read only): close it before this one.
+        object per row. It is for reading (writing its facts raises :class:`StoreError`) and
+        shares this store's database through a connection of its own (temporary tables, so
+        this store may be read only): close it before this one.
 
         >>> from chaingraph.values import EntityValue
         >>> s = Store()

@@ -21,6 +21,7 @@ rows without a Python object per row, ready for :meth:`Store.write_arrow`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -134,39 +135,41 @@ class BulkReads:
 
     def _subset_connection(self, statement_ids: pa.Array | pa.ChunkedArray,
                            entities: pa.Array | pa.ChunkedArray) -> duckdb.DuckDBPyConnection:
-        """A new connection to this database whose store tables are temporary copies holding
-        only ``statement_ids`` (with their qualifiers, references and provenance, the
-        ``sources`` rows of that provenance and the ``properties`` rows of the properties
-        they use) and the ``entities`` rows of ``entities``: exactly what copying them with
+        """A new connection to this database that sees, under the store's table names, only
+        ``statement_ids`` (with their qualifiers, references and provenance, the ``sources``
+        rows of that provenance and the ``properties`` rows of the properties they use) and
+        the ``entities`` rows of ``entities``: exactly what copying them with
         :meth:`statement_tables` and :meth:`entity_tables` into an empty store gives, copied
-        by DuckDB without leaving it. The crawl and cache tables start empty. Temporary
-        tables shadow the database's own and belong to the connection alone, so this works
-        on a store opened read only and closing the connection drops them."""
+        by DuckDB without leaving it.
+
+        The rows are temporary tables without keys (building keys would cost more than the
+        copy) behind temporary views named as the store's tables, so writes to them fail
+        rather than bypass the keys; the crawl and cache tables are empty temporary tables.
+        Temporary objects shadow the database's own and belong to the connection alone, so
+        this works on a store opened read only and closing the connection drops them."""
         con = self.con.cursor()
         try:
             db = con.execute("SELECT current_database()").fetchall()[0][0]
             src = '"' + str(db).replace('"', '""') + '".main.'
-            con.execute(SCHEMA.replace("CREATE TABLE IF NOT EXISTS ", "CREATE TEMP TABLE ")
-                        .replace("CREATE OR REPLACE VIEW ", "CREATE TEMP VIEW "))
             con.register("_cg_subset_statements", pa.table({"statement_id": statement_ids}))
             con.register("_cg_subset_entities", pa.table({"id": entities}))
             wanted = "statement_id IN (SELECT statement_id FROM _cg_subset_statements)"
-            for table in ("statements", "qualifiers", "reference_snaks", "statement_sources"):
-                cols = self._columns(table)
-                con.execute(f"INSERT INTO temp.main.{table} ({cols}) SELECT {cols} FROM {src}{table} "
-                            f"WHERE {wanted}")
-            used = " UNION ".join(f"SELECT property FROM temp.main.{t}"
+            used = " UNION ".join(f"SELECT property FROM temp.main._cg_{t}"
                                   for t in ("statements", "qualifiers", "reference_snaks"))
-            picks = {"sources": "source_id IN (SELECT source_id FROM temp.main.statement_sources)",
+            picks = {**dict.fromkeys(("statements", "qualifiers", "reference_snaks", "statement_sources"), wanted),
+                     "sources": "source_id IN (SELECT source_id FROM temp.main._cg_statement_sources)",
                      "properties": f"id IN ({used})",
                      "entities": "id IN (SELECT id FROM _cg_subset_entities)"}
-            for table, where in picks.items():
-                cols = (self._columns(table) if table in TABLE_COLUMNS
-                        else ", ".join(f'"{c}"' for c in SOURCE_COLUMNS))
-                con.execute(f"INSERT INTO temp.main.{table} ({cols}) SELECT {cols} FROM {src}{table} "
-                            f"WHERE {where}")
+            for table, where in picks.items():  # in this order: later picks read earlier copies
+                cols = ", ".join(f'"{c}"' for c in TABLE_COLUMNS.get(table, SOURCE_COLUMNS))
+                con.execute(f"CREATE TEMP TABLE _cg_{table} AS SELECT {cols} FROM {src}{table} WHERE {where}")
+                con.execute(f"CREATE TEMP VIEW {table} AS SELECT * FROM temp.main._cg_{table}")
             con.unregister("_cg_subset_statements")
             con.unregister("_cg_subset_entities")
+            for ddl in SCHEMA.split(";"):
+                if re.search(r"\b(responses|crawl_\w+|entity_classes)\b", ddl.split("(")[0]):
+                    con.execute(ddl.replace("CREATE TABLE IF NOT EXISTS ", "CREATE TEMP TABLE ")
+                                .replace("CREATE OR REPLACE VIEW ", "CREATE TEMP VIEW "))
         except BaseException:
             con.close()
             raise

@@ -14,7 +14,8 @@ from chaingraph.collect import collect, collect_subset
 from chaingraph.expand import expand
 from chaingraph.settings import CrawlLimits
 from chaingraph.sources.loaders import load
-from chaingraph.store import Store
+from chaingraph.errors import StoreError
+from chaingraph.store import Batch, Store, entity_row
 
 #: every table a crawl fills with facts (the crawl state differs by design: the subset keeps none)
 FACT_TABLES = ("entities", "properties", "statements", "qualifiers", "reference_snaks", "statement_sources",
@@ -67,3 +68,11 @@ def test_expand_reads_the_store_in_place_as_it_reads_a_copy(codex_s_file: Path) 
     assert in_place.records == copied.records
     assert in_place.collected == copied.collected
     assert (in_place.graph_vertices, in_place.graph_edges) == (copied.graph_vertices, copied.graph_edges)
+
+
+def test_a_subset_is_for_reading(codex_s_file: Path) -> None:
+    with Store(codex_s_file, read_only=True) as source, source.subset([], ["Q30"]) as part:
+        assert list(part.entity_labels()) == ["Q30"]
+        with pytest.raises(StoreError, match="cannot write"):
+            part.write(Batch(entities=[entity_row("Q1", "One")]))
+        assert list(part.entity_labels()) == ["Q30"]
