@@ -156,7 +156,8 @@ class BulkReads:
             wanted = "statement_id IN (SELECT statement_id FROM _cg_subset_statements)"
             used = " UNION ".join(f"SELECT property FROM temp.main._cg_{t}"
                                   for t in ("statements", "qualifiers", "reference_snaks"))
-            picks = {**dict.fromkeys(("statements", "qualifiers", "reference_snaks", "statement_sources"), wanted),
+            facts = ("statements", "qualifiers", "reference_snaks", "statement_sources")
+            picks = {**dict.fromkeys(facts, wanted),
                      "sources": "source_id IN (SELECT source_id FROM temp.main._cg_statement_sources)",
                      "properties": f"id IN ({used})",
                      "entities": "id IN (SELECT id FROM _cg_subset_entities)"}

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from chaingraph.collect import collect, collect_subset
+from chaingraph.errors import StoreError
 from chaingraph.expand import expand
 from chaingraph.settings import CrawlLimits
 from chaingraph.sources.loaders import load
-from chaingraph.errors import StoreError
 from chaingraph.store import Batch, Store, entity_row
 
 #: every table a crawl fills with facts (the crawl state differs by design: the subset keeps none)
