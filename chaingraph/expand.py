@@ -19,7 +19,7 @@ enumerates second, so results never depend on visiting order:
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,7 +43,7 @@ from chaingraph.records import (
 )
 from chaingraph.resources import data_file
 from chaingraph.settings import ChainBounds, CrawlLimits, EndpointSettings, TraversalPolicy, merged
-from chaingraph.store import Store
+from chaingraph.store import StatementInfo, Store
 from chaingraph.timeline import Timeline, overall
 
 if TYPE_CHECKING:
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from chaingraph.sources.neighbours import Selector
 
 __all__ = ["SAMPLE", "ExpandResult", "Neighbourhood", "SeedSummary", "StableSteps", "chain_record",
-           "evidence_graph", "expand", "explain_path"]
+           "chain_records", "evidence_graph", "expand", "explain_path"]
 
 #: The bundled sample neighbourhood (real facts around Douglas Adams, Q42).
 SAMPLE = "sample/douglas-adams.json"
@@ -212,18 +212,37 @@ def chain_record(graph: EvidenceGraph, chain: Chain, *, store: Store | None,
     ``s_div`` is ranked with), direction, statement, qualifiers, references and provenance
     (from ``store``), each step's time window and sensitivity (from ``timeline``, default
     the graph's or one read from ``store``), verification confidence, k and ``s_div``;
-    ``as_of`` from the graph's policy."""
+    ``as_of`` from the graph's policy. :func:`chain_records` makes many at once."""
+    return chain_records(graph, [chain], store=store, parameters=parameters, table=table, verifier=verifier,
+                         timeline=timeline)[0]
+
+
+def chain_records(graph: EvidenceGraph, chains: Sequence[Chain], *, store: Store | None,
+                  parameters: ChainParameters, table: TypeTable | None = None,
+                  verifier: EdgeVerifier | None = None, timeline: Timeline | None = None
+                  ) -> list[ChainRecord]:
+    """:func:`chain_record` of each chain, reading the statements and property labels of
+    all of them from ``store`` at once."""
+    table = table or default_type_table()
+    timeline = timeline or graph.timeline or (Timeline.from_store(store) if store is not None else None)
+    edges = {e for chain in chains for e in chain.edges}
+    props = sorted({graph.edge_property(e) for e in edges})
+    prop_labels = store.labels(props) if store and props else {}
+    found = store.statements({graph.edge_statement(e) for e in edges}) if store and edges else {}
+    return [_record(graph, chain, found, prop_labels, parameters=parameters, table=table,
+                    verifier=verifier or AcceptAll(), timeline=timeline) for chain in chains]
+
+
+def _record(graph: EvidenceGraph, chain: Chain, found: Mapping[str, StatementInfo],
+            prop_labels: Mapping[str, str], *, parameters: ChainParameters,
+            table: TypeTable, verifier: EdgeVerifier,
+            timeline: Timeline | None) -> ChainRecord:
     from chaingraph.ranking import score_chain
 
-    table = table or default_type_table()
     classifier = graph.classifier
-    verifier = verifier or AcceptAll()
-    timeline = timeline or graph.timeline or (Timeline.from_store(store) if store is not None else None)
     ranked = score_chain(graph, chain, table)
     types = node_types(graph, table)
-    prop_labels = store.labels(sorted({graph.edge_property(e) for e in chain.edges})) if store else {}
     sids = [graph.edge_statement(e) for e in chain.edges]
-    found = store.statements(sids) if store else {}
     infos = {sid: found.get(sid) for sid in sids}
     nodes = []
     for v in chain.nodes:
@@ -334,10 +353,9 @@ def expand(seeds: Sequence[str], *, store: Store | str | Path | None = None,
             best = top_chains(graph, seed, bounds.top, bounds.min_hops, bounds.max_hops, verifier=verifier,
                               table=table)
             scope = "neighbourhood" if collect else "source"
-            records += [chain_record(graph, r.chain, store=built_from, parameters=parameters, table=table,
-                                     verifier=verifier, timeline=timeline).model_copy(
-                                         update={"shortcut_scope": scope})
-                        for r in best]
+            records += [r.model_copy(update={"shortcut_scope": scope}) for r in chain_records(
+                graph, [r.chain for r in best], store=built_from, parameters=parameters, table=table,
+                verifier=verifier, timeline=timeline)]
             summaries.append(SeedSummary(seed, len(best), best[0].s_div if best else None,
                                          time.perf_counter() - started))
         if progress is not None:
