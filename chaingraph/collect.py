@@ -174,6 +174,9 @@ class _Crawl:
         kept: dict[str, tuple[list[Neighbour], list[Neighbour]]],
     ) -> None:
         """Write a batch, its provenance and the crawl state in one transaction."""
+        if part.statement_ids is not None:
+            raise TypeError("this source copies no rows (StoreSource(copy=False)); crawl it with "
+                            "collect_subset")
         with self.store.transaction():
             ids: dict[SourceRef, str] = {}
             refs = {r for _, r in part.provenance} | set(part.sources) | set(part.provenance_refs)
@@ -407,8 +410,13 @@ def _crawl(seed_ids: list[str], radius: int, source: NeighbourSource, limits: Cr
             part = source.fetch(chunk)
             account(part)
             fresh: dict[str, tuple[list[Neighbour], list[Neighbour]]] = {}
+            if part.capped not in (None, max_neighbours):
+                raise InvalidInput(f"max_neighbours: the source kept {part.capped} neighbours per entity, "
+                                   f"not {max_neighbours}; build the source with the limits you want"
+                                   ).about("max_neighbours")
             for ent in chunk:
-                keep = keep_neighbours(ent, part.neighbours.get(ent, []), max_neighbours)
+                found = part.neighbours.get(ent, [])
+                keep = found if part.capped is not None else keep_neighbours(ent, found, max_neighbours)
                 offer = [n for n in keep if n.entity not in seen]
                 fresh[ent] = (keep, _check_selection(ent, pick(ent, offer, select), offer, select))
             crawl.commit(part, "expanded", depth, chunk, fresh)

@@ -42,6 +42,30 @@ SOURCE_COLUMNS = ("source_id", "kind", "location", "query_file", "query_hash", "
                   "dump_date", "revision")
 
 
+#: keep_neighbours in SQL over ``nb`` (a neighbour table): candidates are item neighbours,
+#: not deprecated, not over a class property, not the entity itself; the i-th of each
+#: (direction, property) group, by (neighbour number, statement id), comes in round i, and
+#: groups take turns out-edges first, then by property number; a neighbour counts once (its
+#: first turn); ``pos`` is the place among the first ``max_neighbours``
+_KEEP = """
+cand AS (
+    SELECT statement_id, entity, neighbour, property, forward,
+           row_number() OVER (PARTITION BY entity, forward, property
+                              ORDER BY CAST(substr(neighbour, 2) AS BIGINT), statement_id) AS i,
+           coalesce(TRY_CAST(substr(property, 2) AS BIGINT), 9223372036854775807) AS pnum
+    FROM nb
+    WHERE item AND rank <> 'deprecated' AND property NOT IN (SELECT UNNEST(?)) AND neighbour <> entity
+      AND regexp_full_match(neighbour, 'Q[1-9][0-9]{0,11}')),
+turns AS (
+    SELECT * FROM cand
+    QUALIFY row_number() OVER (PARTITION BY entity, neighbour ORDER BY i, NOT forward, pnum, property) = 1),
+kept AS (
+    SELECT statement_id, entity, forward,
+           row_number() OVER (PARTITION BY entity ORDER BY i, NOT forward, pnum, property) AS pos
+    FROM turns QUALIFY pos <= ?)
+"""
+
+
 class BulkReads:
     """Arrow-table reads over the store's tables (mixed into :class:`Store`)."""
 
@@ -53,7 +77,8 @@ class BulkReads:
     def neighbour_table(self, entities: Sequence[str], *, in_limit: int,
                         kept_datatypes: Collection[str] | None = None,
                         literal_types: Collection[str] | None = None,
-                        class_properties: Collection[str] = ("P31", "P279")) -> pa.Table:
+                        class_properties: Collection[str] = ("P31", "P279"),
+                        max_neighbours: int | None = None) -> pa.Table:
         """Statements around ``entities`` as a crawl expands them: every statement whose
         subject is one of them (all ranks; properties of a datatype in ``kept_datatypes``
         or unknown; values that are items, of ``literal_types``, or no value), and item
@@ -61,7 +86,10 @@ class BulkReads:
         entity in edge order (subject, property, statement id).
 
         Columns: ``statement_id``, ``entity``, ``neighbour`` (the item at the other end,
-        or null), ``property``, ``forward`` (entity is the subject), ``rank``, ``item``."""
+        or null), ``property``, ``forward`` (entity is the subject), ``rank``, ``item``;
+        with ``max_neighbours``, also ``kept``: the row's place (1, 2, ...) among the
+        neighbours :func:`~chaingraph.sources.neighbours.keep_neighbours` keeps for its
+        entity, null for the rest (the same rule, computed here for every entity at once)."""
         kept = sorted(kept_datatypes) if kept_datatypes is not None else None
         lits = sorted(literal_types) if literal_types is not None else None
         sql = f"""
@@ -88,6 +116,10 @@ class BulkReads:
         params: list[object] = [list(entities)]
         params += [p for p in (kept, lits) if p is not None]
         params += [sorted(class_properties), in_limit]
+        if max_neighbours is not None:
+            sql = f"WITH nb AS ({sql}), {_KEEP} SELECT nb.*, kept.pos AS kept FROM nb " \
+                  "LEFT JOIN kept USING (statement_id, entity, forward)"
+            params += [sorted(class_properties), max_neighbours]
         return self.con.sql(sql, params=params).to_arrow_table()
 
     def statement_tables(self, statement_ids: pa.Array | pa.ChunkedArray | Sequence[str]

@@ -15,7 +15,9 @@ from chaingraph.errors import StoreError
 from chaingraph.expand import expand
 from chaingraph.settings import CrawlLimits
 from chaingraph.sources.loaders import load
-from chaingraph.store import Batch, Store, entity_row
+from chaingraph.sources.neighbours import KEPT_DATATYPES, LITERAL_TYPES, Neighbour, keep_neighbours
+from chaingraph.store import Batch, Store, entity_row, statement_row
+from chaingraph.values import EntityValue
 
 #: every table a crawl fills with facts (the crawl state differs by design: the subset keeps none)
 FACT_TABLES = ("entities", "properties", "statements", "qualifiers", "reference_snaks", "statement_sources",
@@ -76,3 +78,46 @@ def test_a_subset_is_for_reading(codex_s_file: Path) -> None:
         with pytest.raises(StoreError, match="cannot write"):
             part.write(Batch(entities=[entity_row("Q1", "One")]))
         assert list(part.entity_labels()) == ["Q30"]
+
+
+def _kept_in_python(rows: Any, k: int) -> dict[str, list[tuple[str, str, str, bool]]]:
+    found: dict[str, list[Neighbour]] = {}
+    items = rows.filter(rows["item"])
+    for ent, nb, prop, sid, fwd, rank in zip(*(items[c].to_pylist() for c in (
+            "entity", "neighbour", "property", "statement_id", "forward", "rank"))):
+        found.setdefault(ent, []).append(Neighbour(nb, prop, sid, fwd, rank))
+    out = {e: [(n.entity, n.property, n.statement_id, n.forward) for n in keep_neighbours(e, ns, k)]
+           for e, ns in found.items()}
+    return {e: kept for e, kept in out.items() if kept}
+
+
+def _kept_in_sql(rows: Any) -> dict[str, list[tuple[str, str, str, bool]]]:
+    out: dict[str, list[tuple[int, tuple[str, str, str, bool]]]] = {}
+    for ent, nb, prop, sid, fwd, pos in zip(*(rows[c].to_pylist() for c in (
+            "entity", "neighbour", "property", "statement_id", "forward", "kept"))):
+        if pos is not None:
+            out.setdefault(ent, []).append((pos, (nb, prop, sid, fwd)))
+    return {e: [n for _, n in sorted(kept)] for e, kept in out.items()}
+
+
+@pytest.mark.parametrize("k", [1, 3, 30])
+def test_the_neighbour_cap_in_sql_is_keep_neighbours(rich: Store, codex_s_file: Path, k: int) -> None:
+    with Store(codex_s_file, read_only=True) as world:
+        for store, entities in ((rich, ["Q42", "Q1", "Q8413", "Q182397", "Q53713"]),
+                                (world, sorted(world.sitelinks())[:400])):
+            rows = store.neighbour_table(entities, in_limit=50, max_neighbours=k,
+                                         kept_datatypes=KEPT_DATATYPES, literal_types=LITERAL_TYPES)
+            assert _kept_in_sql(rows) == _kept_in_python(rows, k)
+            assert max(len(v) for v in _kept_in_sql(rows).values()) == k
+
+
+def test_the_neighbour_cap_in_sql_skips_what_keep_neighbours_skips() -> None:
+    with Store() as s:
+        edges = [("a", "Q1", "P27", "Q9"), ("b", "Q1", "P27", "Q3"), ("c", "Q1", "P19", "Q7"),
+                 ("d", "Q4", "P50", "Q1"), ("e", "Q1", "P31", "Q5"), ("f", "Q1", "P19", "Q3"),
+                 ("g", "Q1", "P19", "Q1"), ("h", "Q1", "P10", "Q11")]
+        s.write(Batch(statements=[statement_row(sid, a, p, EntityValue(id=b)) for sid, a, p, b in edges]))
+        s.write(Batch(statements=[statement_row("i", "Q1", "P10", EntityValue(id="Q12"), rank="deprecated")]))
+        rows = s.neighbour_table(["Q1"], in_limit=10, max_neighbours=10)
+        assert _kept_in_sql(rows) == _kept_in_python(rows, 10)
+        assert [n[0] for n in _kept_in_sql(rows)["Q1"]] == ["Q11", "Q3", "Q4", "Q7", "Q9"]

@@ -83,6 +83,9 @@ class Neighbourhoods:
     #: from a source that copies nothing (a store read in place): ids of its statements that
     #: this part brings, in place of rows
     statement_ids: pa.Array | pa.ChunkedArray | None = None
+    #: set when the source applied :func:`keep_neighbours` itself with this ``max_neighbours``:
+    #: ``neighbours`` then holds each entity's kept neighbours, in order
+    capped: int | None = None
     requests: int = 0
     retries: int = 0
     cache_hits: int = 0

@@ -42,7 +42,9 @@ class StoreSource:
     provenance rows. With ``copy=False`` a part names the statements it brings
     (:attr:`Neighbourhoods.statement_ids`: those of :meth:`fetch`, and the ``P31``
     statements of the entities :meth:`describe` is given) and copies no row: the crawl
-    keeps ids and :meth:`Store.subset` makes the store at the end.
+    keeps ids and :meth:`Store.subset` makes the store at the end; the neighbours it
+    returns are already cut to ``max_neighbours`` of ``limits`` by the crawl's rule
+    (:func:`~chaingraph.sources.neighbours.keep_neighbours`, run in DuckDB).
     """
 
     def __init__(
@@ -52,6 +54,7 @@ class StoreSource:
         self.source = source
         self.copy = copy
         self.in_limit = (limits or CrawlLimits()).in_limit
+        self.max_neighbours = (limits or CrawlLimits()).max_neighbours
         self.batch_size = batch_size
         self.describe_size = describe_size
         # an in-memory store has no name that outlives it: tell two of them apart by identity
@@ -74,9 +77,16 @@ class StoreSource:
     def fetch(self, entities: Sequence[str]) -> Neighbourhoods:
         ents = [qid(e) for e in entities]
         out = Neighbourhoods(neighbours={e: [] for e in ents})
+        capped = None if self.copy else self.max_neighbours
         rows = self.source.neighbour_table(ents, in_limit=self.in_limit, kept_datatypes=KEPT_DATATYPES,
-                                           literal_types=LITERAL_TYPES, class_properties=CLASS_PROPERTIES)
-        items = rows.filter(rows["item"])
+                                           literal_types=LITERAL_TYPES, class_properties=CLASS_PROPERTIES,
+                                           max_neighbours=capped)
+        if capped is None:
+            items = rows.filter(rows["item"])
+        else:  # only the kept neighbours, in their order
+            items = rows.filter(pc.is_valid(rows["kept"]))
+            items = items.take(pc.sort_indices(items, [("entity", "ascending"), ("kept", "ascending")]))
+            out.capped = capped
         for ent, nb, prop, sid, fwd, rank in zip(*(items[c].to_pylist() for c in (
                 "entity", "neighbour", "property", "statement_id", "forward", "rank"))):
             out.neighbours[ent].append(Neighbour(nb, prop, sid, fwd, rank))
