@@ -55,10 +55,9 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 from pydantic import BaseModel, ConfigDict
 
 from chaingraph.errors import InvalidInput
@@ -77,6 +76,9 @@ from chaingraph.sources.neighbours import (
 )
 from chaingraph.sources.sparql_source import SparqlSource
 from chaingraph.store import CrawlNeighbour, Store
+
+if TYPE_CHECKING:
+    from chaingraph.sources.store_source import StoreSource
 
 __all__ = ["CollectReport", "LayerReport", "collect", "collect_subset"]
 
@@ -210,7 +212,7 @@ class _Picks:
     described entities are kept, and :meth:`finish` makes the source's subset of them.
     Nothing is resumable (the subset starts empty every time)."""
 
-    def __init__(self, source: Store) -> None:
+    def __init__(self, source: StoreSource) -> None:
         self.source = source
         self.ids: list[pa.Array | pa.ChunkedArray] = []
         self.entities: list[str] = []
@@ -235,10 +237,11 @@ class _Picks:
             self.entities += entities
 
     def finish(self) -> None:
-        chunks = [c for a in self.ids for c in (a.chunks if isinstance(a, pa.ChunkedArray) else [a])]
-        ids = pc.unique(pa.chunked_array(chunks, type=pa.string()))
-        self.count = len(ids)
-        self.store = self.source.subset(ids, self.entities)
+        parts = [*self.ids, self.source.class_statement_ids(self.entities)]
+        chunks = [c for a in parts for c in (a.chunks if isinstance(a, pa.ChunkedArray) else [a])]
+        ids = pa.chunked_array(chunks, type=pa.string())
+        self.store = self.source.source.subset(ids, self.entities)
+        self.count = self.store.counts()["statements"]  # every id named is a statement of the source
 
     def statements(self) -> int:
         return self.count
@@ -355,9 +358,9 @@ def collect_subset(seeds: Sequence[str], radius: int, *, source: Store, limits: 
 
     seed_ids = _checked(seeds, radius)
     limits = limits or CrawlLimits()
-    picks = _Picks(source)
-    report = _crawl(seed_ids, radius, StoreSource(source, limits=limits, copy=False), limits, selector,
-                    progress, lambda run_id: picks)
+    reader = StoreSource(source, limits=limits, copy=False)
+    picks = _Picks(reader)
+    report = _crawl(seed_ids, radius, reader, limits, selector, progress, lambda run_id: picks)
     assert picks.store is not None
     return picks.store, report
 

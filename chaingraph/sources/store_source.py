@@ -39,11 +39,13 @@ class StoreSource:
     property datatype is item or literal (when the store knows datatypes; external ids
     excluded), in-edges minus ``P31``/``P279`` cut to ``in_limit`` per entity in the
     store's edge order (:meth:`Store.edges`), qualifiers, references and the source's own
-    provenance rows. With ``copy=False`` a part names the statements it brings
-    (:attr:`Neighbourhoods.statement_ids`: those of :meth:`fetch`, and the ``P31``
-    statements of the entities :meth:`describe` is given) and copies no row: the crawl
-    keeps ids and :meth:`Store.subset` makes the store at the end; the neighbours it
-    returns are already cut to ``max_neighbours`` of ``limits`` by the crawl's rule
+    provenance rows. With ``copy=False`` a part copies no row but names the statements
+    it brings (:attr:`Neighbourhoods.statement_ids`, possibly repeated) and the crawl
+    makes the store at the end (:func:`~chaingraph.collect.collect_subset`): :meth:`fetch`
+    names the statements it read, :meth:`describe` none (the crawl reads the ``P31``
+    statements of every described entity at the end, in one query:
+    :meth:`class_statement_ids`); the neighbours :meth:`fetch` returns are already cut
+    to ``max_neighbours`` of ``limits`` by the crawl's rule
     (:func:`~chaingraph.sources.neighbours.keep_neighbours`, run in DuckDB).
     """
 
@@ -83,24 +85,29 @@ class StoreSource:
                                            max_neighbours=capped)
         if capped is None:
             items = rows.filter(rows["item"])
-        else:  # only the kept neighbours, in their order
+        else:  # only the kept neighbours, each entity's in their order
             items = rows.filter(pc.is_valid(rows["kept"]))
-            items = items.take(pc.sort_indices(items, [("entity", "ascending"), ("kept", "ascending")]))
+            items = items.take(pc.sort_indices(items["kept"]))
             out.capped = capped
         for ent, nb, prop, sid, fwd, rank in zip(*(items[c].to_pylist() for c in (
                 "entity", "neighbour", "property", "statement_id", "forward", "rank"))):
             out.neighbours[ent].append(Neighbour(nb, prop, sid, fwd, rank))
         if not self.copy:
-            out.statement_ids = pc.unique(rows["statement_id"])
+            out.statement_ids = rows["statement_id"]
         elif rows.num_rows:
             self._copy(self.source.statement_tables(pc.unique(rows["statement_id"])), out)
         return out
+
+    def class_statement_ids(self, entities: Sequence[str]) -> pa.Array:
+        """Ids of the ``P31`` statements of ``entities``: what :meth:`describe` copies
+        besides their entity rows."""
+        return self.source.class_statement_ids(entities, "P31")
 
     def describe(self, entities: Sequence[str]) -> Neighbourhoods:
         out = Neighbourhoods()
         ents = [qid(e) for e in entities]
         if not self.copy:
-            out.statement_ids = self.source.class_statement_ids(ents)
+            out.statement_ids = pa.array([], pa.string())
         else:
             self._copy(self.source.entity_tables(ents), out)
         return out
