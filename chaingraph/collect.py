@@ -74,7 +74,6 @@ from chaingraph.sources.neighbours import (
     keep_neighbours,
     number,
 )
-from chaingraph.sources.sparql_source import SparqlSource
 from chaingraph.store import CrawlNeighbour, Store
 
 if TYPE_CHECKING:
@@ -316,6 +315,8 @@ def collect(
 
         source = StoreSource(source, limits=limits)
     elif source is None:
+        from chaingraph.sources.sparql_source import SparqlSource  # only a SPARQL crawl pays for it
+
         source = SparqlSource(endpoint or EndpointSettings(), store_for_cache=store, limits=limits)
     elif explicit_in_limit and limits.in_limit != source.in_limit:
         raise InvalidInput(

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 
 from chaingraph.chains import AcceptAll, Chain, EdgeVerifier, Verdict
 from chaingraph.errors import ChainRuleError, InvalidInput, UnknownEntity
-from chaingraph.explain import Explanation, explain_chain
 from chaingraph.graph import EvidenceGraph
 from chaingraph.ids import is_item_id, qid
 from chaingraph.progress import Progress, ProgressEvent
@@ -49,6 +48,7 @@ from chaingraph.timeline import Timeline, overall
 if TYPE_CHECKING:
     from chaingraph.collect import CollectReport
     from chaingraph.crosswalk.relations import RelationClassifier
+    from chaingraph.explain import Explanation
     from chaingraph.sources.neighbours import Selector
 
 __all__ = ["SAMPLE", "ExpandResult", "Neighbourhood", "SeedSummary", "StableSteps", "chain_record",
@@ -377,6 +377,8 @@ def explain_path(path: Sequence[str], *, store: Store | str | Path | None = None
     with ``as_of`` (shortcut for ``policy.as_of``) a step whose statement does not hold on
     that date is named with its window.
     ``path`` is a sequence of ids, node first, with optional property ids between nodes."""
+    from chaingraph.explain import explain_chain
+
     items = [p.strip() for p in path if p.strip()]
     if not items or not is_item_id(items[0]):
         raise ChainRuleError(f"path: {','.join(items)}: a path starts with its seed (a Q-id)").about("path")
