@@ -10,6 +10,7 @@ Enumeration peers work on exactly the chaingraph graph's step edges (no hub limi
 from __future__ import annotations
 
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -297,20 +298,21 @@ def prepare_synthetic_tree(edges: int) -> Run:
 
 
 # -- expand as a whole process ---------------------------------------------------------------------
-def time_command(argv: list[str], repeat: int = 3) -> tuple[float, float]:
-    """Median wall seconds and max peak RSS (MB) of ``argv`` run as a process."""
-    walls, peaks = [], []
+def time_command(argv: list[str], repeat: int = 3) -> tuple[float, float, float]:
+    """Median wall seconds, median CPU seconds (user + system: what a busy machine
+    inflates least) and max peak RSS (MB) of ``argv`` run as a process."""
+    walls, cpus, peaks = [], [], []
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
     for _ in range(repeat):
         t0 = time.perf_counter()
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         _pid, status, usage = os.wait4(proc.pid, 0)
         walls.append(time.perf_counter() - t0)
+        cpus.append(usage.ru_utime + usage.ru_stime)
         peaks.append(usage.ru_maxrss / 1024)
         if status != 0:
             raise RuntimeError(f"{argv} exited with {status}")
-    walls.sort()
-    return walls[len(walls) // 2], max(peaks)
+    return statistics.median(walls), statistics.median(cpus), max(peaks)
 
 
 def expand_commands(store: Path) -> dict[str, list[str]]:

@@ -5,7 +5,9 @@ enumerates second, so results never depend on visiting order:
 
 1. **collect** the neighbourhood of the seeds (breadth-first to ``max_hops``, neighbour
    cap, selector, per-layer budget) from the source — a SPARQL endpoint, an existing
-   store, or by default the bundled sample — into a target store (in memory unless given);
+   store, or by default the bundled sample — into a target store (without one, a store
+   is read in place: only statement ids are kept while crawling, and the neighbourhood is
+   the source's subset of them);
 2. build one :class:`~chaingraph.graph.EvidenceGraph` under the traversal policy;
 3. per seed, the ``top`` chains by ``s_div`` (:func:`~chaingraph.ranking.top_chains`);
 4. a :class:`~chaingraph.records.ChainRecord` per chain, with each step's statement,
@@ -144,7 +146,10 @@ def evidence_graph(seeds: Sequence[str], *, store: Store | str | Path | None = N
     read only) or by default the bundled sample; the crawl goes to ``radius`` (default:
     :class:`~chaingraph.settings.ChainBounds`' ``max_hops``) under ``limits``.
     ``collect=False`` takes the whole source store as the neighbourhood (no caps, so
-    ``limits`` and ``selector`` are refused).
+    ``limits`` and ``selector`` are refused). Collecting from a store without a
+    ``target`` reads the store in place (:func:`~chaingraph.collect.collect_subset`): the
+    neighbourhood's store is then a read-only subset of the source, with the rows a copy
+    would hold.
     """
     seeds = [qid(s, field="seeds") for s in seeds]
     settings = _endpoint(endpoint)
