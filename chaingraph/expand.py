@@ -180,7 +180,7 @@ def evidence_graph(seeds: Sequence[str], *, store: Store | str | Path | None = N
                 progress(ProgressEvent("expand", 0, len(seeds), unit="seeds", message=(
                     f"collecting {len(seeds)} seed(s) to radius {radius} from "
                     f"{_source_description(store, settings)}")))
-            if target is None and source is not None:  # read the store in place, copy no row
+            if target is None and source is not None and not source.is_subset:  # read in place
                 built_from, report = collect_subset(seeds, radius, source=source, limits=limits,
                                                     selector=selector, progress=progress)
                 stack.callback(built_from.close)

@@ -266,6 +266,8 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache):
                              f"{str(exc).splitlines()[0]}; check the path and that no other "
                              "process holds it open for writing") from exc
         self._in_tx = False
+        #: whether this is a :meth:`subset` of another store (read only)
+        self.is_subset = False
 
     def _refuse_foreign(self) -> None:
         """Refuse someone else's DuckDB database before chaingraph writes a table into it."""
@@ -301,8 +303,11 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache):
         def arrow(ids: pa.Array | pa.ChunkedArray | Sequence[str]) -> pa.Array | pa.ChunkedArray:
             return ids if isinstance(ids, (pa.Array, pa.ChunkedArray)) else pa.array(list(ids), pa.string())
 
+        if self.is_subset:
+            raise StoreError("subset: this store is already a subset (its rows are temporary tables of "
+                             "another connection); collect into a Store() to narrow it further")
         out = Store.__new__(Store)
-        out.path, out._in_tx = self.path, False
+        out.path, out._in_tx, out.is_subset = self.path, False, True
         try:
             out.con = self._subset_connection(arrow(statement_ids), arrow(entities))
         except duckdb.Error as exc:

@@ -121,3 +121,14 @@ def test_the_neighbour_cap_in_sql_skips_what_keep_neighbours_skips() -> None:
         rows = s.neighbour_table(["Q1"], in_limit=10, max_neighbours=10)
         assert _kept_in_sql(rows) == _kept_in_python(rows, 10)
         assert [n[0] for n in _kept_in_sql(rows)["Q1"]] == ["Q11", "Q3", "Q4", "Q7", "Q9"]
+
+
+def test_expand_from_a_subset_copies_what_a_subset_cannot_narrow(codex_s_file: Path) -> None:
+    with Store(codex_s_file, read_only=True) as source:
+        part, _ = collect_subset(["Q1785"], 4, source=source)
+        with part:
+            with pytest.raises(StoreError, match="already a subset"):
+                part.subset([], [])
+            again = expand(["Q1785"], store=part, top=5, min_hops=3, max_hops=4)
+            direct = expand(["Q1785"], store=source, top=5, min_hops=3, max_hops=4)
+    assert [r.steps for r in again.records] == [r.steps for r in direct.records]
