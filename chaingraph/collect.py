@@ -176,8 +176,8 @@ class _Crawl:
     ) -> None:
         """Write a batch, its provenance and the crawl state in one transaction."""
         if part.statement_ids is not None:
-            raise TypeError("this source copies no rows (StoreSource(copy=False)); crawl it with "
-                            "collect_subset")
+            raise InvalidInput("source: this source copies no rows (StoreSource(copy=False)); crawl it "
+                               "with collect_subset").about("source")
         with self.store.transaction():
             ids: dict[SourceRef, str] = {}
             refs = {r for _, r in part.provenance} | set(part.sources) | set(part.provenance_refs)
@@ -230,7 +230,8 @@ class _Picks:
     def commit(self, part: Neighbourhoods, stage: str, depth: int, entities: Sequence[str],
                kept: dict[str, tuple[list[Neighbour], list[Neighbour]]]) -> None:
         if part.statement_ids is None or len(part.batch):
-            raise TypeError("collect_subset needs a source that names statements and copies no rows")
+            raise InvalidInput("source: collect_subset needs a source that names statements and copies "
+                               "no rows").about("source")
         self.ids.append(part.statement_ids)
         if stage == "described":
             self.entities += entities
@@ -358,6 +359,9 @@ def collect_subset(seeds: Sequence[str], radius: int, *, source: Store, limits: 
     from chaingraph.sources.store_source import StoreSource
 
     seed_ids = _checked(seeds, radius)
+    if source.is_subset:
+        raise InvalidInput("source: a subset cannot be narrowed in place; collect from it into a "
+                           "Store() instead").about("source")
     limits = limits or CrawlLimits()
     reader = StoreSource(source, limits=limits, copy=False)
     picks = _Picks(reader)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from chaingraph.collect import collect, collect_subset
-from chaingraph.errors import StoreError
+from chaingraph.errors import InvalidInput, StoreError
 from chaingraph.expand import expand
 from chaingraph.settings import CrawlLimits
 from chaingraph.sources.loaders import load
@@ -129,6 +129,8 @@ def test_expand_from_a_subset_copies_what_a_subset_cannot_narrow(codex_s_file: P
         with part:
             with pytest.raises(StoreError, match="already a subset"):
                 part.subset([], [])
+            with pytest.raises(InvalidInput, match="cannot be narrowed"):
+                collect_subset(["Q1785"], 1, source=part)
             again = expand(["Q1785"], store=part, top=5, min_hops=3, max_hops=4)
             direct = expand(["Q1785"], store=source, top=5, min_hops=3, max_hops=4)
     assert [r.steps for r in again.records] == [r.steps for r in direct.records]
