@@ -52,9 +52,6 @@ SEEDS = {
                    "output-heavy": "Q2964775"},  # 17 M chains: where DuckDB came closest
 }
 Run = Callable[[], tuple[int, dict[str, Any]]]
-#: what one run can measure (``--parts``): graph builds beside the peers, chain enumeration
-#: per seed, the synthetic graphs, ``chaingraph expand`` as a whole process
-PARTS = ("build", "chains", "synthetic", "expand")
 
 
 def graph(world: str, hub_limit: int | None = None) -> Any:
@@ -230,25 +227,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="one repeat; low and high degree seeds only")
     parser.add_argument("--synthetic", type=int, default=10_000_000,
                         help="edges of the largest synthetic graph (default 10 M; 0 skips it)")
-    parser.add_argument("--parts", default=",".join(PARTS),
-                        help=f"comma-separated parts to run (default all: {','.join(PARTS)})")
     args = parser.parse_args(argv)
-    parts = {p.strip() for p in args.parts.split(",") if p.strip()}
-    if parts - set(PARTS):
-        parser.error(f"--parts: unknown {sorted(parts - set(PARTS))}; choose from {','.join(PARTS)}")
     repeat = 1 if args.quick else 3
     print(f"# Chain enumeration ({LO}–{HI} hops, no hub limit), median of {repeat} run(s)\n")
     for world, seeds in SEEDS.items():
-        if not parts & {"build", "chains"}:
-            break
         world_store(world)
-        if "build" in parts:
-            builds = [measure(Case(who, "peers:prepare_build", {"world": world, "who": who}, repeat))
-                      for who in ("chaingraph", "igraph", "networkx", "duckdb")]
-            print(markdown_table(f"{world}: building the graph of the whole store", builds,
-                                 baseline="chaingraph", unit="edges"))
-        if "chains" not in parts:
-            continue
+        builds = [measure(Case(who, "peers:prepare_build", {"world": world, "who": who}, repeat))
+                  for who in ("chaingraph", "igraph", "networkx", "duckdb")]
+        print(markdown_table(f"{world}: building the graph of the whole store", builds,
+                             baseline="chaingraph", unit="edges"))
         for level, seed in seeds.items():
             if args.quick and level == "median":
                 continue
@@ -282,24 +269,22 @@ def main(argv: list[str] | None = None) -> None:
                                 {**params, "mode": "all"}, 1))]
             print(markdown_table(f"{world}, {level}-degree seed {seed}: top-20 by s_div", top,
                                  baseline="top-20 branch and bound", unit="chains"))
-    if args.synthetic and "synthetic" in parts:
+    if args.synthetic:
         sizes = sorted({args.synthetic // 10, args.synthetic // 4, args.synthetic // 2, args.synthetic})
         synth = [measure(Case(f"{m:,} edges", "peers:prepare_synthetic_build", {"edges": m}, 1))
                  for m in sizes]
         print(markdown_table("synthetic graph: EvidenceGraph.from_arrays (build time should grow linearly)",
                              synth, baseline=f"{sizes[0]:,} edges", unit="edges"))
         print(linearity(synth, sizes))
-        if "chains" in parts:
-            tree = measure(Case("chain_tree Q1000, 3-4 hops", "peers:prepare_synthetic_tree",
-                                {"edges": args.synthetic}, 1))
-            print(markdown_table(f"synthetic graph, {args.synthetic:,} edges: all chains", [tree],
-                                 baseline=tree.name, unit="chains"))
-    if "expand" in parts:
-        print("### `chaingraph expand` as a whole process (median wall and CPU, peak RSS)\n")
-        print("| command | median wall s | median CPU s | peak MB |\n|---|---:|---:|---:|")
-        for name, argv_ in peers.expand_commands(world_store("codex-m")).items():
-            wall, cpu, peak = peers.time_command(argv_, repeat)
-            print(f"| `{name}` | {wall:.2f} | {cpu:.2f} | {peak:,.0f} |")
+        tree = measure(Case("chain_tree Q1000, 3-4 hops", "peers:prepare_synthetic_tree",
+                            {"edges": args.synthetic}, 1))
+        print(markdown_table(f"synthetic graph, {args.synthetic:,} edges: all chains", [tree],
+                             baseline=tree.name, unit="chains"))
+    print("### `chaingraph expand` as a whole process (median wall and CPU, peak RSS)\n")
+    print("| command | median wall s | median CPU s | peak MB |\n|---|---:|---:|---:|")
+    for name, argv_ in peers.expand_commands(world_store("codex-m")).items():
+        wall, cpu, peak = peers.time_command(argv_, repeat)
+        print(f"| `{name}` | {wall:.2f} | {cpu:.2f} | {peak:,.0f} |")
 
 
 def linearity(results: list[Any], sizes: list[int]) -> str:
