@@ -285,7 +285,7 @@ def _arc_order(at: np.ndarray, nbr: np.ndarray, arc_edge: np.ndarray, eprop: np.
         return np.zeros(0, dtype=np.int64)
     half = len(at) // 2
     arc_prop = eprop[arc_edge]
-    edge_dir = arc_edge.astype(np.int64 if half >= 2**30 else np.int32) * 2
+    edge_dir: np.ndarray = arc_edge.astype(np.int64 if half >= 2**30 else np.int32) * 2
     edge_dir[:half] += 1  # (edge, forward): an edge's backward arc before its forward arc
     order = argsort_keys([at, nbr, arc_prop, edge_dir])
     del edge_dir
