@@ -223,7 +223,7 @@ def _path(record: ChainRecord) -> tuple[str, ...]:
 def _chains(ctx: SeedContext, seed: str) -> list[ChainRecord]:
     """The ``top`` chain records of ``seed``, as ``expand`` would write them (without the
     crawl's run id, which names a run rather than a result)."""
-    from chaingraph.expand import chain_record, evidence_graph
+    from chaingraph.expand import chain_records, evidence_graph
     from chaingraph.ranking import default_type_table, top_chains
 
     p = ctx.parameters
@@ -251,10 +251,9 @@ def _chains(ctx: SeedContext, seed: str) -> list[ChainRecord]:
         best = top_chains(graph, seed, p.bounds.top, p.bounds.min_hops, p.bounds.max_hops, table=table)
         scope = "neighbourhood" if p.collect else "source"
         return [
-            chain_record(graph, r.chain, store=built_from, parameters=params, table=table).model_copy(
-                update={"shortcut_scope": scope}
-            )
-            for r in best
+            record.model_copy(update={"shortcut_scope": scope})
+            for record in chain_records(graph, [r.chain for r in best], store=built_from, parameters=params,
+                                        table=table)
         ]
 
     if not p.collect:
