@@ -266,6 +266,8 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
                              f"{str(exc).splitlines()[0]}; check the path and that no other "
                              "process holds it open for writing") from exc
         self._in_tx = False
+        #: whether this is a :meth:`subset` of another store (read only)
+        self.is_subset = False
 
     def _refuse_foreign(self) -> None:
         """Refuse someone else's DuckDB database before chaingraph writes a table into it."""
@@ -277,6 +279,41 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
             shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
             raise StoreError(f"store {self.path}: a DuckDB database that is not a chaingraph store "
                              f"(it has the tables {shown}); pass a new file or an existing store")
+
+    def subset(self, statement_ids: pa.Array | pa.ChunkedArray | Sequence[str],
+               entities: pa.Array | pa.ChunkedArray | Sequence[str] = ()) -> Store:
+        """A store holding only ``statement_ids`` (with their qualifiers, references,
+        provenance and the property rows they use) and the entity rows of ``entities``:
+        what copying them into an empty store gives, copied inside DuckDB without a Python
+        object per row. It is for reading (writing its facts raises :class:`StoreError`) and
+        shares this store's database through a connection of its own (temporary tables, so
+        this store may be read only): close it before this one.
+
+        >>> from chaingraph.values import EntityValue
+        >>> s = Store()
+        >>> s.write(Batch(entities=[entity_row("Q1", "One"), entity_row("Q3", "Three")],
+        ...               statements=[statement_row(f"Q{a}$1", f"Q{a}", "P361", EntityValue(id=f"Q{a + 1}"))
+        ...                           for a in (1, 2)]))
+        >>> with s.subset(["Q2$1"], ["Q3"]) as part:
+        ...     [e.statement_id for e in part.edges()], part.entity_labels()
+        (['Q2$1'], {'Q3': 'Three'})
+        >>> len(s.edges())
+        2
+        """
+        def arrow(ids: pa.Array | pa.ChunkedArray | Sequence[str]) -> pa.Array | pa.ChunkedArray:
+            return ids if isinstance(ids, (pa.Array, pa.ChunkedArray)) else pa.array(list(ids), pa.string())
+
+        if self.is_subset:
+            raise StoreError("subset: this store is already a subset (its rows are temporary tables of "
+                             "another connection); collect into a Store() to narrow it further")
+        out = Store.__new__(Store)
+        out.path, out._in_tx, out.is_subset = self.path, False, True
+        try:
+            out.con = self._subset_connection(arrow(statement_ids), arrow(entities))
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot read store {self.path or ':memory:'}: "
+                             f"{str(exc).splitlines()[0]}") from exc
+        return out
 
     # -- life cycle -------------------------------------------------------------------
     def close(self) -> None:
