@@ -99,7 +99,7 @@ def datavalue_columns(datavalue: dict[str, Any]) -> tuple[Any, ...]:
 
 _SEEN_PROPERTIES: set[str] = set()  # property ids already validated (a dump uses few thousand)
 _SEEN_VALUES: set[str] = set()  # entity-value ids already validated (bounded by _SEEN_LIMIT)
-_SEEN_LIMIT = 1_000_000
+_SEEN_LIMIT = 200_000
 
 
 def _snak(snak: dict[str, Any]) -> tuple[str, str, tuple[Any, ...]]:
