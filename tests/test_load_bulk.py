@@ -91,3 +91,31 @@ def test_write_arrow_new_keys_matches_the_keyed_write(second: tuple[list[str], l
             store.write_arrow(_batch(*second), new_keys=new_keys)
             got.append(contents(store, ("statements",)))
     assert got[0] == got[1]
+
+
+def test_an_interrupted_load_keeps_every_batch_handed_to_the_store_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C in the middle of the sample: the batches parsed before it are in the store
+    file, each entity with all its statements; nothing half-written."""
+    with Store() as full:
+        load_json_dump(SAMPLE, full)
+        expected = {sid: subject for sid, subject, *_ in contents(full, ("statements",))["statements"]}
+    monkeypatch.setattr(json_dump, "BULK_ROWS", 10)
+    add, seen = json_dump.EntityRows.add, []
+
+    def interrupt_at_the_tenth_item(self: json_dump.EntityRows, entity: dict[str, object]) -> None:
+        if str(entity["id"]).startswith("Q"):
+            seen.append(entity["id"])
+            if len(seen) == 10:
+                raise KeyboardInterrupt
+        add(self, entity)
+
+    monkeypatch.setattr(json_dump.EntityRows, "add", interrupt_at_the_tenth_item)
+    db = tmp_path / "interrupted.duckdb"
+    with Store(db) as store, pytest.raises(KeyboardInterrupt):
+        load_json_dump(SAMPLE, store)
+    with Store(db) as store:
+        stored = {sid: subject for sid, subject, *_ in contents(store, ("statements",))["statements"]}
+    subjects = set(stored.values())
+    assert stored and subjects <= set(seen[:9])
+    assert stored == {sid: s for sid, s in expected.items() if s in subjects}

@@ -6,6 +6,13 @@ columns and tuples (no per-statement model objects on the hot path), and a write
 inserts each batch (Arrow tables, one transaction each) while the next is parsed. At most
 three batches are in memory at once, whatever the size of the dump.
 
+Batches are large (:data:`BULK_ROWS` statements) and appended under the store's primary
+keys (:meth:`Store.write_arrow` ``new_keys``): keeping DuckDB's key index costs per write
+as much as per row, and looking every new key up in the table first cost a scan of the
+table per write. A batch whose keys are already there is redone the keyed way, so the
+store is the one the small keyed batches of ``row_at_a_time`` give. The store's key
+indexes stay in memory while it is open, so a store's memory grows with what it holds.
+
 An entity that comes twice — in one dump, whatever the batch boundaries, or in a later
 load — is kept whole as its last copy (:meth:`Store.write_arrow` ``replace``): statements
 with the same ids are updated and statements the last copy lacks are gone.
