@@ -72,7 +72,7 @@ BATCH_ROWS = 30_000
 #: (:meth:`Store.write_arrow` ``new_keys``): each write keeps the key index up to date at a
 #: cost that grows with the number of writes more than with their size
 BULK_ENTITIES = 100_000
-BULK_ROWS = 250_000
+BULK_ROWS = 100_000
 
 
 def _valid_value_entity(ident: str) -> bool:
@@ -435,6 +435,7 @@ def load_json_dump(path: str | Path, store: Store, *, skip_bad_lines: bool = Fal
                             continue
                         if rows.full():
                             submit()
+                    loaded_bytes(progress, str(path), counter.position(), counter.size)  # per block
             flush()
         except (EOFError, OSError, zlib.error) as exc:
             flush()
