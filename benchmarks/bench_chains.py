@@ -7,6 +7,9 @@ shortest paths), for seeds of low, median and high degree, every valid chain of 
 (no hub limit, so that the peers' plain shortest paths are the same set):
 
 * **chaingraph** — ``enumerate_chains(graph, seed, 5, 6)``, streamed as ``Chain`` tuples;
+* **chaingraph tree** — ``chain_tree(graph, seed, 5, 6)``: every chain as a prefix tree
+  (int32; the two deepest layers as CSR ranges of the DAG), beside the same tree with
+  every chain then read out of it as blocks;
 * **chaingraph blocks** — ``chain_blocks(graph, seed, 5, 6)``: the same chains as numpy
   arrays of at most 65,536 rows each (bulk use: counting, statistics, export);
 * **igraph** — ``distances`` from the seed, then ``get_all_shortest_paths(seed, to=targets
@@ -96,7 +99,7 @@ def prepare_chaingraph_blocks(world: str, seed: str) -> Run:
 def _igraph_paths(und: Any, v: int) -> list[list[int]]:
     dist = und.distances(source=v)[0]
     targets = [t for t, d in enumerate(dist) if LO <= d <= HI]
-    return und.get_all_shortest_paths(v, to=targets) if targets else []  # type: ignore[no-any-return]
+    return und.get_all_shortest_paths(v, to=targets) if targets else []
 
 
 def prepare_igraph(world: str, seed: str) -> Run:
@@ -225,12 +228,21 @@ def main(argv: list[str] | None = None) -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one repeat; low and high degree seeds only")
+    parser.add_argument("--worlds", nargs="*", default=list(SEEDS), choices=list(SEEDS),
+                        help="which worlds to run (default: all)")
+    parser.add_argument("--no-expand", action="store_true", help="skip the whole-process expand timings")
+    parser.add_argument("--core", action="store_true",
+                        help="chaingraph, DuckDB and the plain-Python walker only (counts still checked "
+                             "equal first); skips igraph, rustworkx, networkx and enumerate-all + sort, "
+                             "which take most of an hour on ILPC-large")
     parser.add_argument("--synthetic", type=int, default=10_000_000,
                         help="edges of the largest synthetic graph (default 10 M; 0 skips it)")
     args = parser.parse_args(argv)
     repeat = 1 if args.quick else 3
     print(f"# Chain enumeration ({LO}–{HI} hops, no hub limit), median of {repeat} run(s)\n")
     for world, seeds in SEEDS.items():
+        if world not in args.worlds:
+            continue
         world_store(world)
         builds = [measure(Case(who, "peers:prepare_build", {"world": world, "who": who}, repeat))
                   for who in ("chaingraph", "igraph", "networkx", "duckdb")]
@@ -240,23 +252,26 @@ def main(argv: list[str] | None = None) -> None:
             if args.quick and level == "median":
                 continue
             heavy = level == "output-heavy"
-            print(verify(world, seed) if not heavy else "", file=sys.stderr)
+            print(verify(world, seed) if not (heavy or args.core) else "", file=sys.stderr)
             print(peers.verify_peers(world, seed), file=sys.stderr)
             params = {"world": world, "seed": seed}
-            results = [measure(Case("chaingraph tree", "peers:prepare_tree", params, repeat)),
+            warm = 0 if heavy else 1  # one untimed run of every case (not of the 17 M-chain seed's)
+            results = [measure(Case("chaingraph tree", "peers:prepare_tree", params, repeat, warm)),
+                       measure(Case("chaingraph tree, every chain read", "peers:prepare_tree_read", params,
+                                    1 if heavy else repeat, warm)),
                        measure(Case("chaingraph walk", "bench_chains:prepare_chaingraph", params,
-                                    1 if heavy else repeat)),
+                                    1 if heavy else repeat, warm)),
                        measure(Case("chaingraph blocks", "bench_chains:prepare_chaingraph_blocks", params,
-                                    1 if heavy else repeat)),
+                                    1 if heavy else repeat, warm)),
                        measure(Case("DuckDB recursive CTE", "peers:prepare_duckdb_cte", params,
-                                    1 if heavy else repeat)),
+                                    1 if heavy else repeat, warm)),
                        measure(Case("plain-Python DAG walker", "peers:prepare_python_walker", params,
-                                    1 if heavy else repeat))]
-            if not heavy:
-                results += [measure(Case("igraph", "bench_chains:prepare_igraph", params, repeat)),
+                                    1 if heavy else repeat, warm))]
+            if not (heavy or args.core):
+                results += [measure(Case("igraph", "bench_chains:prepare_igraph", params, repeat, warm)),
                             measure(Case("rustworkx per target", "peers:prepare_rustworkx", params, 1)),
                             measure(Case("networkx", "bench_chains:prepare_networkx", params, 1))]
-            if world == "codex-m":
+            if world == "codex-m" and not args.core:
                 results.append(measure(Case("networkx per target", "bench_chains:prepare_networkx_per_target",
                                             params, 1)))
             print(markdown_table(f"{world}, {level}-degree seed {seed}: all valid chains", results,
@@ -264,9 +279,10 @@ def main(argv: list[str] | None = None) -> None:
             if heavy:
                 continue
             top = [measure(Case("top-20 branch and bound", "bench_chains:prepare_top",
-                                {**params, "mode": "bnb"}, repeat)),
-                   measure(Case("enumerate all + sort", "bench_chains:prepare_top",
-                                {**params, "mode": "all"}, 1))]
+                                {**params, "mode": "bnb"}, repeat, warm))]
+            if not args.core:
+                top.append(measure(Case("enumerate all + sort", "bench_chains:prepare_top",
+                                        {**params, "mode": "all"}, 1)))
             print(markdown_table(f"{world}, {level}-degree seed {seed}: top-20 by s_div", top,
                                  baseline="top-20 branch and bound", unit="chains"))
     if args.synthetic:
@@ -275,15 +291,30 @@ def main(argv: list[str] | None = None) -> None:
                  for m in sizes]
         print(markdown_table("synthetic graph: EvidenceGraph.from_arrays (build time should grow linearly)",
                              synth, baseline=f"{sizes[0]:,} edges", unit="edges"))
-        tree = measure(Case("chain_tree Q1000, 3-4 hops", "peers:prepare_synthetic_tree",
-                            {"edges": args.synthetic}, 1))
-        print(markdown_table(f"synthetic graph, {args.synthetic:,} edges: all chains", [tree],
-                             baseline=tree.name, unit="chains"))
-    print("### `chaingraph expand` as a whole process (median wall, peak RSS)\n")
-    print("| command | median wall s | peak MB |\n|---|---:|---:|")
+        print(linearity(synth, sizes))
+        print(peers.verify_synthetic(args.synthetic), file=sys.stderr)
+        edges = {"edges": args.synthetic}
+        tree = [measure(Case("chaingraph tree", "peers:prepare_synthetic_tree", edges, repeat, 1)),
+                measure(Case("DuckDB recursive CTE", "peers:prepare_synthetic_duckdb", edges, repeat, 1))]
+        print(markdown_table(f"synthetic graph, {args.synthetic:,} edges: all chains of "
+                             f"{peers.SYNTHETIC_SEED}, {peers.SYNTHETIC_LO}-{peers.SYNTHETIC_HI} hops", tree,
+                             baseline="chaingraph tree", unit="chains"))
+    if args.no_expand:
+        return
+    print("### `chaingraph expand` as a whole process (median wall and CPU, peak RSS)\n")
+    print("| command | median wall s | median CPU s | peak MB |\n|---|---:|---:|---:|")
     for name, argv_ in peers.expand_commands(world_store("codex-m")).items():
-        wall, peak = peers.time_command(argv_, repeat)
-        print(f"| `{name}` | {wall:.2f} | {peak:,.0f} |")
+        wall, cpu, peak = peers.time_command(argv_, repeat)
+        print(f"| `{name}` | {wall:.2f} | {cpu:.2f} | {peak:,.0f} |")
+
+
+def linearity(results: list[Any], sizes: list[int]) -> str:
+    """Seconds and MB per edge of the largest build over the smallest: 1.00× is linear."""
+    small, big = results[0], results[-1]
+    time_ratio = (big.median / sizes[-1]) / (small.median / sizes[0])
+    mem_ratio = (big.peak_mb / sizes[-1]) / (small.peak_mb / sizes[0]) if small.peak_mb else float("nan")
+    return (f"Per edge, {sizes[-1]:,} edges against {sizes[0]:,}: time {time_ratio:.2f}×, "
+            f"peak memory {mem_ratio:.2f}× (1.00× is linear).\n")
 
 
 if __name__ == "__main__":

@@ -40,6 +40,8 @@ class Case:
     target: str
     params: dict[str, Any]
     repeat: int = 5
+    #: untimed runs first (first-call costs: page faults, lazy imports, a database's plan cache)
+    warmup: int = 0
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,8 @@ def _child(case: Case, queue: Any) -> None:
     module, _, func = case.target.partition(":")
     prepare = getattr(importlib.import_module(module), func)
     run = prepare(**case.params)  # -> callable returning (items, extra dict)
+    for _ in range(case.warmup):
+        run()
     _reset_peak()  # so the peak below belongs to the timed runs, not to setup
     base = _rss_mb()
     seconds: list[float] = []

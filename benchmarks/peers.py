@@ -10,6 +10,7 @@ Enumeration peers work on exactly the chaingraph graph's step edges (no hub limi
 from __future__ import annotations
 
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -47,7 +48,7 @@ def prepare_tree(world: str, seed: str) -> Run:
 
     def run() -> tuple[int, dict[str, Any]]:
         t = chain_tree(g, v, LO, HI)
-        return t.count(), {"tree MB": round(t.nbytes / 2**20, 1)}
+        return t.count(), {"tree MB": round(t.nbytes / 2**20, 2)}
 
     return run
 
@@ -65,29 +66,30 @@ def _duckdb_arcs(g: Any) -> Any:
     return con
 
 
-PATHS = f"""
+PATHS = """
 WITH RECURSIVE paths(v, k) AS (
     SELECT ?::BIGINT, 0
     UNION ALL
     SELECT a.dst, p.k + 1 FROM paths p JOIN arcs a ON a.src = p.v
-    JOIN useful u ON u.v = a.dst AND u.d = p.k + 1 WHERE p.k < {HI})
-SELECT count(*) FROM paths WHERE k BETWEEN {LO} AND {HI}
+    JOIN useful u ON u.v = a.dst AND u.d = p.k + 1 WHERE p.k < ?)
+SELECT count(*) FROM paths WHERE k BETWEEN ? AND ?
 """
 
 
-def duckdb_chains(con: Any, seed: int) -> int:
+def duckdb_chains(con: Any, seed: int, lo: int = LO, hi: int = HI) -> int:
     """BFS layers in SQL (one statement per layer, each vertex once), the vertices that
-    reach a layer >= LO (backwards, a statement per layer: the same pruning as
-    chaingraph's DAG), then every layer-to-layer path from the seed by a recursive CTE."""
+    reach a layer >= lo (backwards, a statement per layer: the same pruning as
+    chaingraph's DAG), then every layer-to-layer path from the seed by a recursive CTE
+    (one row ``(last vertex, hops)`` per prefix, as chaingraph's tree has one per prefix)."""
     con.execute("CREATE OR REPLACE TEMP TABLE dist AS SELECT ?::BIGINT AS v, 0 AS d", [seed])
-    for d in range(1, HI + 1):
+    for d in range(1, hi + 1):
         con.execute("INSERT INTO dist SELECT DISTINCT a.dst, ? FROM dist f JOIN arcs a ON a.src = f.v "
                     "WHERE f.d = ? AND a.dst NOT IN (SELECT v FROM dist)", [d, d - 1])
-    con.execute(f"CREATE OR REPLACE TEMP TABLE useful AS SELECT v, d FROM dist WHERE d >= {LO}")
-    for d in range(LO - 1, -1, -1):
+    con.execute("CREATE OR REPLACE TEMP TABLE useful AS SELECT v, d FROM dist WHERE d >= ?", [lo])
+    for d in range(lo - 1, -1, -1):
         con.execute("INSERT INTO useful SELECT DISTINCT f.v, f.d FROM dist f JOIN arcs a ON a.src = f.v "
                     "JOIN useful u ON u.v = a.dst AND u.d = f.d + 1 WHERE f.d = ?", [d])
-    return int(con.execute(PATHS, [seed]).fetchall()[0][0])
+    return int(con.execute(PATHS, [seed, hi, lo, hi]).fetchall()[0][0])
 
 
 def prepare_duckdb_cte(world: str, seed: str) -> Run:
@@ -98,6 +100,26 @@ def prepare_duckdb_cte(world: str, seed: str) -> Run:
 
     def run() -> tuple[int, dict[str, Any]]:
         return duckdb_chains(con, v), {}
+
+    return run
+
+
+def read_tree(t: Any) -> int:
+    """Read every chain of a tree out as node/edge blocks (what a consumer of all chains pays)."""
+    return sum(b.nodes.shape[0] for b in t.blocks(1 << 18))
+
+
+def prepare_tree_read(world: str, seed: str) -> Run:
+    """chaingraph's tree built, then every chain read out of it as blocks."""
+    from chaingraph.chain_tree import chain_tree
+    from chaingraph.chains import distances
+
+    g = _graph(world)
+    v = g.vertex(seed)
+    distances(g, v)
+
+    def run() -> tuple[int, dict[str, Any]]:
+        return read_tree(chain_tree(g, v, LO, HI)), {}
 
     return run
 
@@ -181,7 +203,9 @@ def verify_peers(world: str, seed: str) -> str:
 
     g = _graph(world)
     v = g.vertex(seed)
-    multi = chain_tree(g, v, LO, HI).count()
+    tree = chain_tree(g, v, LO, HI)
+    multi = tree.count()
+    assert read_tree(tree) == multi, "tree blocks differ from the tree's count"
     assert multi == sum(1 for _ in enumerate_chains(g, v, LO, HI)), "tree and walk differ"
     con = _duckdb_arcs(g)
     assert duckdb_chains(con, v) == multi, "DuckDB CTE differs"
@@ -282,38 +306,98 @@ def prepare_synthetic_build(edges: int) -> Run:
     return run
 
 
-def prepare_synthetic_tree(edges: int) -> Run:
-    from chaingraph.chain_tree import chain_tree
+SYNTHETIC_SEED, SYNTHETIC_LO, SYNTHETIC_HI = "Q1000", 3, 4
+
+
+def _synthetic_graph(edges: int) -> Any:
     from chaingraph.graph import EvidenceGraph
     from chaingraph.settings import TraversalPolicy
 
-    g = EvidenceGraph.from_arrays(*synthetic(edges), policy=TraversalPolicy(hub_limit=None))
+    return EvidenceGraph.from_arrays(*synthetic(edges), policy=TraversalPolicy(hub_limit=None))
+
+
+def prepare_synthetic_tree(edges: int) -> Run:
+    from chaingraph.chain_tree import chain_tree
+
+    g = _synthetic_graph(edges)
+    v = g.vertex(SYNTHETIC_SEED)
 
     def run() -> tuple[int, dict[str, Any]]:
-        t = chain_tree(g, "Q1000", 3, 4)
-        return t.count(), {"tree MB": round(t.nbytes / 2**20, 1)}
+        t = chain_tree(g, v, SYNTHETIC_LO, SYNTHETIC_HI)
+        return t.count(), {"tree MB": round(t.nbytes / 2**20, 2)}
 
     return run
 
 
+def prepare_synthetic_duckdb(edges: int) -> Run:
+    """The DuckDB recursive CTE on the synthetic graph's arcs (same seed and bounds)."""
+    g = _synthetic_graph(edges)
+    v = g.vertex(SYNTHETIC_SEED)
+    con = _duckdb_arcs(g)
+    del g
+
+    def run() -> tuple[int, dict[str, Any]]:
+        return duckdb_chains(con, v, SYNTHETIC_LO, SYNTHETIC_HI), {}
+
+    return run
+
+
+def verify_synthetic(edges: int) -> str:
+    """The tree, the per-chain walk and the DuckDB CTE count the same synthetic chains."""
+    from chaingraph.chain_tree import chain_tree
+    from chaingraph.chains import enumerate_chains
+
+    g = _synthetic_graph(edges)
+    v = g.vertex(SYNTHETIC_SEED)
+    t = chain_tree(g, v, SYNTHETIC_LO, SYNTHETIC_HI)
+    multi = t.count()
+    assert read_tree(t) == multi, "tree blocks differ from the tree's count"
+    assert multi == sum(1 for _ in enumerate_chains(g, v, SYNTHETIC_LO, SYNTHETIC_HI)), "tree and walk differ"
+    assert duckdb_chains(_duckdb_arcs(g), v, SYNTHETIC_LO, SYNTHETIC_HI) == multi, "DuckDB CTE differs"
+    return f"synthetic {edges:,} edges {SYNTHETIC_SEED}: {multi:,} chains = walk = DuckDB CTE"
+
+
 # -- expand as a whole process ---------------------------------------------------------------------
-def time_command(argv: list[str], repeat: int = 3) -> tuple[float, float]:
-    """Median wall seconds and max peak RSS (MB) of ``argv`` run as a process."""
-    walls, peaks = [], []
+#: run a module as ``python -m`` would, then print the process's own peak RSS to stderr:
+#: ``ru_maxrss`` of a child counts what it inherited from a big parent before ``exec``
+_PEAK_WRAPPER = """
+import atexit, runpy, sys
+def _peak():
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                print("peak-kB", line.split()[1], file=sys.__stderr__)
+atexit.register(_peak)
+sys.argv = sys.argv[1:]
+runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+"""
+
+
+def time_command(module_argv: list[str], repeat: int = 3) -> tuple[float, float, float]:
+    """Median wall seconds, median CPU seconds (user + system: what a busy machine
+    inflates least) and max peak RSS (MB, the process's own ``VmHWM``) of
+    ``python -m <module_argv>`` run as a process."""
+    walls, cpus, peaks = [], [], []
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    argv = [sys.executable, "-c", _PEAK_WRAPPER, *module_argv]
     for _ in range(repeat):
         t0 = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True)
+        assert proc.stderr is not None
+        err = proc.stderr.read()  # until the process closes it, at exit
         _pid, status, usage = os.wait4(proc.pid, 0)
         walls.append(time.perf_counter() - t0)
-        peaks.append(usage.ru_maxrss / 1024)
-        if status != 0:
-            raise RuntimeError(f"{argv} exited with {status}")
-    walls.sort()
-    return walls[len(walls) // 2], max(peaks)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        proc.stderr.close()
+        if proc.returncode != 0:
+            raise RuntimeError(f"{module_argv} exited with {proc.returncode}: {err[-500:]}")
+        cpus.append(usage.ru_utime + usage.ru_stime)
+        peaks += [int(line.split()[1]) / 1024 for line in err.splitlines() if line.startswith("peak-kB ")]
+    return statistics.median(walls), statistics.median(cpus), max(peaks)
 
 
 def expand_commands(store: Path) -> dict[str, list[str]]:
-    exe = [sys.executable, "-m", "chaingraph", "expand"]
+    """``python -m`` arguments of the expand commands timed as whole processes."""
+    exe = ["chaingraph", "expand"]
     return {"expand --seed Q208003 --store codex-m": [*exe, "--seed", "Q208003", "--store", str(store)],
             "expand --seed Q42 (bundled sample)": [*exe, "--seed", "Q42"]}

@@ -213,7 +213,7 @@ class ChainDag:
     Arcs ``u → v`` (edge ``e``) in CSR form: the successors of ``u`` are
     ``targets[indptr[u]:indptr[u + 1]]`` (edges alike), in deterministic neighbour order;
     only vertices that lie on some valid chain have successors. ``dist`` holds the policy
-    distances from the seed.
+    distances from the seed up to ``max_hops`` (``-1`` beyond).
     """
 
     seed: int
@@ -235,30 +235,69 @@ class ChainDag:
             lst.append((v, e))
         return out
 
+    @cached_property
+    def steps(self) -> dict[int, list[tuple[tuple[int], tuple[int]]]]:
+        """:attr:`succ` with each vertex and edge as a one-element tuple (for the walk)."""
+        out: dict[int, list[tuple[tuple[int], tuple[int]]]] = {}
+        counts = np.diff(self.indptr)
+        src = np.repeat(np.arange(len(counts)), counts)
+        for u, v, e in zip(src.tolist(), self.targets.tolist(), self.edges.tolist()):
+            lst = out.get(u)
+            if lst is None:
+                lst = out[u] = []
+            lst.append(((v,), (e,)))
+        return out
+
 
 def shortest_path_dag(graph: EvidenceGraph, seed: int | str, min_hops: int, max_hops: int) -> ChainDag:
-    """Build the trimmed layer DAG that :func:`enumerate_chains` walks (vectorised)."""
+    """Build the trimmed layer DAG that :func:`enumerate_chains` walks (vectorised).
+
+    One breadth-first search to depth ``max_hops`` that keeps, layer by layer, the arcs it
+    scans from depth ``d`` to ``d + 1``; then, backwards, only the arcs that lead to a
+    vertex at depth ``≥ min_hops``. Work is proportional to the arcs within ``max_hops``
+    of the seed, not to the whole graph.
+    """
     s = _seed_vertex(graph, seed)
     topo = _topology(graph)
-    dist = distances(graph, s)
     n = graph.vcount()
-    if not len(topo.src):
-        empty = np.zeros(0, dtype=np.int64)
-        return ChainDag(s, dist, np.zeros(n + 1, dtype=np.int64), empty, empty)
-    ds, dd = dist[topo.src], dist[topo.dst]
-    expandable = topo.passable.copy()
-    expandable[s] = True
-    arc = (ds >= 0) & (dd == ds + 1) & (ds < max_hops) & expandable[topo.src]
-    # useful[v]: some vertex at depth >= min_hops is reachable from v along DAG arcs.
-    useful = (dist >= min_hops) & (dist <= max_hops)
-    for d in range(min(min_hops, max_hops) - 1, -1, -1):
-        sel = arc & (ds == d) & useful[topo.dst]
-        useful[topo.src[sel]] = True
-    keep = np.flatnonzero(arc & useful[topo.dst] & useful[topo.src])
-    # topo arrays are grouped by source vertex in vertex order: the kept arcs are CSR already
+    dist = np.full(n, UNREACHED, dtype=np.int64)
+    dist[s] = 0
+    frontier = np.asarray([s], dtype=np.int64)
+    layers: list[np.ndarray] = []  # per depth d: positions of the arcs d -> d + 1
+    for d in range(max_hops):
+        if not len(frontier):
+            break
+        pos = _ranges(topo.indptr, frontier)
+        w = topo.dst[pos]
+        fresh = w[dist[w] == UNREACHED]
+        dist[fresh] = d + 1
+        keep = dist[w] == d + 1
+        layers.append(pos[keep])
+        reached = _distinct(fresh, n)
+        frontier = reached[topo.passable[reached]]
+    # backwards: keep an arc when its head reaches depth >= min_hops (heads deeper than
+    # min_hops all do); a tail at depth < min_hops is useful when one of its arcs is kept
+    useful = np.zeros(n, dtype=bool)
+    for d in range(len(layers) - 1, -1, -1):
+        pos = layers[d]
+        if d + 1 < min_hops:
+            pos = pos[useful[topo.dst[pos]]]
+            layers[d] = pos
+        useful[topo.src[pos]] = True
+    kept = np.sort(np.concatenate(layers)) if layers else np.zeros(0, dtype=np.int64)
+    # topo arrays are grouped by source vertex in vertex order: sorted positions are CSR already
     indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(topo.src[keep], minlength=n), out=indptr[1:])
-    return ChainDag(s, dist, indptr, topo.dst[keep], topo.edge[keep])
+    np.cumsum(np.bincount(topo.src[kept], minlength=n), out=indptr[1:])
+    return ChainDag(s, dist, indptr, topo.dst[kept], topo.edge[kept])
+
+
+def _distinct(values: np.ndarray, n: int) -> np.ndarray:
+    """Sorted distinct ``values`` (vertices below ``n``): a sort when few, a mark when many."""
+    if len(values) * 16 < n:
+        return np.unique(values)
+    mark = np.zeros(n, dtype=bool)
+    mark[values] = True
+    return np.flatnonzero(mark)
 
 
 def enumerate_chains(graph: EvidenceGraph, seed: int | str, min_hops: int = 5, max_hops: int = 7, *,
@@ -274,47 +313,44 @@ def enumerate_chains(graph: EvidenceGraph, seed: int | str, min_hops: int = 5, m
     min_hops, max_hops = validate_bounds(min_hops, max_hops)
     dag = shortest_path_dag(graph, seed, min_hops, max_hops)
     if verifier is None or isinstance(verifier, AcceptAll):
-        return _walk(dag.succ, dag.seed, min_hops, max_hops)
+        return _walk(dag.steps, dag.seed, min_hops, max_hops)
     return _walk_verified(graph, dag.succ, dag.seed, min_hops, max_hops, verifier)
 
 
-def _walk(succ: dict[int, list[tuple[int, int]]], seed: int, min_hops: int, max_hops: int
+def _walk(steps: dict[int, list[tuple[tuple[int], tuple[int]]]], seed: int, min_hops: int, max_hops: int
           ) -> Iterator[Chain]:
-    """Depth-first over the trimmed DAG; the last layer is emitted in one tight loop.
-    (``tuple.__new__`` builds the :class:`Chain` without a Python-level constructor call.)"""
-    if seed not in succ:
+    """Depth-first over the trimmed DAG, ``steps[u]`` being ``[((v,), (e,)), …]``. A frame
+    holds its prefix as tuples, so a chain costs two tuple concatenations; a frame's
+    iterator resumes where it left off when its subtree is done. (``tuple.__new__``
+    builds the :class:`Chain` without a Python-level constructor call.)"""
+    if seed not in steps:
         return
-    new, get = tuple.__new__, succ.get
-    vs: list[int] = [seed]
-    es: list[int] = []
-    stack = [iter(succ[seed])]
-    last = max_hops - 1
+    new, get = tuple.__new__, steps.get
+    stack: list[tuple[Iterator[tuple[tuple[int], tuple[int]]], tuple[int, ...], tuple[int, ...]]] = [
+        (iter(steps[seed]), (seed,), ())]
     while stack:
-        step = next(stack[-1], None)
-        if step is None:
+        it, pv, pe = stack[-1]
+        depth = len(pe) + 1
+        if depth >= max_hops:  # the last layer: every step is a chain, none goes deeper
+            for vt, et in it:
+                yield new(Chain, (pv + vt, pe + et))
             stack.pop()
-            if es:
-                vs.pop()
-                es.pop()
             continue
-        v, e = step
-        vs.append(v)
-        es.append(e)
-        depth = len(es)
-        if depth >= min_hops:
-            yield new(Chain, (tuple(vs), tuple(es)))
-        nxt = get(v) if depth < max_hops else None
-        if nxt is None:
-            vs.pop()
-            es.pop()
-        elif depth == last:
-            pv, pe = tuple(vs), tuple(es)
-            for w, f in nxt:
-                yield new(Chain, ((*pv, w), (*pe, f)))
-            vs.pop()
-            es.pop()
+        emit = depth >= min_hops
+        for vt, et in it:
+            nv, ne = pv + vt, pe + et
+            if emit:
+                yield new(Chain, (nv, ne))
+            nxt = get(vt[0])
+            if nxt is not None:
+                stack.append((iter(nxt), nv, ne))
+                break
         else:
-            stack.append(iter(nxt))
+            stack.pop()
+
+
+def _singletons(succ: dict[int, list[tuple[int, int]]]) -> dict[int, list[tuple[tuple[int], tuple[int]]]]:
+    return {u: [((v,), (e,)) for v, e in lst] for u, lst in succ.items()}
 
 
 def _walk_verified(graph: EvidenceGraph, succ: dict[int, list[tuple[int, int]]], seed: int,
@@ -328,7 +364,7 @@ def _walk_verified(graph: EvidenceGraph, succ: dict[int, list[tuple[int, int]]],
         return hit
 
     filtered = {u: [(v, e) for v, e in lst if ok(u, e)] for u, lst in _reachable(succ, seed)}
-    yield from _walk(filtered, seed, min_hops, max_hops)
+    yield from _walk(_singletons(filtered), seed, min_hops, max_hops)
 
 
 def _reachable(succ: dict[int, list[tuple[int, int]]], seed: int

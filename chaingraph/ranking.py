@@ -204,9 +204,9 @@ def top_chains(graph: EvidenceGraph, seed: int | str, n: int = 20, min_hops: int
                ) -> list[RankedChain]:
     """The ``n`` best chains from ``seed`` by ``s_div`` — the same list as
     ``rank_chains(graph, enumerate_chains(graph, seed, …), n)`` — without scoring every
-    chain: a subtree is skipped when even its best possible score (one new type and one
-    new relation class per remaining hop, for every length it could still reach) cannot
-    beat the n-th best found so far."""
+    chain: a subtree is skipped when even its best possible score (per remaining hop, one
+    new type and one new relation class of those still reachable below it in the DAG, for
+    every length it could still reach) cannot beat the n-th best found so far."""
     min_hops, max_hops = validate_bounds(min_hops, max_hops)
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ChainRuleError(f"n: must be a positive integer, got {n!r}").about("n")
@@ -217,7 +217,14 @@ def top_chains(graph: EvidenceGraph, seed: int | str, n: int = 20, min_hops: int
 
 class _BranchAndBound:
     """Depth-first over the DAG's CSR arrays (as Python lists: cheap to index), scoring
-    prefixes incrementally; per-vertex types and per-edge relation classes are codes."""
+    prefixes incrementally with bit masks of the types and relation classes seen so far.
+
+    The bound of a prefix ending at ``v``: for every length it can still reach (up to
+    ``height[v]`` more hops), one more type per hop but only of the types still *available
+    below* ``v`` in the DAG (``below_types[v]``, a bit mask computed bottom-up with numpy),
+    and likewise for relation classes. Children are walked in enumeration order, so a
+    prefix whose bound only ties the n-th best is skipped: ties go to the earlier chain.
+    """
 
     def __init__(self, graph: EvidenceGraph, dag: ChainDag, n: int, min_hops: int, max_hops: int,
                  verifier: EdgeVerifier | None, table: TypeTable) -> None:
@@ -230,47 +237,39 @@ class _BranchAndBound:
         self.targets: list[int] = dag.targets.tolist()
         self.edges: list[int] = dag.edges.tolist()
         types = np.asarray([-1 if t is None else index[t] for t in nt], dtype=np.int64)
-        self.vtype: list[int] = types.tolist()
         codes = graph.relation_codes
-        self.erel: list[int] = codes.tolist()
-        on_dag = np.unique(np.concatenate([[dag.seed], dag.targets])).astype(np.int64)
-        dag_types = types[on_dag] if graph.vcount() else types
-        self.max_types = min(self.size, len(np.unique(dag_types[dag_types >= 0])))
-        dag_rels = codes[dag.edges] if len(dag.edges) else np.zeros(0, dtype=np.int64)
-        self.max_rels = len(np.unique(dag_rels[dag_rels >= 0]))
-        self.n_rel_codes = max(len(graph.relation_names), 1)
-        # Longest DAG path below each vertex: how many more hops a prefix ending there can take.
-        height = np.zeros(graph.vcount(), dtype=np.int64)
-        src = np.repeat(np.arange(graph.vcount(), dtype=np.int64), np.diff(dag.indptr))
-        for d in range(max_hops - 1, -1, -1):
-            sel = dag.dist[src] == d
-            if sel.any():
-                np.maximum.at(height, src[sel], 1 + height[dag.targets[sel]])
+        tbit = np.where(types >= 0, np.left_shift(1, np.maximum(types, 0)), 0).astype(np.int64)
+        rbit = np.where(codes >= 0, np.left_shift(1, np.maximum(codes, 0)), 0).astype(np.int64)
+        self.vbit: list[int] = tbit.tolist()
+        self.ebit: list[int] = rbit.tolist()
+        height, below_t, below_r = _below(dag, tbit, rbit, max_hops)
         self.height: list[int] = height.tolist()
+        self.below_t: list[int] = below_t.tolist()
+        self.below_r: list[int] = below_r.tolist()
+        # the same per DAG arc, as numpy, to bound many children of one vertex at once
+        self.arc_t, self.arc_r = tbit[dag.targets], rbit[dag.edges]
+        self.arc_bt, self.arc_br, self.arc_h = below_t[dag.targets], below_r[dag.targets], height[dag.targets]
         self.heap: list[tuple[int, int, tuple[int, ...], tuple[int, ...]]] = []
         self.count = 0
         self.memo: dict[tuple[int, int], bool] = {}
-        self.bounds: dict[tuple[int, int, int, int], int] = {}
+        self.bounds: dict[tuple[int, int, int, int, int, int], int] = {}
 
-    def bound(self, depth: int, t: int, r: int, height: int) -> int:
-        key = (depth, t, r, height)
+    def bound(self, depth: int, t: int, r: int, height: int, t_avail: int, r_avail: int) -> int:
+        """Best key of a chain extending a ``depth``-hop prefix with ``t`` types and ``r``
+        relation classes, at most ``height`` more hops, ``t_avail``/``r_avail`` new ones left."""
+        key = (depth, t, r, height, t_avail, r_avail)
         hit = self.bounds.get(key)
         if hit is None:
             best = -1
             for k in range(max(depth, self.min_hops), min(depth + height, self.max_hops) + 1):
                 extra = k - depth
-                best = max(best, _key(min(t + extra, self.max_types, k + 1),
-                                      min(r + extra, self.max_rels, k), k, self.size))
+                best = max(best, _key(min(t + min(extra, t_avail), k + 1), min(r + min(extra, r_avail), k),
+                                      k, self.size))
             hit = self.bounds[key] = best
         return hit
 
     def run(self) -> list[RankedChain]:
-        tc = [0] * self.size
-        rc = [0] * self.n_rel_codes
-        t0 = self.vtype[self.seed]
-        if t0 >= 0:
-            tc[t0] = 1
-        self._visit(self.seed, [self.seed], [], tc, rc, 1 if t0 >= 0 else 0, 0)
+        self._visit(self.seed, [self.seed], [], self.vbit[self.seed], 0)
         best = sorted(self.heap, key=lambda x: (-x[0], -x[1]))
         return [score_chain(self.graph, Chain(vs, es), self.table) for _k, _i, vs, es in best]
 
@@ -282,41 +281,112 @@ class _BranchAndBound:
             hit = self.memo[(e, u)] = bool(self.verifier(self.graph, e, u).accepted)
         return hit
 
-    def _visit(self, u: int, vs: list[int], es: list[int], tc: list[int], rc: list[int], t: int, r: int
-               ) -> None:
+    def _bounds(self, lo: int, hi: int, depth: int, tm: int, rm: int, last: bool) -> np.ndarray:
+        """The bounds (exact keys on the last layer) of the children ``lo:hi``, vectorised."""
+        t, r = tm.bit_count(), rm.bit_count()
+        ntm, nrm = self.arc_t[lo:hi] | tm, self.arc_r[lo:hi] | rm
+        nt, nr = t + (ntm != tm), r + (nrm != rm)
+        if last:
+            return _keys(nt, nr, depth, self.size)
+        ta, ra = _popcount(self.arc_bt[lo:hi] & ~ntm), _popcount(self.arc_br[lo:hi] & ~nrm)
+        reach = depth + self.arc_h[lo:hi]
+        best = np.full(hi - lo, -1, dtype=np.int64)
+        for k in range(max(depth, self.min_hops), self.max_hops + 1):
+            extra = k - depth
+            keys = _keys(np.minimum(nt + np.minimum(extra, ta), k + 1),
+                         np.minimum(nr + np.minimum(extra, ra), k), k, self.size)
+            np.maximum(best, np.where(reach >= k, keys, -1), out=best)
+        return best
+
+    def _visit(self, u: int, vs: list[int], es: list[int], tm: int, rm: int) -> None:
         depth = len(es) + 1
-        indptr, targets, edges, vtype, erel, height_of = (
-            self.indptr, self.targets, self.edges, self.vtype, self.erel, self.height)
-        heap, n, last = self.heap, self.n, depth >= self.max_hops
-        for i in range(indptr[u], indptr[u + 1]):
-            v, e = targets[i], edges[i]
-            if self.verifier is not None and not self._ok(u, e):
-                continue
-            tv, re_ = vtype[v], erel[e]
-            nt = t + (1 if tv >= 0 and tc[tv] == 0 else 0)
-            nr = r + (1 if re_ >= 0 and rc[re_] == 0 else 0)
-            height = 0 if last else height_of[v]
-            if len(heap) >= n and self.bound(depth, nt, nr, height) <= heap[0][0]:
-                continue
-            vs.append(v)
-            es.append(e)
-            if tv >= 0:
-                tc[tv] += 1
-            if re_ >= 0:
-                rc[re_] += 1
-            if depth >= self.min_hops:
-                key = _key(nt, nr, depth, self.size)
-                item = (key, -self.count, tuple(vs), tuple(es))
-                self.count += 1
-                if len(heap) < n:
-                    heapq.heappush(heap, item)
-                elif key > heap[0][0]:
-                    heapq.heapreplace(heap, item)
-            if not last and indptr[v] != indptr[v + 1]:
-                self._visit(v, vs, es, tc, rc, nt, nr)
-            if tv >= 0:
-                tc[tv] -= 1
-            if re_ >= 0:
-                rc[re_] -= 1
-            vs.pop()
-            es.pop()
+        indptr, targets, edges, vbit, ebit = self.indptr, self.targets, self.edges, self.vbit, self.ebit
+        height_of, below_t, below_r, bound = self.height, self.below_t, self.below_r, self.bound
+        heap, n, last, size = self.heap, self.n, depth >= self.max_hops, self.size
+        t, r = tm.bit_count(), rm.bit_count()
+        emit = depth >= self.min_hops
+        lo, hi = indptr[u], indptr[u + 1]
+        while lo < hi:
+            if hi - lo > _CHUNK and len(heap) >= n:
+                # many children: bound the rest of them at once with numpy, walk the survivors
+                stop = hi
+                sel = np.flatnonzero(self._bounds(lo, stop, depth, tm, rm, last) > heap[0][0])
+                todo: Iterable[int] = (sel + lo).tolist()
+            else:
+                stop = min(hi, lo + max(_CHUNK, 1))
+                todo = range(lo, stop)
+            lo = stop
+            for i in todo:
+                v, e = targets[i], edges[i]
+                if self.verifier is not None and not self._ok(u, e):
+                    continue
+                ntm, nrm = tm | vbit[v], rm | ebit[e]
+                nt, nr = t + (ntm != tm), r + (nrm != rm)
+                if len(heap) >= n:
+                    if last:
+                        if _key(nt, nr, depth, size) <= heap[0][0]:
+                            continue
+                    elif bound(depth, nt, nr, height_of[v], (below_t[v] & ~ntm).bit_count(),
+                               (below_r[v] & ~nrm).bit_count()) <= heap[0][0]:
+                        continue
+                vs.append(v)
+                es.append(e)
+                if emit:
+                    key = _key(nt, nr, depth, size)
+                    item = (key, -self.count, tuple(vs), tuple(es))
+                    self.count += 1
+                    if len(heap) < n:
+                        heapq.heappush(heap, item)
+                    elif key > heap[0][0]:
+                        heapq.heapreplace(heap, item)
+                if not last and indptr[v] != indptr[v + 1]:
+                    self._visit(v, vs, es, ntm, nrm)
+                vs.pop()
+                es.pop()
+
+
+_CHUNK = 64
+
+
+def _keys(nt: np.ndarray, nr: np.ndarray, k: int, inventory: int) -> np.ndarray:
+    """:func:`_key` of many chains of ``k`` hops at once."""
+    d = _lcm(inventory)
+    return (_A_NUM * (d // min(k + 1, inventory)) * nt.astype(np.int64)
+            + _B_NUM * (d // min(k, MAX_RELATION_DENOMINATOR)) * nr.astype(np.int64))
+
+
+_BYTE_BITS = np.asarray([bin(i).count("1") for i in range(256)], dtype=np.int64)
+
+
+def _popcount(x: np.ndarray) -> np.ndarray:
+    """Set bits per element of a non-negative int64 array."""
+    out = np.zeros(len(x), dtype=np.int64)
+    x = x.copy()
+    while True:
+        out += _BYTE_BITS[x & 255]
+        x >>= 8
+        if not x.any():
+            return out
+
+
+def _below(dag: ChainDag, tbit: np.ndarray, rbit: np.ndarray, max_hops: int
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per vertex, over the DAG below it: the longest path (hops), and the bit masks of the
+    entity types of the vertices and of the relation classes of the arcs it can reach."""
+    n = len(dag.indptr) - 1
+    height = np.zeros(n, dtype=np.int64)
+    below_t = np.zeros(n, dtype=np.int64)
+    below_r = np.zeros(n, dtype=np.int64)
+    src = np.repeat(np.arange(n, dtype=np.int64), np.diff(dag.indptr))
+    arc_dist = dag.dist[src]
+    for d in range(max_hops - 1, -1, -1):
+        sel = np.flatnonzero(arc_dist == d)
+        if not len(sel):
+            continue
+        s, w = src[sel], dag.targets[sel]
+        heads = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])  # arcs are grouped by source
+        u = s[heads]
+        height[u] = np.maximum.reduceat(1 + height[w], heads)
+        below_t[u] = np.bitwise_or.reduceat(tbit[w] | below_t[w], heads)
+        below_r[u] = np.bitwise_or.reduceat(rbit[dag.edges[sel]] | below_r[w], heads)
+    return height, below_t, below_r

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_chains_properties import World, build, worlds
 
-from chaingraph.chain_tree import chain_tree
-from chaingraph.chains import Chain, Verdict, chain_ids, enumerate_chains
+from chaingraph.chain_tree import ChainTree, chain_tree
+from chaingraph.chains import Chain, ChainBlock, Verdict, chain_ids, enumerate_chains
 from chaingraph.graph import EvidenceGraph
 
 STORY = [("s1", "Q1", "P1", "Q2"), ("s2", "Q2", "P2", "Q3"), ("s3", "Q2", "P3", "Q4"),
@@ -28,7 +30,7 @@ def test_each_layer_lists_the_walks_chains_of_that_length_in_the_walks_order() -
 def test_prefixes_are_stored_once() -> None:
     g = EvidenceGraph.from_edges(STORY)
     tree = chain_tree(g, "Q1", 3, 3)
-    assert [len(layer) for layer in tree.vertex] == [1, 1, 2, 3]
+    assert tree.sizes() == [1, 1, 2, 3]
 
 
 def test_a_rejecting_verifier_removes_the_chains_through_its_edge() -> None:
@@ -57,3 +59,28 @@ def test_tree_and_walk_give_the_same_multiset_of_chains(world: World) -> None:
     for lo, hi in ((1, 3), (2, 4), (3, 3)):
         walk: Counter[Chain] = Counter(enumerate_chains(g, seed, lo, hi))
         assert Counter(chain_tree(g, seed, lo, hi).chains()) == walk
+
+
+@settings(max_examples=150, deadline=None)
+@given(worlds(), st.integers(1, 4), st.data())
+def test_any_run_or_pick_of_rows_reads_the_walks_chains(world: World, size: int, data: st.DataObject) -> None:
+    """Layers kept as ranges are read by runs (blocks of any size) or by picked rows; both
+    give the walk's chains of that length, in the walk's order."""
+    edges, literals, policy = world
+    g = build(edges, literals, policy)
+    seed = edges[0][1]
+    for lo, hi in ((1, 3), (2, 4), (1, 1)):
+        walk = list(enumerate_chains(g, seed, lo, hi))
+        tree = chain_tree(g, seed, lo, hi)
+        for k in range(lo, hi + 1):
+            expected = [c for c in walk if c.k == k]
+            assert [c for b in _blocks_of(tree, k, size) for c in b.chains()] == expected
+            if expected:
+                rows = data.draw(st.lists(st.integers(0, len(expected) - 1), max_size=6))
+                picked = tree.block(k, np.asarray(rows, dtype=np.int64))
+                assert list(picked.chains()) == [expected[r] for r in rows]
+
+
+def _blocks_of(tree: ChainTree, k: int, size: int) -> list[ChainBlock]:
+    n = tree.count(k)
+    return [tree.block(k, slice(start, start + size)) for start in range(0, n, size)]

@@ -275,7 +275,7 @@ def _records(p: BuildParameters, seed: str, graph: EvidenceGraph, built_from: St
              limits: CrawlLimits | None) -> list[ChainRecord]:
     """The ``top`` chain records of ``seed`` in ``graph``, as ``expand`` would write them
     (without the crawl's run id, which names a run rather than a result)."""
-    from chaingraph.expand import chain_record
+    from chaingraph.expand import chain_records
     from chaingraph.ranking import default_type_table, top_chains
 
     table = default_type_table()
@@ -301,10 +301,9 @@ def _records(p: BuildParameters, seed: str, graph: EvidenceGraph, built_from: St
     best = top_chains(graph, seed, p.bounds.top, p.bounds.min_hops, p.bounds.max_hops, table=table)
     scope = "neighbourhood" if p.collect else "source"
     return [
-        chain_record(graph, r.chain, store=built_from, parameters=params, table=table).model_copy(
-            update={"shortcut_scope": scope}
-        )
-        for r in best
+        record.model_copy(update={"shortcut_scope": scope})
+        for record in chain_records(graph, [r.chain for r in best], store=built_from, parameters=params,
+                                    table=table)
     ]
 
 
