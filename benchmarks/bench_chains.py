@@ -291,6 +291,7 @@ def main(argv: list[str] | None = None) -> None:
                  for m in sizes]
         print(markdown_table("synthetic graph: EvidenceGraph.from_arrays (build time should grow linearly)",
                              synth, baseline=f"{sizes[0]:,} edges", unit="edges"))
+        print(linearity(synth, sizes))
         print(peers.verify_synthetic(args.synthetic), file=sys.stderr)
         edges = {"edges": args.synthetic}
         tree = [measure(Case("chaingraph tree", "peers:prepare_synthetic_tree", edges, repeat, 1)),
@@ -300,11 +301,20 @@ def main(argv: list[str] | None = None) -> None:
                              baseline="chaingraph tree", unit="chains"))
     if args.no_expand:
         return
-    print("### `chaingraph expand` as a whole process (median wall, peak RSS)\n")
-    print("| command | median wall s | peak MB |\n|---|---:|---:|")
+    print("### `chaingraph expand` as a whole process (median wall and CPU, peak RSS)\n")
+    print("| command | median wall s | median CPU s | peak MB |\n|---|---:|---:|---:|")
     for name, argv_ in peers.expand_commands(world_store("codex-m")).items():
-        wall, peak = peers.time_command(argv_, repeat)
-        print(f"| `{name}` | {wall:.2f} | {peak:,.0f} |")
+        wall, cpu, peak = peers.time_command(argv_, repeat)
+        print(f"| `{name}` | {wall:.2f} | {cpu:.2f} | {peak:,.0f} |")
+
+
+def linearity(results: list[Any], sizes: list[int]) -> str:
+    """Seconds and MB per edge of the largest build over the smallest: 1.00× is linear."""
+    small, big = results[0], results[-1]
+    time_ratio = (big.median / sizes[-1]) / (small.median / sizes[0])
+    mem_ratio = (big.peak_mb / sizes[-1]) / (small.peak_mb / sizes[0]) if small.peak_mb else float("nan")
+    return (f"Per edge, {sizes[-1]:,} edges against {sizes[0]:,}: time {time_ratio:.2f}×, "
+            f"peak memory {mem_ratio:.2f}× (1.00× is linear).\n")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
-"""Loading Wikidata dumps: chaingraph's store against pyoxigraph and rdflib, same facts.
+"""Loading Wikidata dumps: chaingraph's store against pyoxigraph, rdflib and DuckDB, same facts.
 
-    python benchmarks/bench_load.py [--quick]
+    python benchmarks/bench_load.py [--quick] [--scale N]
 
 Input: ``world/codex-m`` (227,878 statements; the JSON dump and its N-Triples, 1.39 M
 triples) — ``--quick`` uses ``world/codex-s`` (39,985 statements). Every case runs in a
@@ -9,6 +9,14 @@ file on disk (decompression included); the rate is *statements* per second for e
 case, so the columns compare the same facts:
 
 * ``chaingraph JSON dump``          :func:`chaingraph.sources.loaders.load` on ``NAME.json.gz``;
+* ``chaingraph JSON (row at a time)`` the loader as it was before bulk writes
+                                    (``load_json_dump(..., row_at_a_time=True)``: 30k-row
+                                    batches, each key looked up before it is written);
+* ``DuckDB read_json + unnest``     plain SQL a DuckDB user would write: ``read_json`` of the
+                                    same ``.json.gz`` (``format='array'``, an explicit column
+                                    schema) and ``unnest`` of the claims into one table of
+                                    (statement id, subject, property, rank, object id) — no
+                                    qualifiers, references, values or checks;
 * ``chaingraph N-Triples``          :func:`chaingraph.sources.loaders.load` on ``NAME.nt.gz``;
 * ``pyoxigraph bulk_load``          ``pyoxigraph.Store().bulk_load`` of the same ``.nt.gz``
                                     through a gzip stream (the baseline);
@@ -21,6 +29,12 @@ case, so the columns compare the same facts:
                                     ``chaingraph export --parquet`` wrote from the loaded
                                     JSON dump (export prepared in setup, not timed).
 
+Then the memory check: the same JSON dump and a synthetic dump ``--scale`` times larger
+(default 10: the dump's items repeated with every ``Q`` id shifted by a multiple of 10⁹, so
+statement ids stay unique; written once to the bench cache, not timed), each loaded into a
+new store *file*, must reach the same peak memory: the loader streams, so only the store's
+own index upkeep may grow with the dump.
+
 Peak MB is the resident-memory high-water mark above the process's post-setup baseline.
 Every case (but rdflib) is measured in two rounds, the second in reverse order, and the
 table shows the median over both rounds' repeats: the machine is shared, and a case that
@@ -30,17 +44,18 @@ always ran in the same slot would carry that slot's load.
 from __future__ import annotations
 
 import gzip
+import re
 import shutil
 import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, cast
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from harness import SHARED_DATA, Case, Result, markdown_table, measure  # noqa: E402
+from harness import BENCH_CACHE, SHARED_DATA, Case, Result, markdown_table, measure  # noqa: E402
 
 MODULE = "bench_load"
 Run = Callable[[], tuple[int, dict[str, Any]]]
@@ -69,6 +84,100 @@ def chaingraph_load(name: str, ext: str, plain: bool = False) -> Run:
         with Store() as store:
             report = load([path], store)
             return report.summary.statements, {"qualifiers": report.summary.qualifiers}
+    return run
+
+
+def chaingraph_rows(name: str) -> Run:
+    """The JSON loader as it was: small batches, every key looked up before it is written."""
+    from chaingraph.sources.loaders.json_dump import load_json_dump
+    from chaingraph.store import Store
+
+    path = _world(name, "json.gz")
+
+    def run() -> tuple[int, dict[str, Any]]:
+        with Store() as store:
+            load_json_dump(path, store, row_at_a_time=True)
+            counts = store.counts()
+            return counts["statements"], {"qualifiers": counts["qualifiers"]}
+    return run
+
+
+#: what the DuckDB peer reads of an entity: its id and, per claim, the statement id, rank
+#: and main snak (property and entity-value id)
+_DUCKDB_COLUMNS = {
+    "id": "VARCHAR",
+    "claims": "MAP(VARCHAR, STRUCT(id VARCHAR, rank VARCHAR, mainsnak STRUCT(property VARCHAR, "
+              "datavalue STRUCT(value STRUCT(id VARCHAR))))[])",
+}
+
+
+def duckdb_read_json(name: str) -> Run:
+    import duckdb
+
+    path = _world(name, "json.gz")
+    columns = "{" + ", ".join(f"'{k}': '{v}'" for k, v in _DUCKDB_COLUMNS.items()) + "}"
+    sql = f"""
+        CREATE OR REPLACE TABLE stmts AS
+        SELECT st.id AS statement_id, id AS subject, st.mainsnak.property AS property, st.rank AS rank,
+               st.mainsnak.datavalue.value.id AS object
+        FROM (SELECT id, unnest(grp) AS st
+              FROM (SELECT id, unnest(map_values(claims)) AS grp
+                    FROM read_json('{path}', format='array', columns={columns},
+                                   maximum_object_size=1073741824)))"""
+
+    def run() -> tuple[int, dict[str, Any]]:
+        con = duckdb.connect()
+        con.execute(sql)
+        n = con.execute("SELECT count(*) FROM stmts").fetchone()
+        con.close()
+        return int(n[0]) if n else 0, {}
+    return run
+
+
+_QID = re.compile(rb'"Q([1-9][0-9]{0,8})(?=[$"])')
+
+
+def synthetic_dump(name: str, scale: int) -> Path:
+    """``world/NAME.json.gz`` made ``scale`` times larger: its properties once, its items
+    ``scale`` times, copy ``k`` with every quoted ``Q`` id (entity, statement and value ids)
+    shifted by ``k`` × 10⁹, so the copies are distinct entities with distinct statements."""
+    target = BENCH_CACHE / f"synthetic-{name}-x{scale}.json.gz"
+    if target.exists():
+        return target
+    BENCH_CACHE.mkdir(parents=True, exist_ok=True)
+    with gzip.open(_world(name, "json.gz"), "rb") as src:
+        lines = [line.rstrip(b",\n") for line in src if line.strip() not in (b"[", b"]", b"")]
+    partial = target.with_suffix(".partial")
+    with gzip.open(partial, "wb", compresslevel=1) as out:
+        out.write(b"[\n")
+        first = True
+        for k in range(scale):
+            shift = k * 10**9
+            for line in lines:
+                if k and b'"type":"property"' in line[:40]:
+                    continue
+                if shift:
+                    line = _QID.sub(lambda m: b'"Q%d' % (int(m.group(1)) + shift), line)  # noqa: B023
+                out.write(line if first else b",\n" + line)
+                first = False
+        out.write(b"\n]\n")
+    partial.rename(target)
+    return target
+
+
+def chaingraph_file_load(path: str) -> Run:
+    """Load ``path`` into a new store file (in the bench cache) and report its statements."""
+    from chaingraph.sources.loaders import load
+    from chaingraph.store import Store
+
+    store_path = BENCH_CACHE / f"load-{Path(path).name}.duckdb"
+
+    def run() -> tuple[int, dict[str, Any]]:
+        store_path.unlink(missing_ok=True)
+        with Store(store_path) as store:
+            report = load([path], store)
+        store_path.unlink(missing_ok=True)
+        return report.summary.statements, {}
     return run
 
 
@@ -109,7 +218,7 @@ def pyoxigraph_bulk_load(name: str, plain: bool = False) -> Run:
             store.bulk_load(path=str(path), format=pyoxigraph.RdfFormat.N_TRIPLES)
         else:
             with gzip.open(path, "rb") as stream:
-                store.bulk_load(stream, format=pyoxigraph.RdfFormat.N_TRIPLES)
+                store.bulk_load(cast(IO[bytes], stream), format=pyoxigraph.RdfFormat.N_TRIPLES)
         return STATEMENTS[name], {"triples": len(store)}
     return run
 
@@ -122,28 +231,14 @@ def rdflib_parse(name: str) -> Run:
     def run() -> tuple[int, dict[str, Any]]:
         graph = rdflib.Graph()
         with gzip.open(path, "rb") as stream:
-            graph.parse(stream, format="nt")
+            graph.parse(cast(IO[bytes], stream), format="nt")
         return STATEMENTS[name], {"triples": len(graph)}
     return run
 
 
-def main(argv: list[str]) -> int:
-    quick = "--quick" in argv
-    name = "codex-s" if quick else "codex-m"
-    repeat = 3 if quick else 5
-    cases = [
-        Case("pyoxigraph bulk_load", f"{MODULE}:pyoxigraph_bulk_load", {"name": name}, repeat),
-        Case("chaingraph N-Triples", f"{MODULE}:chaingraph_load", {"name": name, "ext": "nt.gz"}, repeat),
-        Case("chaingraph JSON dump", f"{MODULE}:chaingraph_load", {"name": name, "ext": "json.gz"}, repeat),
-        Case("pyoxigraph bulk_load (plain)", f"{MODULE}:pyoxigraph_bulk_load",
-             {"name": name, "plain": True}, repeat),
-        Case("chaingraph N-Triples (plain)", f"{MODULE}:chaingraph_load",
-             {"name": name, "ext": "nt", "plain": True}, repeat),
-        Case("chaingraph Parquet", f"{MODULE}:chaingraph_parquet", {"name": name}, repeat),
-        Case("rdflib Graph.parse", f"{MODULE}:rdflib_parse", {"name": name}, 1),
-    ]
-    # The machine is shared: measure every case in two rounds, the second in reverse order,
-    # and take the median over both, so no case always runs in the same slot.
+def _rounds(cases: list[Case]) -> list[Result]:
+    """Every case in two rounds, the second in reverse order, with the median over both: the
+    machine is shared, so no case always runs in the same slot."""
     runs: dict[str, list[Result]] = {case.name: [] for case in cases}
     for order in (cases, cases[::-1]):
         for case in order:
@@ -153,10 +248,44 @@ def main(argv: list[str]) -> int:
             runs[case.name].append(result)
             print(f"<!-- {case.name}: {', '.join(f'{s:.3f}' for s in result.seconds)} s; {result.extra} -->",
                   file=sys.stderr, flush=True)
-    results = [Result(name, [s for r in rs for s in r.seconds], rs[0].items, max(r.peak_mb for r in rs),
-                      rs[0].extra) for name, rs in runs.items()]
+    return [Result(name, [s for r in rs for s in r.seconds], rs[0].items, max(r.peak_mb for r in rs),
+                   rs[0].extra) for name, rs in runs.items()]
+
+
+def _load_average() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+def main(argv: list[str]) -> int:
+    quick = "--quick" in argv
+    scale = int(argv[argv.index("--scale") + 1]) if "--scale" in argv else 10
+    name = "codex-s" if quick else "codex-m"
+    repeat = 3 if quick else 5
+    cases = [
+        Case("chaingraph JSON (row at a time)", f"{MODULE}:chaingraph_rows", {"name": name}, repeat),
+        Case("chaingraph JSON dump", f"{MODULE}:chaingraph_load", {"name": name, "ext": "json.gz"}, repeat),
+        Case("DuckDB read_json + unnest", f"{MODULE}:duckdb_read_json", {"name": name}, repeat),
+        Case("pyoxigraph bulk_load", f"{MODULE}:pyoxigraph_bulk_load", {"name": name}, repeat),
+        Case("chaingraph N-Triples", f"{MODULE}:chaingraph_load", {"name": name, "ext": "nt.gz"}, repeat),
+        Case("pyoxigraph bulk_load (plain)", f"{MODULE}:pyoxigraph_bulk_load",
+             {"name": name, "plain": True}, repeat),
+        Case("chaingraph N-Triples (plain)", f"{MODULE}:chaingraph_load",
+             {"name": name, "ext": "nt", "plain": True}, repeat),
+        Case("chaingraph Parquet", f"{MODULE}:chaingraph_parquet", {"name": name}, repeat),
+        Case("rdflib Graph.parse", f"{MODULE}:rdflib_parse", {"name": name}, 1),
+    ]
+    print(f"<!-- load average before: {_load_average()} -->", file=sys.stderr, flush=True)
+    results = _rounds(cases)
     print(markdown_table(f"Load world/{name} ({STATEMENTS[name]:,} statements) into a store",
-                         results, baseline="pyoxigraph bulk_load", unit="statements"))
+                         results, baseline="chaingraph JSON (row at a time)", unit="statements"))
+    # memory flat in the dump size: the dump and one `scale` times larger, each into a store file
+    big = synthetic_dump(name, scale)
+    memory = [measure(Case(label, f"{MODULE}:chaingraph_file_load", {"path": str(path)}, 1))
+              for label, path in (("1× (the world dump)", _world(name, "json.gz")),
+                                  (f"{scale}× (synthetic)", big))]
+    print(markdown_table(f"Peak memory, world/{name} JSON dump 1× and {scale}× into a new store file",
+                         memory, baseline="1× (the world dump)", unit="statements"))
+    print(f"load average after: {_load_average()}")
     return 0
 
 

@@ -10,6 +10,7 @@ Enumeration peers work on exactly the chaingraph graph's step edges (no hub limi
 from __future__ import annotations
 
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -359,23 +360,46 @@ def verify_synthetic(edges: int) -> str:
 
 
 # -- expand as a whole process ---------------------------------------------------------------------
-def time_command(argv: list[str], repeat: int = 3) -> tuple[float, float]:
-    """Median wall seconds and max peak RSS (MB) of ``argv`` run as a process."""
-    walls, peaks = [], []
+#: run a module as ``python -m`` would, then print the process's own peak RSS to stderr:
+#: ``ru_maxrss`` of a child counts what it inherited from a big parent before ``exec``
+_PEAK_WRAPPER = """
+import atexit, runpy, sys
+def _peak():
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                print("peak-kB", line.split()[1], file=sys.__stderr__)
+atexit.register(_peak)
+sys.argv = sys.argv[1:]
+runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
+"""
+
+
+def time_command(module_argv: list[str], repeat: int = 3) -> tuple[float, float, float]:
+    """Median wall seconds, median CPU seconds (user + system: what a busy machine
+    inflates least) and max peak RSS (MB, the process's own ``VmHWM``) of
+    ``python -m <module_argv>`` run as a process."""
+    walls, cpus, peaks = [], [], []
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    argv = [sys.executable, "-c", _PEAK_WRAPPER, *module_argv]
     for _ in range(repeat):
         t0 = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True)
+        assert proc.stderr is not None
+        err = proc.stderr.read()  # until the process closes it, at exit
         _pid, status, usage = os.wait4(proc.pid, 0)
         walls.append(time.perf_counter() - t0)
-        peaks.append(usage.ru_maxrss / 1024)
-        if status != 0:
-            raise RuntimeError(f"{argv} exited with {status}")
-    walls.sort()
-    return walls[len(walls) // 2], max(peaks)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        proc.stderr.close()
+        if proc.returncode != 0:
+            raise RuntimeError(f"{module_argv} exited with {proc.returncode}: {err[-500:]}")
+        cpus.append(usage.ru_utime + usage.ru_stime)
+        peaks += [int(line.split()[1]) / 1024 for line in err.splitlines() if line.startswith("peak-kB ")]
+    return statistics.median(walls), statistics.median(cpus), max(peaks)
 
 
 def expand_commands(store: Path) -> dict[str, list[str]]:
-    exe = [sys.executable, "-m", "chaingraph", "expand"]
+    """``python -m`` arguments of the expand commands timed as whole processes."""
+    exe = ["chaingraph", "expand"]
     return {"expand --seed Q208003 --store codex-m": [*exe, "--seed", "Q208003", "--store", str(store)],
             "expand --seed Q42 (bundled sample)": [*exe, "--seed", "Q42"]}

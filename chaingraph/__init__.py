@@ -61,10 +61,11 @@ _API: dict[str, str] = {
     "Progress": "progress", "ProgressEvent": "progress",
     # the store and where its statements come from
     "Store": "store", "load": "sources.loaders", "summarize": "sources.loaders",
-    "collect": "collect", "CollectReport": "collect",
+    "collect": "collect", "collect_subset": "collect", "CollectReport": "collect",
     # the evidence graph and chains
     "EvidenceGraph": "graph", "evidence_graph": "expand", "expand": "expand", "ExpandResult": "expand",
-    "explain_path": "expand", "chain_record": "expand", "enumerate_chains": "chains",
+    "explain_path": "expand", "chain_record": "expand", "chain_records": "expand",
+    "enumerate_chains": "chains",
     "chain_blocks": "chains", "Chain": "chains", "explain_chain": "explain", "Explanation": "explain",
     "chain_tree": "chain_tree", "ChainTree": "chain_tree", "export": "store_parquet",
     "top_chains": "ranking", "rank_chains": "ranking", "score_chain": "ranking", "TypeTable": "ranking",
@@ -157,10 +158,12 @@ __all__ = [
     "build_seed",
     "chain_blocks",
     "chain_record",
+    "chain_records",
     "chain_tree",
     "check_necessity",
     "check_necessity_files",
     "collect",
+    "collect_subset",
     "crosswalk",
     "default_crosswalk",
     "enumerate_chains",
@@ -229,7 +232,7 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
     )
     from chaingraph.chain_tree import ChainTree, chain_tree
     from chaingraph.chains import Chain, chain_blocks, enumerate_chains
-    from chaingraph.collect import CollectReport, collect
+    from chaingraph.collect import CollectReport, collect, collect_subset
     from chaingraph.crosswalk import (
         Crosswalk,
         RelationClassifier,
@@ -256,7 +259,14 @@ if TYPE_CHECKING:  # the same names, for type checkers and editors
         UnknownUnit,
         UnsupportedFormat,
     )
-    from chaingraph.expand import ExpandResult, chain_record, evidence_graph, expand, explain_path
+    from chaingraph.expand import (
+        ExpandResult,
+        chain_record,
+        chain_records,
+        evidence_graph,
+        expand,
+        explain_path,
+    )
     from chaingraph.explain import Explanation, explain_chain
     from chaingraph.fusion import FusionRefusal, FusionResult, FusionSpec, fuse, fuse_spec
     from chaingraph.graph import EvidenceGraph

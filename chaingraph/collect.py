@@ -54,8 +54,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict
@@ -74,10 +74,12 @@ from chaingraph.sources.neighbours import (
     keep_neighbours,
     number,
 )
-from chaingraph.sources.sparql_source import SparqlSource
 from chaingraph.store import CrawlNeighbour, Store
 
-__all__ = ["CollectReport", "LayerReport", "collect"]
+if TYPE_CHECKING:
+    from chaingraph.sources.store_source import StoreSource
+
+__all__ = ["CollectReport", "LayerReport", "collect", "collect_subset"]
 
 
 class LayerReport(BaseModel):
@@ -143,6 +145,11 @@ class _Crawl:
 
     def __init__(self, store: Store, run_id: str) -> None:
         self.store, self.run_id = store, run_id
+        self.written: set[str] = set()
+
+    def statements(self) -> int:
+        """Distinct statements this crawl wrote."""
+        return len(self.written)
 
     def start(self, source: str, seeds: list[str], params: dict[str, Any]) -> None:
         self.store.start_crawl(self.run_id, source, seeds, params)
@@ -168,6 +175,9 @@ class _Crawl:
         kept: dict[str, tuple[list[Neighbour], list[Neighbour]]],
     ) -> None:
         """Write a batch, its provenance and the crawl state in one transaction."""
+        if part.statement_ids is not None:
+            raise InvalidInput("source: this source copies no rows (StoreSource(copy=False)); crawl it "
+                               "with collect_subset").about("source")
         with self.store.transaction():
             ids: dict[SourceRef, str] = {}
             refs = {r for _, r in part.provenance} | set(part.sources) | set(part.provenance_refs)
@@ -189,9 +199,52 @@ class _Crawl:
                 rows += [CrawlNeighbour(ent, i, n.entity, n.property, n.statement_id, n.forward, n in picked)
                          for i, n in enumerate(keep)]
             self.store.add_crawl_neighbours(self.run_id, rows)
+        self.written.update(part.batch.statement_ids())
 
     def finish(self) -> None:
         self.store.finish_crawl(self.run_id)
+
+
+class _Picks:
+    """The crawl of a store read in place (:func:`collect_subset`): parts name statements
+    (:attr:`Neighbourhoods.statement_ids`) rather than bring rows; the ids and the
+    described entities are kept, and :meth:`finish` makes the source's subset of them.
+    Nothing is resumable (the subset starts empty every time)."""
+
+    def __init__(self, source: StoreSource) -> None:
+        self.source = source
+        self.ids: list[pa.Array | pa.ChunkedArray] = []
+        self.entities: list[str] = []
+        self.store: Store | None = None
+        self.count = 0
+
+    def start(self, source: str, seeds: list[str], params: dict[str, Any]) -> None:
+        pass
+
+    def done(self, stage: str) -> set[str]:
+        return set()
+
+    def kept(self, entities: Sequence[str]) -> dict[str, tuple[list[Neighbour], list[Neighbour]]]:
+        return {e: ([], []) for e in entities}
+
+    def commit(self, part: Neighbourhoods, stage: str, depth: int, entities: Sequence[str],
+               kept: dict[str, tuple[list[Neighbour], list[Neighbour]]]) -> None:
+        if part.statement_ids is None or len(part.batch):
+            raise InvalidInput("source: collect_subset needs a source that names statements and copies "
+                               "no rows").about("source")
+        self.ids.append(part.statement_ids)
+        if stage == "described":
+            self.entities += entities
+
+    def finish(self) -> None:
+        parts = [*self.ids, self.source.class_statement_ids(self.entities)]
+        chunks = [c for a in parts for c in (a.chunks if isinstance(a, pa.ChunkedArray) else [a])]
+        ids = pa.chunked_array(chunks, type=pa.string())
+        self.store = self.source.source.subset(ids, self.entities)
+        self.count = self.store.counts()["statements"]  # every id named is a statement of the source
+
+    def statements(self) -> int:
+        return self.count
 
 
 def _chunks(items: Sequence[str], size: int) -> list[list[str]]:
@@ -252,11 +305,7 @@ def collect(
     ``layer N``, entities expanded of that layer, and the layer's requests, retries and
     cache hits as ``detail``.
     """
-    seed_ids = sorted({qid(s, field="seeds") for s in seeds}, key=lambda e: (number(e), e))
-    if not seed_ids:
-        raise InvalidInput("seeds: give at least one seed (a Q-id such as Q42)").about("seeds")
-    if isinstance(radius, bool) or not isinstance(radius, int) or radius < 0:
-        raise InvalidInput(f"radius: must be an integer >= 0, got {radius!r}").about("radius")
+    seed_ids = _checked(seeds, radius)
     explicit_in_limit = in_limit is not None or (limits is not None and "in_limit" in limits.model_fields_set)
     limits = merged(CrawlLimits, limits, max_neighbours=max_neighbours, select=select,
                     layer_budget=layer_budget, in_limit=in_limit)
@@ -267,11 +316,65 @@ def collect(
 
         source = StoreSource(source, limits=limits)
     elif source is None:
+        from chaingraph.sources.sparql_source import SparqlSource  # only a SPARQL crawl pays for it
+
         source = SparqlSource(endpoint or EndpointSettings(), store_for_cache=store, limits=limits)
     elif explicit_in_limit and limits.in_limit != source.in_limit:
         raise InvalidInput(
             f"in_limit: the given source caps in-edges at {source.in_limit}, not {limits.in_limit}; "
             "build the source with the limits you want").about("in_limit")
+    return _crawl(seed_ids, radius, source, limits, selector, progress, lambda run_id: _Crawl(store, run_id))
+
+
+def _checked(seeds: Sequence[str], radius: int) -> list[str]:
+    seed_ids = sorted({qid(s, field="seeds") for s in seeds}, key=lambda e: (number(e), e))
+    if not seed_ids:
+        raise InvalidInput("seeds: give at least one seed (a Q-id such as Q42)").about("seeds")
+    if isinstance(radius, bool) or not isinstance(radius, int) or radius < 0:
+        raise InvalidInput(f"radius: must be an integer >= 0, got {radius!r}").about("radius")
+    return seed_ids
+
+
+def collect_subset(seeds: Sequence[str], radius: int, *, source: Store, limits: CrawlLimits | None = None,
+                   selector: Selector | None = None, progress: Progress | None = None
+                   ) -> tuple[Store, CollectReport]:
+    """:func:`collect` from the store ``source`` into a new store, without copying rows
+    through Python: the crawl reads ``source`` in place and keeps only statement ids, and
+    the store it returns is :meth:`Store.subset` of them (it shares ``source``'s database:
+    close it first). Same crawl, same rows, same report as collecting into an empty
+    :class:`Store` (DESIGN §13).
+
+    >>> from chaingraph.store import Batch, Store, statement_row
+    >>> from chaingraph.values import EntityValue
+    >>> src = Store()
+    >>> src.write(Batch(statements=[statement_row(f"Q{a}$1", f"Q{a}", "P361", EntityValue(id=f"Q{a + 1}"))
+    ...                             for a in (1, 2)]))
+    >>> part, report = collect_subset(["Q1"], 2, source=src)
+    >>> report.statements, [e.object for e in part.edges()]
+    (2, ['Q2', 'Q3'])
+    >>> report == collect(["Q1"], 2, store=Store(), source=src)
+    True
+    >>> part.close()
+    """
+    from chaingraph.sources.store_source import StoreSource
+
+    seed_ids = _checked(seeds, radius)
+    if source.is_subset:
+        raise InvalidInput("source: a subset cannot be narrowed in place; collect from it into a "
+                           "Store() instead").about("source")
+    limits = limits or CrawlLimits()
+    reader = StoreSource(source, limits=limits, copy=False)
+    picks = _Picks(reader)
+    report = _crawl(seed_ids, radius, reader, limits, selector, progress, lambda run_id: picks)
+    assert picks.store is not None
+    return picks.store, report
+
+
+def _crawl(seed_ids: list[str], radius: int, source: NeighbourSource, limits: CrawlLimits,
+           selector: Selector | None, progress: Progress | None,
+           sink: Callable[[str], _Crawl | _Picks]) -> CollectReport:
+    """The breadth-first crawl of the module doc from ``source``; ``sink(run_id)`` keeps
+    what it brings."""
     max_neighbours, select, layer_budget = limits.max_neighbours, limits.select, limits.layer_budget
     pick = selector or first_k
     params = {
@@ -283,14 +386,13 @@ def collect(
     }
     key = json.dumps([source.name, seed_ids, params], sort_keys=True)
     run_id = hashlib.sha1(key.encode()).hexdigest()[:16]
-    crawl = _Crawl(store, run_id)
+    crawl = sink(run_id)
     crawl.start(source.name, seed_ids, params)
     done_exp, done_desc = crawl.done("expanded"), crawl.done("described")
     resumed = len(done_exp) + len(done_desc)
     totals = {"requests": 0, "retries": 0, "cache_hits": 0, "skipped": 0}
     layers: list[LayerReport] = []
     seen: set[str] = set(seed_ids)
-    written: set[str] = set()
     frontier, over = seed_ids, 0
 
     def tell(depth: int, done: int, total: int, cost: dict[str, int]) -> None:
@@ -316,12 +418,16 @@ def collect(
             part = source.fetch(chunk)
             account(part)
             fresh: dict[str, tuple[list[Neighbour], list[Neighbour]]] = {}
+            if part.capped not in (None, max_neighbours):
+                raise InvalidInput(f"max_neighbours: the source kept {part.capped} neighbours per entity, "
+                                   f"not {max_neighbours}; build the source with the limits you want"
+                                   ).about("max_neighbours")
             for ent in chunk:
-                keep = keep_neighbours(ent, part.neighbours.get(ent, []), max_neighbours)
+                found = part.neighbours.get(ent, [])
+                keep = found if part.capped is not None else keep_neighbours(ent, found, max_neighbours)
                 offer = [n for n in keep if n.entity not in seen]
                 fresh[ent] = (keep, _check_selection(ent, pick(ent, offer, select), offer, select))
             crawl.commit(part, "expanded", depth, chunk, fresh)
-            written.update(part.batch.statement_ids())
             kept.update(fresh)
             done += len(chunk)
             tell(depth, done, len(expand), cost)
@@ -332,7 +438,6 @@ def collect(
             part = source.describe(chunk)
             account(part)
             crawl.commit(part, "described", depth, chunk, {})
-            written.update(part.batch.statement_ids())
             done_desc.update(chunk)
             tell(depth, done, len(expand), cost)
         layers.append(
@@ -373,7 +478,7 @@ def collect(
         layers=layers,
         entities_expanded=sum(lay.expanded for lay in layers),
         entities_described=len(done_desc),
-        statements=len(written),
+        statements=crawl.statements(),
         requests=totals["requests"],
         retries=totals["retries"],
         cache_hits=totals["cache_hits"],

@@ -5,7 +5,9 @@ enumerates second, so results never depend on visiting order:
 
 1. **collect** the neighbourhood of the seeds (breadth-first to ``max_hops``, neighbour
    cap, selector, per-layer budget) from the source — a SPARQL endpoint, an existing
-   store, or by default the bundled sample — into a target store (in memory unless given);
+   store, or by default the bundled sample — into a target store (without one, a store
+   is read in place: only statement ids are kept while crawling, and the neighbourhood is
+   the source's subset of them);
 2. build one :class:`~chaingraph.graph.EvidenceGraph` under the traversal policy;
 3. per seed, the ``top`` chains by ``s_div`` (:func:`~chaingraph.ranking.top_chains`);
 4. a :class:`~chaingraph.records.ChainRecord` per chain, with each step's statement,
@@ -19,7 +21,7 @@ enumerates second, so results never depend on visiting order:
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +29,6 @@ from typing import TYPE_CHECKING, Any
 
 from chaingraph.chains import AcceptAll, Chain, EdgeVerifier, Verdict
 from chaingraph.errors import ChainRuleError, InvalidInput, UnknownEntity
-from chaingraph.explain import Explanation, explain_chain
 from chaingraph.graph import EvidenceGraph
 from chaingraph.ids import is_item_id, qid
 from chaingraph.progress import Progress, ProgressEvent
@@ -43,16 +44,17 @@ from chaingraph.records import (
 )
 from chaingraph.resources import data_file
 from chaingraph.settings import ChainBounds, CrawlLimits, EndpointSettings, TraversalPolicy, merged
-from chaingraph.store import Store
+from chaingraph.store import StatementInfo, Store
 from chaingraph.timeline import Timeline, overall
 
 if TYPE_CHECKING:
     from chaingraph.collect import CollectReport
     from chaingraph.crosswalk.relations import RelationClassifier
+    from chaingraph.explain import Explanation
     from chaingraph.sources.neighbours import Selector
 
 __all__ = ["SAMPLE", "ExpandResult", "Neighbourhood", "SeedSummary", "StableSteps", "chain_record",
-           "evidence_graph", "expand", "explain_path"]
+           "chain_records", "evidence_graph", "expand", "explain_path"]
 
 #: The bundled sample neighbourhood (real facts around Douglas Adams, Q42).
 SAMPLE = "sample/douglas-adams.json"
@@ -144,7 +146,10 @@ def evidence_graph(seeds: Sequence[str], *, store: Store | str | Path | None = N
     read only) or by default the bundled sample; the crawl goes to ``radius`` (default:
     :class:`~chaingraph.settings.ChainBounds`' ``max_hops``) under ``limits``.
     ``collect=False`` takes the whole source store as the neighbourhood (no caps, so
-    ``limits`` and ``selector`` are refused).
+    ``limits`` and ``selector`` are refused). Collecting from a store without a
+    ``target`` reads the store in place (:func:`~chaingraph.collect.collect_subset`): the
+    neighbourhood's store is then a read-only subset of the source, with the rows a copy
+    would hold.
     """
     seeds = [qid(s, field="seeds") for s in seeds]
     settings = _endpoint(endpoint)
@@ -169,17 +174,23 @@ def evidence_graph(seeds: Sequence[str], *, store: Store | str | Path | None = N
         report: CollectReport | None = None
         if collect:
             from chaingraph.collect import collect as crawl
+            from chaingraph.collect import collect_subset
 
-            if target is None:
-                target = Store()
-                stack.callback(target.close)
             if progress is not None:
                 progress(ProgressEvent("expand", 0, len(seeds), unit="seeds", message=(
                     f"collecting {len(seeds)} seed(s) to radius {radius} from "
                     f"{_source_description(store, settings)}")))
-            report = crawl(seeds, radius, store=target, source=source, endpoint=settings, limits=limits,
-                           selector=selector, progress=progress)
-            built_from = target
+            if target is None and source is not None and not source.is_subset:  # read in place
+                built_from, report = collect_subset(seeds, radius, source=source, limits=limits,
+                                                    selector=selector, progress=progress)
+                stack.callback(built_from.close)
+            else:
+                if target is None:
+                    target = Store()
+                    stack.callback(target.close)
+                report = crawl(seeds, radius, store=target, source=source, endpoint=settings, limits=limits,
+                               selector=selector, progress=progress)
+                built_from = target
         else:
             assert source is not None
             built_from = source
@@ -206,18 +217,37 @@ def chain_record(graph: EvidenceGraph, chain: Chain, *, store: Store | None,
     ``s_div`` is ranked with), direction, statement, qualifiers, references and provenance
     (from ``store``), each step's time window and sensitivity (from ``timeline``, default
     the graph's or one read from ``store``), verification confidence, k and ``s_div``;
-    ``as_of`` from the graph's policy."""
+    ``as_of`` from the graph's policy. :func:`chain_records` makes many at once."""
+    return chain_records(graph, [chain], store=store, parameters=parameters, table=table, verifier=verifier,
+                         timeline=timeline)[0]
+
+
+def chain_records(graph: EvidenceGraph, chains: Sequence[Chain], *, store: Store | None,
+                  parameters: ChainParameters, table: TypeTable | None = None,
+                  verifier: EdgeVerifier | None = None, timeline: Timeline | None = None
+                  ) -> list[ChainRecord]:
+    """:func:`chain_record` of each chain, reading the statements and property labels of
+    all of them from ``store`` at once."""
+    table = table or default_type_table()
+    timeline = timeline or graph.timeline or (Timeline.from_store(store) if store is not None else None)
+    edges = {e for chain in chains for e in chain.edges}
+    props = sorted({graph.edge_property(e) for e in edges})
+    prop_labels = store.labels(props) if store and props else {}
+    found = store.statements({graph.edge_statement(e) for e in edges}) if store and edges else {}
+    return [_record(graph, chain, found, prop_labels, parameters=parameters, table=table,
+                    verifier=verifier or AcceptAll(), timeline=timeline) for chain in chains]
+
+
+def _record(graph: EvidenceGraph, chain: Chain, found: Mapping[str, StatementInfo],
+            prop_labels: Mapping[str, str], *, parameters: ChainParameters,
+            table: TypeTable, verifier: EdgeVerifier,
+            timeline: Timeline | None) -> ChainRecord:
     from chaingraph.ranking import score_chain
 
-    table = table or default_type_table()
     classifier = graph.classifier
-    verifier = verifier or AcceptAll()
-    timeline = timeline or graph.timeline or (Timeline.from_store(store) if store is not None else None)
     ranked = score_chain(graph, chain, table)
     types = node_types(graph, table)
-    prop_labels = store.labels(sorted({graph.edge_property(e) for e in chain.edges})) if store else {}
     sids = [graph.edge_statement(e) for e in chain.edges]
-    found = store.statements(sids) if store else {}
     infos = {sid: found.get(sid) for sid in sids}
     nodes = []
     for v in chain.nodes:
@@ -328,10 +358,9 @@ def expand(seeds: Sequence[str], *, store: Store | str | Path | None = None,
             best = top_chains(graph, seed, bounds.top, bounds.min_hops, bounds.max_hops, verifier=verifier,
                               table=table)
             scope = "neighbourhood" if collect else "source"
-            records += [chain_record(graph, r.chain, store=built_from, parameters=parameters, table=table,
-                                     verifier=verifier, timeline=timeline).model_copy(
-                                         update={"shortcut_scope": scope})
-                        for r in best]
+            records += [r.model_copy(update={"shortcut_scope": scope}) for r in chain_records(
+                graph, [r.chain for r in best], store=built_from, parameters=parameters, table=table,
+                verifier=verifier, timeline=timeline)]
             summaries.append(SeedSummary(seed, len(best), best[0].s_div if best else None,
                                          time.perf_counter() - started))
         if progress is not None:
@@ -353,6 +382,8 @@ def explain_path(path: Sequence[str], *, store: Store | str | Path | None = None
     with ``as_of`` (shortcut for ``policy.as_of``) a step whose statement does not hold on
     that date is named with its window.
     ``path`` is a sequence of ids, node first, with optional property ids between nodes."""
+    from chaingraph.explain import explain_chain
+
     items = [p.strip() for p in path if p.strip()]
     if not items or not is_item_id(items[0]):
         raise ChainRuleError(f"path: {','.join(items)}: a path starts with its seed (a Q-id)").about("path")

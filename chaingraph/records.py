@@ -188,9 +188,10 @@ class ChainRecord(BaseModel):
     as_of: str | None = Field(default=None, description="the date the chain's statements hold on, if any")
     time_sensitivity: Sensitivity | None = Field(default=None, description=(
         "stable only when every step is; else the first of ended, superseded, changing_property"))
-    shortcut_scope: Literal["neighbourhood", "source"] | None = Field(
+    shortcut_scope: Literal["neighbourhood", "source", "endpoint"] | None = Field(
         default=None, description="where the no-shortcut rule was checked: the collected (capped) "
-        "neighbourhood, or the whole source (the whole store; `build` certifies this)")
+        "neighbourhood, the whole source store (`build --store` certifies this), or the whole "
+        "SPARQL endpoint (`build --endpoint`, by a bidirectional bounded search)")
 
     @property
     def target(self) -> str:

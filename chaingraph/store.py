@@ -48,7 +48,7 @@ from chaingraph.store_schema import (
     TRAVERSABLE_RANKS,
     UPSERT,
 )
-from chaingraph.store_state import CachedResponse, CrawlNeighbour, CrawlState, ResponseCache
+from chaingraph.store_state import CachedResponse, CrawlNeighbour, CrawlState, NeighbourCache, ResponseCache
 from chaingraph.values import Value, value_columns
 
 __all__ = [
@@ -237,7 +237,7 @@ def _ids(value: str | Collection[str] | None) -> list[str] | None:
     return [value] if isinstance(value, str) else list(value)
 
 
-class Store(StoreReads, BulkReads, CrawlState, ResponseCache):
+class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
     """A DuckDB-backed evidence store; ``path=None`` keeps it in memory.
 
     Use as a context manager to close the connection. All writes go through :meth:`write`
@@ -266,6 +266,8 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache):
                              f"{str(exc).splitlines()[0]}; check the path and that no other "
                              "process holds it open for writing") from exc
         self._in_tx = False
+        #: whether this is a :meth:`subset` of another store (read only)
+        self.is_subset = False
 
     def _refuse_foreign(self) -> None:
         """Refuse someone else's DuckDB database before chaingraph writes a table into it."""
@@ -277,6 +279,41 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache):
             shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
             raise StoreError(f"store {self.path}: a DuckDB database that is not a chaingraph store "
                              f"(it has the tables {shown}); pass a new file or an existing store")
+
+    def subset(self, statement_ids: pa.Array | pa.ChunkedArray | Sequence[str],
+               entities: pa.Array | pa.ChunkedArray | Sequence[str] = ()) -> Store:
+        """A store holding only ``statement_ids`` (with their qualifiers, references,
+        provenance and the property rows they use) and the entity rows of ``entities``:
+        what copying them into an empty store gives, copied inside DuckDB without a Python
+        object per row. It is for reading (writing its facts raises :class:`StoreError`) and
+        shares this store's database through a connection of its own (temporary tables, so
+        this store may be read only): close it before this one.
+
+        >>> from chaingraph.values import EntityValue
+        >>> s = Store()
+        >>> s.write(Batch(entities=[entity_row("Q1", "One"), entity_row("Q3", "Three")],
+        ...               statements=[statement_row(f"Q{a}$1", f"Q{a}", "P361", EntityValue(id=f"Q{a + 1}"))
+        ...                           for a in (1, 2)]))
+        >>> with s.subset(["Q2$1"], ["Q3"]) as part:
+        ...     [e.statement_id for e in part.edges()], part.entity_labels()
+        (['Q2$1'], {'Q3': 'Three'})
+        >>> len(s.edges())
+        2
+        """
+        def arrow(ids: pa.Array | pa.ChunkedArray | Sequence[str]) -> pa.Array | pa.ChunkedArray:
+            return ids if isinstance(ids, (pa.Array, pa.ChunkedArray)) else pa.array(list(ids), pa.string())
+
+        if self.is_subset:
+            raise StoreError("subset: this store is already a subset (its rows are temporary tables of "
+                             "another connection); collect into a Store() to narrow it further")
+        out = Store.__new__(Store)
+        out.path, out._in_tx, out.is_subset = self.path, False, True
+        try:
+            out.con = self._subset_connection(arrow(statement_ids), arrow(entities))
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot read store {self.path or ':memory:'}: "
+                             f"{str(exc).splitlines()[0]}") from exc
+        return out
 
     # -- life cycle -------------------------------------------------------------------
     def close(self) -> None:
@@ -333,9 +370,16 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache):
             raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc
 
-    def write_arrow(self, tables: Mapping[str, pa.Table], *, replace: Collection[str] = ()) -> None:
+    def write_arrow(self, tables: Mapping[str, pa.Table], *, replace: Collection[str] = (),
+                    new_keys: bool = False) -> None:
         """:meth:`write` for column-oriented rows: Arrow tables whose columns are named as
         the table's columns (:data:`TABLE_COLUMNS`; missing value columns are NULL).
+
+        ``new_keys`` says the rows' keys are most likely not in the store yet (a dump loaded
+        into a new store): the rows are then appended and the primary keys alone check them,
+        without looking each key up in the table first; if a key is there after all, the
+        write is redone the usual way. Same result, and the cost of a write no longer grows
+        with the table.
 
         ``replace`` names entities this write brings whole (a dump's copy of each): those
         already in the store lose their row, statements, qualifiers, references and
@@ -356,7 +400,7 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache):
         fast = not self._in_tx
         try:
             try:
-                self._write_arrow(tables, fast=fast, replace=replace)
+                self._write_arrow(tables, fast=fast, replace=replace, append=fast and new_keys)
             except duckdb.ConstraintException:
                 if not fast:
                     raise
@@ -365,7 +409,8 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache):
             raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc
 
-    def _write_arrow(self, tables: Mapping[str, pa.Table], *, fast: bool, replace: Collection[str]) -> None:
+    def _write_arrow(self, tables: Mapping[str, pa.Table], *, fast: bool, replace: Collection[str],
+                     append: bool = False) -> None:
         with self.transaction():
             if replace:
                 self._forget_entities(list(replace))
@@ -376,7 +421,11 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache):
                 present = [c for c in columns if c in data.column_names]
                 self.con.register("_cg_incoming", data)
                 try:
-                    self._insert_from(table, present, "_cg_incoming", fast=fast)
+                    if append:  # a key already there raises ConstraintException: write_arrow redoes it
+                        cols = ", ".join(f'"{c}"' for c in present)
+                        self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _cg_incoming")
+                    else:
+                        self._insert_from(table, present, "_cg_incoming", fast=fast)
                 finally:
                     with suppress(duckdb.Error):
                         self.con.unregister("_cg_incoming")

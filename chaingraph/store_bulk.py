@@ -21,6 +21,7 @@ rows without a Python object per row, ready for :meth:`Store.write_arrow`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from chaingraph.store_reads import StatementInfo
-from chaingraph.store_schema import TABLE_COLUMNS, TRAVERSABLE_RANKS
+from chaingraph.store_schema import SCHEMA, TABLE_COLUMNS, TRAVERSABLE_RANKS
 from chaingraph.values import VALUE_COLUMNS, value_from_columns
 
 if TYPE_CHECKING:
@@ -39,6 +40,30 @@ __all__ = ["SOURCE_COLUMNS", "BulkReads"]
 #: columns of a ``sources`` row as :meth:`BulkReads.statement_tables` returns them
 SOURCE_COLUMNS = ("source_id", "kind", "location", "query_file", "query_hash", "retrieved_at",
                   "dump_date", "revision")
+
+
+#: keep_neighbours in SQL over ``nb`` (a neighbour table): candidates are item neighbours,
+#: not deprecated, not over a class property, not the entity itself; the i-th of each
+#: (direction, property) group, by (neighbour number, statement id), comes in round i, and
+#: groups take turns out-edges first, then by property number; a neighbour counts once (its
+#: first turn); ``pos`` is the place among the first ``max_neighbours``
+_KEEP = """
+cand AS (
+    SELECT statement_id, entity, neighbour, property, forward,
+           row_number() OVER (PARTITION BY entity, forward, property
+                              ORDER BY CAST(substr(neighbour, 2) AS BIGINT), statement_id) AS i,
+           coalesce(TRY_CAST(substr(property, 2) AS BIGINT), 9223372036854775807) AS pnum
+    FROM nb
+    WHERE item AND rank <> 'deprecated' AND property NOT IN (SELECT UNNEST(?)) AND neighbour <> entity
+      AND regexp_full_match(neighbour, 'Q[1-9][0-9]{0,11}')),
+turns AS (
+    SELECT * FROM cand
+    QUALIFY row_number() OVER (PARTITION BY entity, neighbour ORDER BY i, NOT forward, pnum, property) = 1),
+kept AS (
+    SELECT statement_id, entity, forward,
+           row_number() OVER (PARTITION BY entity ORDER BY i, NOT forward, pnum, property) AS pos
+    FROM turns QUALIFY pos <= ?)
+"""
 
 
 class BulkReads:
@@ -52,7 +77,8 @@ class BulkReads:
     def neighbour_table(self, entities: Sequence[str], *, in_limit: int,
                         kept_datatypes: Collection[str] | None = None,
                         literal_types: Collection[str] | None = None,
-                        class_properties: Collection[str] = ("P31", "P279")) -> pa.Table:
+                        class_properties: Collection[str] = ("P31", "P279"),
+                        max_neighbours: int | None = None) -> pa.Table:
         """Statements around ``entities`` as a crawl expands them: every statement whose
         subject is one of them (all ranks; properties of a datatype in ``kept_datatypes``
         or unknown; values that are items, of ``literal_types``, or no value), and item
@@ -60,7 +86,10 @@ class BulkReads:
         entity in edge order (subject, property, statement id).
 
         Columns: ``statement_id``, ``entity``, ``neighbour`` (the item at the other end,
-        or null), ``property``, ``forward`` (entity is the subject), ``rank``, ``item``."""
+        or null), ``property``, ``forward`` (entity is the subject), ``rank``, ``item``;
+        with ``max_neighbours``, also ``kept``: the row's place (1, 2, ...) among the
+        neighbours :func:`~chaingraph.sources.neighbours.keep_neighbours` keeps for its
+        entity, null for the rest (the same rule, computed here for every entity at once)."""
         kept = sorted(kept_datatypes) if kept_datatypes is not None else None
         lits = sorted(literal_types) if literal_types is not None else None
         sql = f"""
@@ -87,6 +116,10 @@ class BulkReads:
         params: list[object] = [list(entities)]
         params += [p for p in (kept, lits) if p is not None]
         params += [sorted(class_properties), in_limit]
+        if max_neighbours is not None:
+            sql = f"WITH nb AS ({sql}), {_KEEP} SELECT nb.*, kept.pos AS kept FROM nb " \
+                  "LEFT JOIN kept USING (statement_id, entity, forward)"
+            params += [sorted(class_properties), max_neighbours]
         return self.con.sql(sql, params=params).to_arrow_table()
 
     def statement_tables(self, statement_ids: pa.Array | pa.ChunkedArray | Sequence[str]
@@ -120,12 +153,60 @@ class BulkReads:
         ents = list(entities)
         rows = self.con.sql(f"SELECT {self._columns('entities')} FROM entities "
                             "WHERE id IN (SELECT UNNEST(?::VARCHAR[]))", params=[ents]).to_arrow_table()
-        ids = self.con.sql("SELECT statement_id FROM statements WHERE property = ? "
-                           "AND subject IN (SELECT UNNEST(?::VARCHAR[]))",
-                           params=[class_property, ents]).to_arrow_table()
-        out = self.statement_tables(ids["statement_id"])
+        out = self.statement_tables(self.class_statement_ids(ents, class_property))
         out["entities"] = rows
         return out
+
+    def class_statement_ids(self, entities: Sequence[str], class_property: str = "P31") -> pa.Array:
+        """Ids of the ``class_property`` statements of ``entities`` (all ranks): the
+        statements describing a node brings along (:meth:`entity_tables`)."""
+        rows = self.con.sql("SELECT statement_id FROM statements WHERE property = ? "
+                            "AND subject IN (SELECT UNNEST(?::VARCHAR[]))",
+                            params=[class_property, list(entities)]).to_arrow_table()
+        return rows["statement_id"].combine_chunks()
+
+    def _subset_connection(self, statement_ids: pa.Array | pa.ChunkedArray,
+                           entities: pa.Array | pa.ChunkedArray) -> duckdb.DuckDBPyConnection:
+        """A new connection to this database that sees, under the store's table names, only
+        ``statement_ids`` (with their qualifiers, references and provenance, the ``sources``
+        rows of that provenance and the ``properties`` rows of the properties they use) and
+        the ``entities`` rows of ``entities``: exactly what copying them with
+        :meth:`statement_tables` and :meth:`entity_tables` into an empty store gives, copied
+        by DuckDB without leaving it.
+
+        The rows are temporary tables without keys (building keys would cost more than the
+        copy) behind temporary views named as the store's tables, so writes to them fail
+        rather than bypass the keys; the crawl and cache tables are empty temporary tables.
+        Temporary objects shadow the database's own and belong to the connection alone, so
+        this works on a store opened read only and closing the connection drops them."""
+        con = self.con.cursor()
+        try:
+            db = con.execute("SELECT current_database()").fetchall()[0][0]
+            src = '"' + str(db).replace('"', '""') + '".main.'
+            con.register("_cg_subset_statements", pa.table({"statement_id": statement_ids}))
+            con.register("_cg_subset_entities", pa.table({"id": entities}))
+            wanted = "statement_id IN (SELECT statement_id FROM _cg_subset_statements)"
+            used = " UNION ".join(f"SELECT property FROM temp.main._cg_{t}"
+                                  for t in ("statements", "qualifiers", "reference_snaks"))
+            facts = ("statements", "qualifiers", "reference_snaks", "statement_sources")
+            picks = {**dict.fromkeys(facts, wanted),
+                     "sources": "source_id IN (SELECT source_id FROM temp.main._cg_statement_sources)",
+                     "properties": f"id IN ({used})",
+                     "entities": "id IN (SELECT id FROM _cg_subset_entities)"}
+            for table, where in picks.items():  # in this order: later picks read earlier copies
+                cols = ", ".join(f'"{c}"' for c in TABLE_COLUMNS.get(table, SOURCE_COLUMNS))
+                con.execute(f"CREATE TEMP TABLE _cg_{table} AS SELECT {cols} FROM {src}{table} WHERE {where}")
+                con.execute(f"CREATE TEMP VIEW {table} AS SELECT * FROM temp.main._cg_{table}")
+            con.unregister("_cg_subset_statements")
+            con.unregister("_cg_subset_entities")
+            for ddl in SCHEMA.split(";"):
+                if re.search(r"\b(responses|crawl_\w+|entity_classes)\b", ddl.split("(")[0]):
+                    con.execute(ddl.replace("CREATE TABLE IF NOT EXISTS ", "CREATE TEMP TABLE ")
+                                .replace("CREATE OR REPLACE VIEW ", "CREATE TEMP VIEW "))
+        except BaseException:
+            con.close()
+            raise
+        return con
 
     def edge_table(self, *, ranks: Collection[str] = TRAVERSABLE_RANKS, item_only: bool = True,
                    literal_types: Collection[str] | None = None) -> pa.Table:

@@ -149,6 +149,12 @@ class StoreReads:
         row = rows[0] if rows else None
         return None if row is None else PropertyInfo(row[0], row[1], row[2], tuple(row[3] or ()), row[4])
 
+    def property_infos(self, ids: Collection[str]) -> dict[str, PropertyInfo]:
+        """:meth:`property` of many ids in one query (ids the store does not know are left out)."""
+        rows = self._all("SELECT id, label, description, aliases, datatype FROM properties "
+                         "WHERE id IN (SELECT UNNEST(?))", [list(ids)])
+        return {r[0]: PropertyInfo(r[0], r[1], r[2], tuple(r[3] or ()), r[4]) for r in rows}
+
     def datatypes(self) -> dict[str, str]:
         """Datatype of every property the store knows."""
         return dict(self._all("SELECT id, datatype FROM properties WHERE datatype IS NOT NULL"))
@@ -190,7 +196,14 @@ class StoreReads:
         """Items whose label or an alias equals each name, case-insensitively (after
         trimming): name (lower-cased) -> ``(id, label, sitelinks, "label" | "alias")``,
         sorted by id; an item matched by both its label and an alias is listed once, as
-        ``label``."""
+        ``label``.
+
+        >>> from chaingraph.store import Batch, Store, entity_row
+        >>> s = Store()
+        >>> s.write(Batch(entities=[entity_row("Q90", "Paris", None, ["paris", "City of Light"])]))
+        >>> s.entities_named(["PARIS ", "city of light"])
+        {'city of light': [('Q90', 'Paris', None, 'alias')], 'paris': [('Q90', 'Paris', None, 'label')]}
+        """
         keys = sorted({n.strip().lower() for n in names})
         rows = self._all(
             "WITH wanted AS (SELECT UNNEST(?) AS name), hits AS ("
@@ -199,7 +212,7 @@ class StoreReads:
             " UNION ALL SELECT w.name, e.id, e.label, e.sitelinks, 'alias' FROM "
             " (SELECT id, label, sitelinks, UNNEST(aliases) AS alias FROM entities) e "
             " JOIN wanted w ON lower(trim(e.alias)) = w.name) "
-            "SELECT name, id, any_value(label), any_value(sitelinks), min(how) FROM hits "
+            "SELECT name, id, any_value(label), any_value(sitelinks), max(how) FROM hits "
             "WHERE id LIKE 'Q%' GROUP BY name, id ORDER BY name, id", [keys])
         out: dict[str, list[tuple[str, str | None, int | None, str]]] = {k: [] for k in keys}
         for name, ident, label, sitelinks, how in rows:

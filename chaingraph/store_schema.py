@@ -23,6 +23,8 @@ input twice changes nothing):
 ``crawl_entities``  per run, entities whose expansion / description is committed
 ``crawl_neighbours`` per run and expanded entity, the kept neighbours in order and which
                     the selector picked (so an interrupted run resumes where it stopped)
+``neighbour_lists`` per endpoint, traversal policy and item: its step edges as an
+                    endpoint told them (JSON), so a whole-endpoint certificate asks once
 ==================  =====================================================================
 
 and the view ``entity_classes(id, class)``: non-deprecated ``P31`` values.
@@ -95,6 +97,10 @@ CREATE TABLE IF NOT EXISTS crawl_neighbours (
     run_id VARCHAR NOT NULL, entity VARCHAR NOT NULL, position INTEGER NOT NULL,
     neighbour VARCHAR NOT NULL, property VARCHAR NOT NULL, statement_id VARCHAR NOT NULL,
     forward BOOLEAN NOT NULL, selected BOOLEAN NOT NULL, PRIMARY KEY (run_id, entity, position));
+CREATE TABLE IF NOT EXISTS neighbour_lists (
+    endpoint VARCHAR NOT NULL, policy VARCHAR NOT NULL, node VARCHAR NOT NULL,
+    payload VARCHAR NOT NULL, retrieved_at TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (endpoint, policy, node));
 CREATE OR REPLACE VIEW entity_classes AS
     SELECT subject AS id, object AS class FROM statements
     WHERE property = 'P31' AND rank <> 'deprecated' AND value_type = 'item';

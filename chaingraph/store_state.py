@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import duckdb
 import pyarrow as pa
 
-__all__ = ["CachedResponse", "CrawlNeighbour", "CrawlState", "ResponseCache"]
+__all__ = ["CachedResponse", "CrawlNeighbour", "CrawlState", "NeighbourCache", "ResponseCache"]
 
 
 class CrawlNeighbour(NamedTuple):
@@ -150,3 +150,37 @@ class ResponseCache:
         with self.transaction():
             self.con.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?)",
                              [query_hash, endpoint, query_file, query, body, retrieved_at])
+
+
+class NeighbourCache:
+    """Per-item neighbour lists an endpoint returned, keyed by endpoint, a policy key and
+    the item; the payload is opaque text (the certifier's JSON)."""
+
+    con: duckdb.DuckDBPyConnection
+
+    if TYPE_CHECKING:
+        def transaction(self) -> AbstractContextManager[duckdb.DuckDBPyConnection]: ...
+
+    def cached_neighbour_lists(self, endpoint: str, policy: str, nodes: Sequence[str]) -> dict[str, str]:
+        """The cached payloads of ``nodes`` (those not cached are left out).
+
+        >>> from chaingraph.store import Store
+        >>> s = Store()
+        >>> s.cache_neighbour_lists("http://x/sparql", "p1", {"Q1": "[]"})
+        >>> s.cached_neighbour_lists("http://x/sparql", "p1", ["Q1", "Q2"]), \\
+        ...     s.cached_neighbour_lists("http://x/sparql", "p2", ["Q1"])
+        ({'Q1': '[]'}, {})
+        """
+        rows = self.con.execute(
+            "SELECT node, payload FROM neighbour_lists WHERE endpoint = ? AND policy = ? "
+            "AND node IN (SELECT UNNEST(?))", [endpoint, policy, list(nodes)]).fetchall()
+        return {str(n): str(p) for n, p in rows}
+
+    def cache_neighbour_lists(self, endpoint: str, policy: str, payloads: Mapping[str, str]) -> None:
+        """Cache (or replace) the payload of each item."""
+        if not payloads:
+            return
+        when = _now()
+        with self.transaction():
+            self.con.executemany("INSERT OR REPLACE INTO neighbour_lists VALUES (?, ?, ?, ?, ?)",
+                                 [[endpoint, policy, n, p, when] for n, p in sorted(payloads.items())])

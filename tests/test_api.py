@@ -18,10 +18,12 @@ PUBLIC = {
     # progress reports
     "Progress", "ProgressEvent",
     # store, loading, collecting
-    "Store", "load", "summarize", "collect", "CollectReport",
+    "Store", "load", "summarize", "collect", "collect_subset",
+    "CollectReport",
     # graph and chains
     "EvidenceGraph", "evidence_graph", "expand", "ExpandResult", "explain_path", "chain_record",
-    "enumerate_chains", "chain_blocks", "Chain", "explain_chain", "Explanation", "top_chains",
+    "chain_records", "enumerate_chains", "chain_blocks", "Chain", "explain_chain", "Explanation",
+    "top_chains",
     "rank_chains", "score_chain", "TypeTable", "merge_adjacent", "chain_tree", "ChainTree", "export",
     # relation classes
     "Crosswalk", "default_crosswalk", "crosswalk", "RelationClassifier", "relation_classifier",

@@ -162,12 +162,17 @@ def test_cli_default_familiarity_is_the_library_default() -> None:
     assert cli_build._MAX_FAMILIARITY == DEFAULT_MAX_FAMILIARITY
 
 
-def test_endpoint_is_refused_with_one_line(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("extra", "option"), [
+    (["--workers", "2"], "--workers"), (["--fuse"], "--fuse"), (["--no-collect"], "--collect"),
+    (["--as-of", "2001"], "--as-of"), (["--store", "x.duckdb"], "--endpoint")])
+def test_what_an_endpoint_build_cannot_do_is_refused_with_one_line(tmp_path: Path, extra: list[str],
+                                                                   option: str) -> None:
     seeds = tmp_path / "seeds.txt"
     seeds.write_text("Q42\n")
     out = CliRunner().invoke(cli, ["build", str(seeds), "--endpoint", "http://127.0.0.1:9/sparql",
-                                   "--out", str(tmp_path / "o")])
-    assert out.exit_code == 2 and out.output.startswith("error: --endpoint: ") and "store" in out.output
+                                   "--out", str(tmp_path / "o"), *extra])
+    assert out.exit_code == 2 and out.output.startswith(f"error: {option}: "), out.output
+    assert len(out.output.strip().splitlines()) == 1 and not (tmp_path / "o").exists()
 
 
 def test_other_parameters_in_the_same_folder_are_refused(sample_store: Path, tmp_path: Path) -> None:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from test_chains_properties import World, build, worlds
 
+from chaingraph.compact import argsort_keys
 from chaingraph.graph import EvidenceGraph
 
 
@@ -59,3 +62,12 @@ def test_arrays_in_and_tuples_in_build_the_same_graph() -> None:
     assert [a.neighbours(v) for v in range(a.vcount())] == [b.neighbours(v) for v in range(b.vcount())]
     assert a.classes == b.classes == {"Q1": ("Q5",)}
     assert b.relation_codes.shape == (b.ecount(),)
+
+
+@pytest.mark.parametrize("widths", [(3,), (20, 20, 6, 25), (62,), (40, 1, 62, 7)])
+def test_argsort_keys_is_a_stable_lexsort_however_wide_the_keys(widths: tuple[int, ...]) -> None:
+    rng = np.random.default_rng(sum(widths))
+    n = 50_000
+    # few distinct values per key, so that rows tie on some keys and stability shows
+    keys = [rng.choice(rng.integers(0, 2**w, 40, dtype=np.int64), n) for w in widths]
+    assert argsort_keys(keys).tolist() == np.lexsort(keys[::-1]).tolist()

@@ -8,8 +8,9 @@ built once per process under the chain's traversal policy — with
 (every node present, no hub passed through under the whole-store degrees, and the seed
 to target distance equal to k, so every sub-path is shortest too).
 
-A SPARQL endpoint as the whole source would need a bidirectional bounded search over
-the endpoint; that is not implemented, and :func:`certifier_for` refuses it.
+A SPARQL endpoint as the whole source is certified by a bidirectional bounded search
+over the endpoint (:class:`~chaingraph.build.endpoint_certify.EndpointCertifier`, scope
+``endpoint``).
 
 >>> from chaingraph.graph import EvidenceGraph
 >>> g = EvidenceGraph.from_edges([("s1", "Q1", "P1", "Q2"), ("s2", "Q2", "P1", "Q3"),
@@ -26,16 +27,16 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from chaingraph.chains import distances
-from chaingraph.errors import InvalidInput
 from chaingraph.explain import explain_chain
 from chaingraph.graph import EvidenceGraph
 
-__all__ = ["Certificate", "StoreCertifier", "certifier_for"]
+__all__ = ["Certificate", "StoreCertifier"]
 
 
 class Certificate(BaseModel):
     """The no-shortcut certificate of one chain: the ``scope`` it covers (``source``: the
-    whole store named by ``source``), whether it ``holds``, the seed-to-target
+    whole store named by ``source``; ``endpoint``: the whole SPARQL endpoint named by
+    ``source``), whether it ``holds``, the seed-to-target
     ``distance`` found there and the chain's ``k``; when it fails, the rule (``reason``)
     and its one-line ``detail``."""
 
@@ -76,14 +77,3 @@ class StoreCertifier:
             reason=first.reason if first else None,
             detail=first.detail if first else None,
         )
-
-
-def certifier_for(graph: EvidenceGraph | None, *, store: str | None, endpoint: str | None) -> StoreCertifier:
-    """The certifier of a build's source: the whole store, or a refusal for an endpoint."""
-    if endpoint is not None or graph is None or store is None:
-        raise InvalidInput(
-            "endpoint: the whole-source no-shortcut certificate needs a store: a bounded "
-            "search over a SPARQL endpoint is not implemented yet; `chaingraph collect` the "
-            "region into a store and build with `store`"
-        ).about("endpoint")
-    return StoreCertifier(graph, source=f"store:{store}")

@@ -32,11 +32,13 @@ from __future__ import annotations
 
 import time
 import traceback
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from chaingraph import __version__
 from chaingraph.build.certify import Certificate, StoreCertifier
@@ -47,16 +49,21 @@ from chaingraph.settings import ChainBounds, CrawlLimits, TraversalPolicy
 from chaingraph.store import Store
 from chaingraph.tasks import Task
 
+if TYPE_CHECKING:
+    from chaingraph.build.endpoint_seed import EndpointContext
+
 __all__ = [
     "CORPUS_TASK_VERSION",
     "DEFAULT_MAX_FAMILIARITY",
     "FUNNEL",
     "BuildParameters",
+    "Certifier",
     "CorpusTask",
     "NecessityCertificate",
     "Rejection",
     "SeedContext",
     "SeedResult",
+    "SeedView",
     "build_seed",
     "open_context",
 ]
@@ -79,13 +86,15 @@ _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
 class BuildParameters(BaseModel):
-    """Every parameter of a build (recorded in each task and in the manifest). ``store``
-    is the source (a store file); ``bounds``/``limits``/``policy`` are expand's (``limits``
-    ``None`` with ``collect=False``); ``task_hub_limit`` the necessity policy (``None``:
-    answer sets over every statement); ``max_values``/``budget`` clue proposal's."""
+    """Every parameter of a build (recorded in each task and in the manifest). The source
+    is ``store`` (a store file) or ``endpoint`` (a SPARQL endpoint URL), exactly one;
+    ``bounds``/``limits``/``policy`` are expand's (``limits`` ``None`` with
+    ``collect=False``); ``task_hub_limit`` the necessity policy (``None``: answer sets
+    over every statement); ``max_values``/``budget`` clue proposal's."""
 
     model_config = _FROZEN
-    store: str
+    store: str | None = None
+    endpoint: str | None = None
     bounds: ChainBounds = ChainBounds()
     limits: CrawlLimits | None = CrawlLimits()
     policy: TraversalPolicy = TraversalPolicy()
@@ -96,6 +105,17 @@ class BuildParameters(BaseModel):
     max_values: int = Field(default=8, ge=0)
     budget: int = Field(default=30, ge=1)  # propose_clues and `chaingraph task` use 30 too
     fuse: bool = False
+
+    @model_validator(mode="after")
+    def _one_source(self) -> BuildParameters:
+        if (self.store is None) == (self.endpoint is None):
+            raise ValueError("give exactly one source: store or endpoint")
+        return self
+
+    @property
+    def source(self) -> str:
+        """The source as provenance names it: ``store:PATH`` or ``sparql:URL``."""
+        return f"store:{self.store}" if self.store is not None else f"sparql:{self.endpoint}"
 
 
 class Rejection(BaseModel):
@@ -180,13 +200,17 @@ _CONTEXTS: dict[str, SeedContext] = {}
 
 
 def open_context(parameters: BuildParameters) -> SeedContext:
-    """The :class:`SeedContext` of ``parameters``, opened once per process and reused."""
+    """The :class:`SeedContext` of ``parameters`` (a store build), opened once per process
+    and reused."""
     key = parameters.model_dump_json()
     ctx = _CONTEXTS.get(key)
     if ctx is not None:
         return ctx
     from chaingraph.lookups import StoreValues
 
+    if parameters.store is None:
+        raise InvalidInput("store: an endpoint build has no whole-store context; open it with "
+                           "chaingraph.build.endpoint_seed.open_endpoint_context").about("store")
     path = Path(parameters.store)
     if not path.is_file():
         raise InvalidInput(f"store: {path}: no such store file; create one with `chaingraph load`").about(
@@ -194,16 +218,13 @@ def open_context(parameters: BuildParameters) -> SeedContext:
         )
     store = Store(path, read_only=True)
     whole = EvidenceGraph.from_store(store, policy=parameters.policy)
-    task_policy = parameters.policy.model_copy(update={"hub_limit": parameters.task_hub_limit})
-    task_graph = (
-        whole if task_policy == parameters.policy else EvidenceGraph.from_store(store, policy=task_policy)
-    )
+    task_graph = _task_graph(store, whole, parameters)
     datatypes = store.datatypes()
     labels = {**whole.labels, **store.labels(sorted(datatypes))}
     ctx = SeedContext(
         parameters,
         store,
-        StoreCertifier(whole, source=f"store:{parameters.store}"),
+        StoreCertifier(whole, source=parameters.source),
         task_graph,
         StoreValues(store),
         datatypes,
@@ -213,6 +234,36 @@ def open_context(parameters: BuildParameters) -> SeedContext:
     return ctx
 
 
+def _task_graph(store: Store, graph: EvidenceGraph, p: BuildParameters) -> EvidenceGraph:
+    """The graph answer sets are read on: ``graph`` again unless the necessity policy differs."""
+    task_policy = p.policy.model_copy(update={"hub_limit": p.task_hub_limit})
+    return graph if task_policy == p.policy else EvidenceGraph.from_store(store, policy=task_policy)
+
+
+class Certifier(Protocol):
+    """What checks a chain's no-shortcut certificate: a whole store or a whole endpoint."""
+
+    def certify(self, path: Sequence[str], *, min_hops: int, max_hops: int = 50) -> Certificate: ...
+
+
+@dataclass
+class SeedView:
+    """What one seed's chains are built and checked on: its chain records, the certifier
+    (whole store or whole endpoint) and its ``scope``, the graph, values, datatypes and
+    labels answer sets are read from, the store recorded in tasks and, for an endpoint
+    build, where answer sets were read (``answer_sets``)."""
+
+    records: list[ChainRecord]
+    certifier: Certifier
+    scope: Literal["source", "endpoint"]
+    task_graph: EvidenceGraph
+    values: Any
+    datatypes: dict[str, str]
+    labels: dict[str, str]
+    task_store: str | None
+    answer_sets: str | None = None
+
+
 def _path(record: ChainRecord) -> tuple[str, ...]:
     out = [record.nodes[0].id]
     for step, node in zip(record.steps, record.nodes[1:]):
@@ -220,49 +271,85 @@ def _path(record: ChainRecord) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _chains(ctx: SeedContext, seed: str) -> list[ChainRecord]:
-    """The ``top`` chain records of ``seed``, as ``expand`` would write them (without the
-    crawl's run id, which names a run rather than a result)."""
-    from chaingraph.expand import chain_record, evidence_graph
+def _records(p: BuildParameters, seed: str, graph: EvidenceGraph, built_from: Store,
+             limits: CrawlLimits | None) -> list[ChainRecord]:
+    """The ``top`` chain records of ``seed`` in ``graph``, as ``expand`` would write them
+    (without the crawl's run id, which names a run rather than a result)."""
+    from chaingraph.expand import chain_records
     from chaingraph.ranking import default_type_table, top_chains
 
-    p = ctx.parameters
     table = default_type_table()
+    params = ChainParameters(
+        bounds=p.bounds,
+        limits=limits,
+        policy=p.policy,
+        source=p.store if p.store is not None else p.endpoint,
+        type_table=table.source,
+        type_inventory=table.inventory,
+        verifier="AcceptAll",
+        selector="first_k" if p.collect else None,
+    )
+    if seed not in graph:
+        from chaingraph.errors import UnknownEntity
 
-    def records(graph: EvidenceGraph, built_from: Store, limits: CrawlLimits | None) -> list[ChainRecord]:
-        params = ChainParameters(
-            bounds=p.bounds,
-            limits=limits,
-            policy=p.policy,
-            source=p.store,
-            type_table=table.source,
-            type_inventory=table.inventory,
-            verifier="AcceptAll",
-            selector="first_k" if p.collect else None,
+        where = f"store {p.store}" if p.store is not None else f"endpoint {p.endpoint}"
+        raise UnknownEntity(
+            seed,
+            f"the evidence graph of {where}",
+            "it has no step statement there (absent, or only a class); check the id",
         )
-        if seed not in graph:
-            from chaingraph.errors import UnknownEntity
+    best = top_chains(graph, seed, p.bounds.top, p.bounds.min_hops, p.bounds.max_hops, table=table)
+    scope = "neighbourhood" if p.collect else "source"
+    return [
+        record.model_copy(update={"shortcut_scope": scope})
+        for record in chain_records(graph, [r.chain for r in best], store=built_from, parameters=params,
+                                    table=table)
+    ]
 
-            raise UnknownEntity(
-                seed,
-                f"the evidence graph of store {p.store}",
-                "it has no step statement there (absent, or only a class); check the id",
-            )
-        best = top_chains(graph, seed, p.bounds.top, p.bounds.min_hops, p.bounds.max_hops, table=table)
-        scope = "neighbourhood" if p.collect else "source"
-        return [
-            chain_record(graph, r.chain, store=built_from, parameters=params, table=table).model_copy(
-                update={"shortcut_scope": scope}
-            )
-            for r in best
-        ]
+
+@contextmanager
+def _store_view(ctx: SeedContext, seed: str) -> Iterator[SeedView]:
+    from chaingraph.expand import evidence_graph
+
+    p = ctx.parameters
+
+    def view(records: list[ChainRecord]) -> SeedView:
+        return SeedView(records, ctx.certifier, "source", ctx.task_graph, ctx.values, ctx.datatypes,
+                        ctx.labels, p.store)
 
     if not p.collect:
-        return records(ctx.certifier.graph, ctx.store, None)
+        yield view(_records(p, seed, ctx.certifier.graph, ctx.store, None))
+        return
     with evidence_graph(
         [seed], store=ctx.store, radius=p.bounds.max_hops, limits=p.limits, policy=p.policy
     ) as hood:
-        return records(hood.graph, hood.store, hood.collected.limits if hood.collected else p.limits)
+        limits = hood.collected.limits if hood.collected else p.limits
+        yield view(_records(p, seed, hood.graph, hood.store, limits))
+
+
+@contextmanager
+def _endpoint_view(ctx: EndpointContext, seed: str) -> Iterator[SeedView]:
+    from chaingraph.collect import collect
+    from chaingraph.lookups import StoreValues
+    from chaingraph.sources.sparql_source import SparqlSource
+
+    p = ctx.parameters
+    with Store() as hood:
+        source = SparqlSource(ctx.settings, store_for_cache=ctx.cache, limits=p.limits)
+        report = collect([seed], p.bounds.max_hops, store=hood, source=source, limits=p.limits)
+        graph = EvidenceGraph.from_store(hood, policy=p.policy)
+        datatypes = hood.datatypes()
+        yield SeedView(
+            _records(p, seed, graph, hood, report.limits),
+            ctx.certifier,
+            "endpoint",
+            _task_graph(hood, graph, p),
+            StoreValues(hood),
+            datatypes,
+            {**graph.labels, **hood.labels(sorted(datatypes))},
+            None,
+            "neighbourhood",
+        )
 
 
 def _too_familiar(record: ChainRecord, ceiling: int | None) -> str | None:
@@ -275,10 +362,10 @@ def _too_familiar(record: ChainRecord, ceiling: int | None) -> str | None:
     return None
 
 
-def _certify_clues(ctx: SeedContext, task: Task) -> NecessityCertificate:
+def _certify_clues(view: SeedView, task: Task) -> NecessityCertificate:
     from chaingraph.necessity import check_necessity
 
-    report = check_necessity(task, ctx.task_graph, values=ctx.values)
+    report = check_necessity(task, view.task_graph, values=view.values)
     return NecessityCertificate(
         policy=report.policy,
         necessary=report.necessary,
@@ -290,14 +377,15 @@ def _certify_clues(ctx: SeedContext, task: Task) -> NecessityCertificate:
     )
 
 
-def _seed_tasks(ctx: SeedContext, seed: str) -> tuple[list[CorpusTask], list[Rejection], dict[str, int]]:
+def _seed_tasks(
+    p: BuildParameters, view: SeedView, seed: str
+) -> tuple[list[CorpusTask], list[Rejection], dict[str, int]]:
     from chaingraph.propose import ChainPath, propose_clues
 
-    p = ctx.parameters
     funnel = dict.fromkeys(FUNNEL, 0)
     kept: list[CorpusTask] = []
     rejected: list[Rejection] = []
-    for rank, record in enumerate(_chains(ctx, seed), start=1):
+    for rank, record in enumerate(view.records, start=1):
         path = _path(record)
         funnel["chains"] += 1
 
@@ -313,22 +401,22 @@ def _seed_tasks(ctx: SeedContext, seed: str) -> tuple[list[CorpusTask], list[Rej
                                    "stable_only keeps only chains whose every step is stable")
             continue
         funnel["time_stable"] += 1
-        cert = ctx.certifier.certify(path, min_hops=p.bounds.min_hops, max_hops=p.bounds.max_hops)
+        cert = view.certifier.certify(path, min_hops=p.bounds.min_hops, max_hops=p.bounds.max_hops)
         if not cert.holds:
             drop("shortcut_in_source", f"{cert.reason}: {cert.detail}")
             continue
         funnel["no_shortcut_in_source"] += 1
         task_id = f"{seed}-r{rank}"
         proposal = propose_clues(
-            ctx.task_graph,
+            view.task_graph,
             ChainPath.from_record(record),
-            values=ctx.values,
-            labels=ctx.labels,
-            datatypes=ctx.datatypes,
+            values=view.values,
+            labels=view.labels,
+            datatypes=view.datatypes,
             max_values=p.max_values,
             budget=p.budget,
             task_id=task_id,
-            store=p.store,
+            store=view.task_store,
         )
         if proposal.task is None:
             drop("not_unique", proposal.cannot or "no clue set makes the target the unique answer")
@@ -341,7 +429,7 @@ def _seed_tasks(ctx: SeedContext, seed: str) -> tuple[list[CorpusTask], list[Rej
             )
             continue
         funnel["anchor_necessary"] += 1
-        necessity = _certify_clues(ctx, proposal.task)
+        necessity = _certify_clues(view, proposal.task)
         if necessity.redundant or necessity.review or necessity.text_only_shortcut:
             drop(
                 "necessity",
@@ -357,7 +445,7 @@ def _seed_tasks(ctx: SeedContext, seed: str) -> tuple[list[CorpusTask], list[Rej
                 seed=seed,
                 rank=rank,
                 task=proposal.task,
-                chains=(record.model_copy(update={"shortcut_scope": "source"}),),
+                chains=(record.model_copy(update={"shortcut_scope": view.scope}),),
                 clue_selection={
                     "candidates": len(rec.candidates),
                     "order": list(rec.order),
@@ -372,8 +460,9 @@ def _seed_tasks(ctx: SeedContext, seed: str) -> tuple[list[CorpusTask], list[Rej
                 level=necessity.difficulty,
                 provenance={
                     "chaingraph": __version__,
-                    "source": f"store:{p.store}",
+                    "source": p.source,
                     "crosswalk": record.crosswalk_version,
+                    **({"answer_sets": view.answer_sets} if view.answer_sets else {}),
                 },
                 parameters=p,
             )
@@ -381,14 +470,26 @@ def _seed_tasks(ctx: SeedContext, seed: str) -> tuple[list[CorpusTask], list[Rej
     return kept, rejected, funnel
 
 
-def build_seed(parameters: BuildParameters, seed: str, index: int = 0) -> SeedResult:
+def build_seed(parameters: BuildParameters, seed: str, index: int = 0, *,
+               cache: str | Path | None = None) -> SeedResult:
     """Run the per-seed step (see the module docstring) for ``seed``, the ``index``-th
-    seed of the build. Never raises for a seed's own failure: the result then carries the
-    error (one line) and no tasks; bad ``parameters`` (no such store) do raise."""
+    seed of the build. An endpoint build needs ``cache``, its per-run store
+    (:mod:`chaingraph.build.endpoint_seed`). Never raises for a seed's own failure (an
+    unknown id, an endpoint error after its retries): the result then carries the error
+    (one line) and no tasks; bad ``parameters`` (no such store) do raise."""
     started = time.perf_counter()
-    ctx = open_context(parameters)
+    view: AbstractContextManager[SeedView]
+    if parameters.endpoint is not None:
+        from chaingraph.build.endpoint_seed import open_endpoint_context
+
+        if cache is None:
+            raise InvalidInput("cache: an endpoint build needs its per-run store file").about("cache")
+        view = _endpoint_view(open_endpoint_context(parameters, cache), seed)
+    else:
+        view = _store_view(open_context(parameters), seed)
     try:
-        tasks, rejected, funnel = _seed_tasks(ctx, seed)
+        with view as v:
+            tasks, rejected, funnel = _seed_tasks(parameters, v, seed)
     except ChaingraphError as exc:
         return SeedResult(
             index=index,

@@ -124,11 +124,11 @@ def _finished(state: Path, index: int) -> SeedResult | None:
 
 
 def _run_local(
-    parameters: BuildParameters, todo: Sequence[tuple[int, str]], workers: int
+    parameters: BuildParameters, todo: Sequence[tuple[int, str]], workers: int, cache: Path | None = None
 ) -> Iterator[SeedResult]:
     if workers <= 1:
         for index, seed in todo:
-            yield build_seed(parameters, seed, index)
+            yield build_seed(parameters, seed, index, cache=cache)
         return
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -253,30 +253,26 @@ def build(
     hub_limit: int | None = None,
 ) -> BuildResult:
     """Build a certified task corpus from a seed file into the folder ``out`` (see the
-    module docstring). ``store`` is the source (the whole store is the certificate's
-    scope); ``endpoint`` is refused for now (no whole-endpoint certificate yet).
+    module docstring). The source is ``store`` (the whole store is the certificate's
+    scope) or ``endpoint``, a SPARQL endpoint URL (the whole endpoint is, through a
+    bidirectional bounded search: :mod:`chaingraph.build.endpoint_seed`; seeds then run in
+    this process, their responses cached in ``out/cache.duckdb``, and ``fuse``,
+    ``collect=False``, ``workers`` > 1 and ``ray`` are refused).
     ``bounds``/``limits``/``policy``/``collect`` are :func:`~chaingraph.expand.expand`'s
     (``min_hops``, ``max_hops``, ``top`` and ``hub_limit`` are shortcuts);
     ``task_hub_limit`` is the necessity policy (default: every statement counts).
     """
     started = time.perf_counter()
-    if endpoint is not None:
+    if store is not None and endpoint is not None:
+        raise InvalidInput("endpoint: give either a store or an endpoint as the source, not both").about(
+            "endpoint")
+    if store is None and endpoint is None:
         raise InvalidInput(
-            "endpoint: build certifies every chain against the whole source, and a bounded "
-            "search over a SPARQL endpoint is not implemented yet; `chaingraph collect` the "
-            "region into a store and build with `store`"
-        ).about("endpoint")
-    if store is None:
-        raise InvalidInput(
-            "store: give the store to build from (a file made by `chaingraph load` or `chaingraph collect`)"
+            "store: give the source to build from: a store (a file made by `chaingraph load` or "
+            "`chaingraph collect`) or a SPARQL endpoint"
         ).about("store")
     if not isinstance(workers, int) or workers < 1:
         raise InvalidInput(f"workers: must be a positive integer, got {workers!r}").about("workers")
-    store_path = Path(store)
-    if not store_path.is_file():
-        raise InvalidInput(
-            f"store: {store_path}: no such store file; create one with `chaingraph load`"
-        ).about("store")
     bounds = merged(ChainBounds, bounds, min_hops=min_hops, max_hops=max_hops, top=top)
     policy = merged(TraversalPolicy, policy, hub_limit=hub_limit)
     if not collect and limits is not None:
@@ -284,8 +280,17 @@ def build(
             "limits: collect=False takes the whole store as the neighbourhood, so crawl caps "
             "cannot apply; drop them or collect"
         ).about("limits")
+    if endpoint is not None:
+        _check_endpoint_build(endpoint, policy, collect=collect, fuse=fuse, workers=workers, ray=ray)
+    else:
+        assert store is not None
+        if not Path(store).is_file():
+            raise InvalidInput(
+                f"store: {store}: no such store file; create one with `chaingraph load`"
+            ).about("store")
     parameters = BuildParameters(
-        store=str(store_path),
+        store=None if store is None else str(store),
+        endpoint=endpoint,
         bounds=bounds,
         limits=(limits or CrawlLimits()) if collect else None,
         policy=policy,
@@ -298,9 +303,64 @@ def build(
         fuse=fuse,
     )
     seed_lines = read_seeds(seeds)
-    with Store(store_path, read_only=True) as st:
-        resolutions = resolve_names(seed_lines, st)
     out = Path(out)
+    cache: Path | None = None
+    try:
+        if endpoint is not None:
+            from chaingraph.build.endpoint_seed import CACHE_FILE, open_endpoint_context
+            from chaingraph.sources.endpoint_names import EndpointNames
+
+            out.mkdir(parents=True, exist_ok=True)
+            cache = out / CACHE_FILE
+            ectx = open_endpoint_context(parameters, cache)
+            resolutions = resolve_names(seed_lines, EndpointNames(ectx.settings, cache=ectx.cache))
+        else:
+            with Store(Path(str(store)), read_only=True) as st:
+                resolutions = resolve_names(seed_lines, st)
+        return _run(out, seeds, parameters, resolutions, workers=workers, ray=ray, ray_address=ray_address,
+                    progress=progress, started=started, cache=cache)
+    finally:
+        if endpoint is not None:
+            from chaingraph.build.endpoint_seed import close_endpoint_contexts
+
+            close_endpoint_contexts()
+
+
+def _check_endpoint_build(endpoint: str, policy: TraversalPolicy, *, collect: bool, fuse: bool,
+                          workers: int, ray: bool) -> None:
+    """Refuse what an endpoint build cannot do, one line each, before any request."""
+    from chaingraph.settings import EndpointSettings, settings
+    from chaingraph.sources.endpoint_graph import check_endpoint_policy
+
+    settings(EndpointSettings, url=endpoint)
+    check_endpoint_policy(policy)
+    for name, bad, why in (
+        ("collect", not collect, "collect=False takes a whole store as the neighbourhood"),
+        ("fuse", fuse, "fused tasks read target values from a whole store"),
+        ("workers", workers > 1, "one process holds the build's response cache (and the Wikidata "
+                                 "Query Service asks for one request in flight)"),
+        ("ray", ray, "one process holds the build's response cache"),
+    ):
+        if bad:
+            raise InvalidInput(
+                f"{name}: not available with an endpoint: {why}; drop it, or `chaingraph collect` "
+                "the region into a store and build with store"
+            ).about(name)
+
+
+def _run(
+    out: Path,
+    seeds: str | Path,
+    parameters: BuildParameters,
+    resolutions: Sequence[Resolution],
+    *,
+    workers: int,
+    ray: bool,
+    ray_address: str | None,
+    progress: Progress | None,
+    started: float,
+    cache: Path | None,
+) -> BuildResult:
     state = _state(out, parameters, resolutions)
     todo: list[tuple[int, str]] = []
     results: dict[int, SeedResult] = {}
@@ -314,9 +374,11 @@ def build(
             todo.append((index, r.qid))
     resumed = len(results)
     total = sum(r.qid is not None for r in resolutions)
-    if todo and not ray and workers <= 1:
+    if todo and not ray and workers <= 1 and parameters.store is not None:
         open_context(parameters)  # fail early on a bad store, before any seed
-    runs = _run_ray(parameters, todo, ray_address) if ray else _run_local(parameters, todo, workers)
+    runs = (
+        _run_ray(parameters, todo, ray_address) if ray else _run_local(parameters, todo, workers, cache)
+    )
     for result in runs:
         _atomic_write(state / "seeds" / f"{result.index:06d}.json", result.model_dump_json())
         results[result.index] = result
@@ -385,6 +447,7 @@ def _assemble(
             "seeds": str(seeds),
             "seeds_sha256": _seed_hash(Path(seeds)),
             "store": parameters.store,
+            "endpoint": parameters.endpoint,
             "resolved": [
                 {"line": r.seed.line, "text": r.seed.text, "qid": r.qid, "status": r.status}
                 for r in resolutions

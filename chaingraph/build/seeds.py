@@ -10,7 +10,10 @@ file and a binary one.
 
 :func:`resolve_names` turns each seed into a Q-id. A Q-id stands for itself. A name is
 looked up, case-insensitively, among the **labels and aliases** of the store's items
-(:meth:`~chaingraph.store.Store.entities_named`). The **resolution rule**:
+(:meth:`~chaingraph.store.Store.entities_named`), or of an endpoint's items
+(:class:`~chaingraph.sources.endpoint_names.EndpointNames`: a SPARQL label and alias
+lookup on the name's case forms, with sitelink counts). The **resolution rule**, the
+same for both:
 
 * no item carries the name → ``unknown`` (skipped);
 * exactly one does → that item;
@@ -37,16 +40,16 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from chaingraph.errors import InvalidInput
 from chaingraph.ids import is_item_id
-from chaingraph.store import Store
 
-__all__ = ["CLEAR_MARGIN", "CLEAR_RATIO", "Resolution", "SeedLine", "pick", "read_seeds", "resolve_names"]
+__all__ = ["CLEAR_MARGIN", "CLEAR_RATIO", "NameLookup", "Resolution", "SeedLine", "pick", "read_seeds",
+           "resolve_names"]
 
 #: a name resolves to its best-known item only when it has ≥ CLEAR_RATIO × and
 #: ≥ CLEAR_MARGIN more sitelinks than the runner-up
@@ -56,6 +59,13 @@ _KEYS = ("seed", "id", "qid", "item", "name", "label")
 _MAX_NAME = 200
 
 Candidate = tuple[str, str | None, int | None, str]  # id, label, sitelinks, matched by
+
+
+class NameLookup(Protocol):
+    """Where names are looked up: a :class:`~chaingraph.store.Store` or an
+    :class:`~chaingraph.sources.endpoint_names.EndpointNames`."""
+
+    def entities_named(self, names: Collection[str]) -> dict[str, list[Candidate]]: ...
 
 
 @dataclass(frozen=True)
@@ -215,8 +225,9 @@ def pick(candidates: Sequence[Candidate]) -> str | None:
     return ranked[0][0] if best >= CLEAR_RATIO * second and best - second >= CLEAR_MARGIN else None
 
 
-def resolve_names(seeds: Sequence[SeedLine], store: Store) -> tuple[Resolution, ...]:
-    """Each seed's :class:`Resolution` through the labels and aliases of ``store``; a seed
+def resolve_names(seeds: Sequence[SeedLine], store: NameLookup) -> tuple[Resolution, ...]:
+    """Each seed's :class:`Resolution` through the labels and aliases of ``store`` (a store
+    or an endpoint's :class:`~chaingraph.sources.endpoint_names.EndpointNames`); a seed
     that resolves to an item an earlier line already gave is a ``duplicate`` (no Q-id)."""
     names = [s.text for s in seeds if s.qid is None]
     found = store.entities_named(names) if names else {}

@@ -62,7 +62,7 @@ COMMANDS: dict[str, CommandEntry] = {
     "build": CommandEntry(
         "build",
         "Build a certified task corpus from SEEDS (a text, CSV or JSON Lines file of Q-ids or "
-        "names): collect, rank, filter by familiarity, certify no shortcut in the whole store, "
+        "names): collect, rank, filter by familiarity, certify no shortcut in the whole store or endpoint, "
         "propose minimal clues, screen the anchor, record H and the level (DESIGN §10).",
     ),
     "crosswalk": CommandEntry(

@@ -1,4 +1,4 @@
-"""``chaingraph build SEEDS --store PATH --out DIR``: the twin of
+"""``chaingraph build SEEDS --store PATH|--endpoint URL --out DIR``: the twin of
 :func:`chaingraph.build.build` (a certified task corpus from a seed list, DESIGN §10)."""
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ def _funnel_table(rows: tuple[FunnelRow, ...]) -> None:
 @click.option("--store", metavar="PATH", type=click.Path(dir_okay=False),
               help="Build from this store (read only); chains are certified shortcut-free in all of it.")
 @click.option("--endpoint", metavar="URL",
-              help="Build from a SPARQL endpoint (refused for now: no whole-endpoint certificate yet).")
+              help="Build from a SPARQL endpoint: chains are certified shortcut-free in the whole endpoint "
+                   "by a bidirectional bounded search; responses are cached in OUT/cache.duckdb.")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="Output folder (resumable).")
 @click.option("--min-hops", default=_BOUNDS.min_hops, show_default=True, type=int)
 @click.option("--max-hops", default=_BOUNDS.max_hops, show_default=True, type=int)
@@ -82,8 +83,8 @@ def build(seeds: str, store: str | None, endpoint: str | None, out: str, min_hop
           max_values: int, budget: int, fuse: bool, workers: int, ray_address: str | None,
           progress: bool | None) -> None:
     """Build a certified task corpus from SEEDS (a text, CSV or JSON Lines file of Q-ids or
-    names): collect, rank, filter by familiarity, certify no shortcut in the whole store,
-    propose minimal clues, screen the anchor, record H and the level (DESIGN §10).
+    names): collect, rank, filter by familiarity, certify no shortcut in the whole store or
+    endpoint, propose minimal clues, screen the anchor, record H and the level (DESIGN §10).
 
     Writes tasks.jsonl, rejected.jsonl, manifest.json, funnel.md, audit.md and audit.png
     to --out; re-running the same command resumes where it stopped.
@@ -91,6 +92,7 @@ def build(seeds: str, store: str | None, endpoint: str | None, out: str, min_hop
     \b
     chaingraph build seeds.txt --store world.duckdb --out corpus/
     chaingraph build seeds.csv --store world.duckdb --out corpus/ --no-collect --top 5 --workers 2
+    chaingraph build seeds.txt --endpoint http://127.0.0.1:7878/query --out corpus/
     """
     from chaingraph.build import build as run_build
 

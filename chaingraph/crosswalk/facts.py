@@ -292,9 +292,10 @@ def facts_from_store(store: Store, ids: Collection[str] | None = None) -> dict[s
     'quantity'
     """
     wanted = sorted(ids if ids is not None else store.datatypes(), key=lambda p: int(p[1:]))
+    infos = store.property_infos([pid(ident, field="property") for ident in wanted])
     out: dict[str, PropertyFacts] = {}
     for ident in wanted:
-        info = store.property(pid(ident, field="property"))
+        info = infos.get(ident)
         if info is not None:
             out[ident] = PropertyFacts(
                 ident,

@@ -5,6 +5,7 @@ Modules, imports flowing down this list::
     reference   mention resolution, equivalent relations, the tasks' reference routes
     claims      claims resolved to statements; the pluggable support judge
     routes      the claimed alternative route and its three-part adjudication
+    records     claim records: each distinct claim of a task resolved and mapped once
     visual      anchor precision/recall, NVRC, DRI, revisits (boxes only)
     scorer      TaskScorer (per-task state); coverage: NC and RC, routes adjudicated
     score       score_trajectory: one item, every metric, every explanation

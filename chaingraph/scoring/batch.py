@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -23,11 +23,16 @@ from chaingraph.files import json_problem, read_text
 from chaingraph.lookups import StoreValues
 from chaingraph.necessity import GraphCache
 from chaingraph.scoring.claims import GraphJudge, SupportJudge
+from chaingraph.scoring.reference import Resolver
 from chaingraph.scoring.score import ItemScore, Metrics, _score
 from chaingraph.scoring.scorer import TaskScorer
 from chaingraph.scoring.visual import DEFAULT, Thresholds, visual_metrics
 from chaingraph.tasks import Task, load_task, parse_task
 from chaingraph.trajectory import AssertEvent, Trajectory, iter_trajectories
+
+if TYPE_CHECKING:
+    from chaingraph.graph import EvidenceGraph
+    from chaingraph.store import Store
 
 __all__ = [
     "SCORE_SCHEMA_VERSION",
@@ -152,6 +157,7 @@ def score_files(tasks: str | Path, trajectories: Iterable[str | Path], *, store:
     known, failures = load_tasks(tasks)
     cache = GraphCache(store=store)
     scorers: dict[str, TaskScorer] = {}
+    resolvers = _Resolvers()
     done: list[tuple[TaskScorer, Trajectory, ItemScore]] = []
     try:
         for path in trajectories:
@@ -172,7 +178,8 @@ def score_files(tasks: str | Path, trajectories: Iterable[str | Path], *, store:
                         base = Path(task.file).parent if task.file else None
                         graph, values = cache.get(task, base=base, file=task.file or "")
                         st = values.store if isinstance(values, StoreValues) else None
-                        sc = TaskScorer(task, graph, values, st, judge=judge or GraphJudge())
+                        sc = TaskScorer(task, graph, values, st, resolver=resolvers.get(st, graph),
+                                        judge=judge or GraphJudge())
                         scorers[task.id] = sc
                     item = _score(sc, got, thresholds).model_copy(update={"file": file, "item": n})
                 except ChaingraphError as exc:
@@ -187,6 +194,22 @@ def score_files(tasks: str | Path, trajectories: Iterable[str | Path], *, store:
                            sensitivity=tuple(rows), failures=tuple(failures))
     finally:
         cache.close()
+
+
+class _Resolvers:
+    """One :class:`Resolver` per store (or, without one, per graph): it reads every label
+    and alias, and its cache of resolved mentions serves every task of the store."""
+
+    def __init__(self) -> None:
+        self._made: dict[int, tuple[object, Resolver]] = {}  # id -> (the source, kept alive; its resolver)
+
+    def get(self, store: Store | None, graph: EvidenceGraph) -> Resolver:
+        source: object = store if store is not None else graph
+        got = self._made.get(id(source))
+        if got is None:
+            made = Resolver.from_store(store) if store is not None else Resolver.from_graph(graph)
+            got = self._made[id(source)] = (source, made)
+        return got[1]
 
 
 def _sensitivity(done: list[tuple[TaskScorer, Trajectory, ItemScore]],

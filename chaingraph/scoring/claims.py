@@ -13,6 +13,7 @@ so a claim that cites a URL is then not supported.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple, Protocol
@@ -27,10 +28,25 @@ if TYPE_CHECKING:
     from chaingraph.lookups import ValueLookup
     from chaingraph.store import Store
 
-__all__ = ["REFERENCE_URL", "Evidence", "GraphJudge", "ResolvedClaim", "SupportJudge", "resolve_claim"]
+__all__ = ["REFERENCE_URL", "Evidence", "GraphJudge", "ResolvedClaim", "SupportJudge", "arcs_between",
+           "resolve_claim"]
 
 #: ``P854`` reference URL.
 REFERENCE_URL = "P854"
+
+
+def arcs_between(g: EvidenceGraph, a: int, b: int) -> list[tuple[int, bool]]:
+    """``(edge, forward)`` of every step edge between vertices ``a`` and ``b`` (``forward``:
+    the edge runs ``a → b``), in :meth:`~chaingraph.graph.EvidenceGraph.neighbours` order.
+    The compact adjacency of each vertex is sorted by neighbour, so the arcs are found by
+    binary search in the smaller of the two rows, not by listing it."""
+    ar = g.arrays
+    a0, a1, b0, b1 = (int(x) for x in ar.indptr[[a, a + 1, b, b + 1]])
+    flip = a1 - a0 > b1 - b0
+    far, start, end = (a, b0, b1) if flip else (b, a0, a1)  # search the shorter row
+    lo = bisect_left(ar.nbr, far, start, end)
+    hi = bisect_right(ar.nbr, far, lo, end)
+    return [(e, fwd != flip) for e, fwd in zip(ar.arc_edge[lo:hi].tolist(), ar.fwd[lo:hi].tolist())]
 
 
 class ResolvedClaim(NamedTuple):
@@ -113,20 +129,27 @@ class Evidence:
     values: ValueLookup | None = None
     store: Store | None = None
     _index: dict[tuple[str, str, str], list[str]] | None = field(default=None, repr=False)
+    _variants: dict[str, list[tuple[str, bool]]] = field(default_factory=dict, repr=False)
+
+    def variants(self, prop: str) -> list[tuple[str, bool]]:
+        """:meth:`Relations.variants` of ``prop`` (cached)."""
+        got = self._variants.get(prop)
+        if got is None:
+            got = self._variants[prop] = self.relations.variants(prop)
+        return got
 
     def statements(self, key: tuple[str, str, str]) -> list[str]:
         """Statement ids of the item statement with canonical ``key`` (any equivalent form)."""
         if self.store is not None:
             return self._store_statements(key)
         g, (s, p, o) = self.graph, key
-        variants = self.relations.variants(p)
+        variants = self.variants(p)
         out: list[str] = []
-        if s in g and o in g:  # step edges: scan the smaller of the two adjacency lists
+        if s in g and o in g:  # step edges between the two
             a, b = g.vertex(s), g.vertex(o)
-            near, far, flip = (a, b, False) if g.degree(a) <= g.degree(b) else (b, a, True)
-            wanted = {(prop, swapped != flip) for prop, swapped in variants}
-            out += [g.edge_statement(e) for u, e, fwd in g.neighbours(near)
-                    if u == far and (g.edge_property(e), not fwd) in wanted]
+            wanted = {(prop, swapped) for prop, swapped in variants}
+            out += [g.edge_statement(e) for e, fwd in arcs_between(g, a, b)
+                    if (g.edge_property(e), not fwd) in wanted]
         for prop, swapped in variants:  # class edges type the nodes; they are statements too
             a_, b_ = (o, s) if swapped else (s, o)
             if b_ in g.class_statements.get(prop, {}).get(a_, ()):
@@ -141,14 +164,14 @@ class Evidence:
         assert self.store is not None
         s, p, o = key
         out: list[str] = []
-        for prop, swapped in self.relations.variants(p):
+        for prop, swapped in self.variants(p):
             a, b = (o, s) if swapped else (s, o)
             out += [e.statement_id for e in self.store.edges(subject=a, property=prop, object=b)]
         return out
 
     def value_statements(self, subject: str, prop: str, value: Value) -> list[str]:
         """Statement ids of ``subject prop v`` with ``v`` matching ``value``."""
-        props = [p for p, swapped in self.relations.variants(prop) if not swapped]
+        props = [p for p, swapped in self.variants(prop) if not swapped]
         if self.store is not None:
             sids = [e.statement_id for e in self.store.edges(subject=subject, property=props, item_only=False)
                     if e.value_type != "item"]

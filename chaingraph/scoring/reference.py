@@ -59,7 +59,8 @@ class Resolver:
     def __init__(self, entity_labels: Mapping[str, str], entity_aliases: Mapping[str, Iterable[str]] = {},
                  property_labels: Mapping[str, str] = {},
                  property_aliases: Mapping[str, Iterable[str]] = {}) -> None:
-        self._seen: dict[tuple[str, str], tuple[str | None, str]] = {}  # mention -> answer
+        self._seen_entities: dict[str, tuple[str | None, str]] = {}  # mention -> answer
+        self._seen_relations: dict[str, tuple[str | None, str]] = {}
         self._entities: dict[str, set[str]] = {}
         for ident, label in entity_labels.items():
             self._entities.setdefault(normalise_label(label), set()).add(ident)
@@ -87,10 +88,12 @@ class Resolver:
 
     def entity(self, mention: str) -> tuple[str | None, str]:
         """``(id, "")``, or ``(None, why)`` when the mention names no entity or several."""
-        got = self._seen.get(("e", mention))
+        if mention[:1] == "Q" and mention[1:2] != "0" and mention.isascii() and mention[1:].isdecimal():
+            return mention, ""  # a plain Q-id (what the pattern below would say, without it)
+        got = self._seen_entities.get(mention)
         if got is None:
             m = _QID.fullmatch(mention.strip())
-            got = self._seen[("e", mention)] = (
+            got = self._seen_entities[mention] = (
                 (m.group(1), "") if m
                 else self._one(self._entities.get(normalise_label(mention), set()), mention, "entity"))
         return got
@@ -98,10 +101,12 @@ class Resolver:
     def relation(self, mention: str) -> tuple[str | None, str]:
         """``(property id, "")`` or ``(None, why)``; labels are matched after the crosswalk's
         label normalisation (``place_of_birth`` = ``PlaceOfBirth`` = ``place of birth``)."""
-        got = self._seen.get(("r", mention))
+        if mention[:1] == "P" and mention[1:2] != "0" and mention.isascii() and mention[1:].isdecimal():
+            return mention, ""  # a plain P-id
+        got = self._seen_relations.get(mention)
         if got is None:
             m = _PID.fullmatch(mention.strip())
-            got = self._seen[("r", mention)] = (
+            got = self._seen_relations[mention] = (
                 (m.group(1), "") if m
                 else self._one(self._properties.get(relation_label_key(mention), set()), mention, "property"))
         return got

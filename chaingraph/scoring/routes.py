@@ -22,20 +22,19 @@ route, so :class:`RouteJudge` caches it per ``(task, component, route)``.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from chaingraph.patterns import PathPattern, Step, TypeConstraint, ValueConstraint, evaluate
-from chaingraph.scoring.claims import Evidence, ResolvedClaim
+from chaingraph.scoring.claims import Evidence, ResolvedClaim, arcs_between
 from chaingraph.scoring.reference import Route, make_route
 
 if TYPE_CHECKING:
     from chaingraph.tasks import Task
     from chaingraph.values import Value
 
-__all__ = ["ClaimedRoute", "RouteJudge", "RouteVerdict", "claimed_route"]
+__all__ = ["ClaimedRoute", "RouteJudge", "RouteVerdict", "claimed_route", "shortest_path"]
 
 Direction = Literal["forward", "backward"]
 
@@ -63,25 +62,63 @@ def claimed_route(claims: Sequence[ResolvedClaim], start: str, target: str,
                   node: dict[str, str]) -> ClaimedRoute | None:
     """The first shortest path of claims from ``start`` to ``target`` (``node`` maps a
     claimed node to the reference node it is equivalent to), or ``None``."""
-    adj: dict[str, list[tuple[str, ResolvedClaim]]] = {}
+    ends: list[tuple[str, str] | None] = []
     for cl in claims:
         if cl.statement is None or cl.premise is None or cl.conclusion is None:
+            ends.append(None)
+        else:
+            ends.append((node.get(cl.premise, cl.premise), node.get(cl.conclusion, cl.conclusion)))
+    path = shortest_path(ends, start, target)
+    if path is None:
+        return None
+    nodes, at = path
+    used = [claims[j] for j in at]
+    steps: list[tuple[str, Direction]] = []
+    for i, cl in enumerate(used):
+        assert cl.statement is not None
+        subject = node.get(cl.statement[0], cl.statement[0])
+        # the walk nodes[i] -> nodes[i+1] is forward when nodes[i] is the statement's subject
+        steps.append((cl.statement[1], "forward" if subject == nodes[i] else "backward"))
+    premises = tuple(ends[j][0] for j in at)  # type: ignore[index]
+    return ClaimedRoute(nodes, tuple(steps), tuple(used), premises)
+
+
+def shortest_path(ends: Sequence[tuple[str, str] | None], start: str,
+                  target: str) -> tuple[tuple[str, ...], list[int]] | None:
+    """The first shortest path from ``start`` to ``target`` over claims given by their ends
+    ``(premise, conclusion)`` (``None``: the claim states no statement), walked either way;
+    claims earlier in ``ends`` break ties. Returns the nodes and the positions of the claims
+    that made each step.
+
+    >>> shortest_path([("a", "b"), None, ("c", "b"), ("a", "c")], "a", "c")
+    (('a', 'c'), [3])
+    """
+    adj: dict[str, list[tuple[str, int]]] = {}
+    for j, e in enumerate(ends):
+        if e is None:
             continue
-        a, b = node.get(cl.premise, cl.premise), node.get(cl.conclusion, cl.conclusion)
+        a, b = e
         if a == b:
             continue
-        adj.setdefault(a, []).append((b, cl))
-        adj.setdefault(b, []).append((a, cl))
-    if start not in adj:
+        if a in adj:
+            adj[a].append((b, j))
+        else:
+            adj[a] = [(b, j)]
+        if b in adj:
+            adj[b].append((a, j))
+        else:
+            adj[b] = [(a, j)]
+    if start not in adj or target not in adj:
         return None
-    prev: dict[str, tuple[str, ResolvedClaim] | None] = {start: None}
-    queue = deque([start])
-    while queue and target not in prev:
-        u = queue.popleft()
-        for v, cl in adj.get(u, ()):
+    prev: dict[str, tuple[str, int] | None] = {start: None}
+    queue = [start]
+    for u in queue:  # breadth first; the target's first discovery fixes its path
+        for v, j in adj[u]:
             if v not in prev:
-                prev[v] = (u, cl)
+                prev[v] = (u, j)
                 queue.append(v)
+        if target in prev:
+            break
     if target not in prev:
         return None
     nodes, used = [target], []
@@ -90,24 +127,24 @@ def claimed_route(claims: Sequence[ResolvedClaim], start: str, target: str,
         used.append(back[1])
     nodes.reverse()
     used.reverse()
-    steps: list[tuple[str, Direction]] = []
-    for i, cl in enumerate(used):
-        assert cl.statement is not None
-        subject = node.get(cl.statement[0], cl.statement[0])
-        # the walk nodes[i] -> nodes[i+1] is forward when nodes[i] is the statement's subject
-        steps.append((cl.statement[1], "forward" if subject == nodes[i] else "backward"))
-    premises = tuple(node.get(cl.premise, cl.premise) for cl in used if cl.premise is not None)
-    return ClaimedRoute(tuple(nodes), tuple(steps), tuple(used), premises)
+    return tuple(nodes), used
+
+
+#: the graph half of a verdict: sufficient, target-preserving, and the reasons against it
+#: (per insufficient step: its number and the text before the event that claimed it)
+GraphHalf = tuple[bool, bool, tuple[tuple[int, str], ...], str]
 
 
 @dataclass
 class RouteJudge:
-    """Adjudicates claimed routes of one task, caching the graph half per route."""
+    """Adjudicates claimed routes of one task, caching the graph half per route (and the
+    step edges per claimed step)."""
 
     task: Task
     evidence: Evidence
-    _cache: dict[tuple[object, ...], tuple[bool, bool, tuple[str, ...]]] = field(default_factory=dict)
+    _cache: dict[tuple[object, ...], GraphHalf] = field(default_factory=dict)
     _routes: dict[tuple[object, ...], Route] = field(default_factory=dict)
+    _steps: dict[tuple[object, ...], tuple[str, Direction] | None] = field(default_factory=dict)
 
     def judge(self, component: int, route: ClaimedRoute, reference: Route) -> RouteVerdict:
         """The verdict on ``route`` as a replacement of the reference route of ``component``."""
@@ -115,9 +152,11 @@ class RouteJudge:
         graph_half = self._cache.get(key)
         if graph_half is None:
             graph_half = self._cache[key] = self._graph_half(component, route, reference)
-        sufficient, preserving, why = graph_half
+        sufficient, preserving, failed, unpreserved = graph_half
+        # the graph half is the route's; the events that claimed its steps are this item's
+        why = [f"{text} (step {i}, event {route.claims[i - 1].event})" for i, text in failed]
         circular = _circularity(route)
-        reasons = (*why, *circular)
+        reasons = (*why, *((unpreserved,) if unpreserved else ()), *circular)
         ok = sufficient and not circular and preserving
         return RouteVerdict(ok, sufficient, not circular, preserving, reasons)
 
@@ -130,33 +169,30 @@ class RouteJudge:
                                                  "claimed")
         return got
 
-    def _graph_half(self, c: int, route: ClaimedRoute,
-                    reference: Route) -> tuple[bool, bool, tuple[str, ...]]:
+    def _graph_half(self, c: int, route: ClaimedRoute, reference: Route) -> GraphHalf:
         task, ev = self.task, self.evidence
         comp = task.components[c]
         target_value: Value | None = comp.target.value
-        reasons: list[str] = []
-        sufficient = True
+        failed: list[tuple[int, str]] = []
         walk: list[tuple[str, Direction]] = []
-        for i, ((prop, way), cl) in enumerate(zip(route.steps, route.claims), start=1):
+        for i, (prop, way) in enumerate(route.steps, start=1):
             a, b = route.nodes[i - 1], route.nodes[i]
-            held = self._step(a, b, prop, way, target_value)
+            step = (c, a, b, prop, way)  # the component's: a value target's precision is its own
+            held = self._steps[step] if step in self._steps else self._steps.setdefault(
+                step, self._step(a, b, prop, way, target_value))
             if held is not None:
                 walk.append(held)
                 continue
-            sufficient = False
             shown = f"{a} {prop} {b}" if way == "forward" else f"{b} {prop} {a}"
             s, o = (a, b) if way == "forward" else (b, a)
             known = not b.startswith("value:") and ev.statements(ev.relations.key(s, prop, o))
             why = ("is not a step under the traversal policy" if known
                    else "is not a statement of the evidence graph")
-            reasons.append(f"not sufficient: {shown} {why} (step {i}, event {cl.event})")
-        if not sufficient:
-            return False, False, tuple(reasons)
+            failed.append((i, f"not sufficient: {shown} {why}"))
+        if failed:
+            return False, False, tuple(failed), ""
         preserving, why = self._preserving(c, route, tuple(walk), reference, target_value)
-        if not preserving:
-            reasons.append(why)
-        return True, preserving, tuple(reasons)
+        return True, preserving, (), "" if preserving else why
 
     def _step(self, a: str, b: str, prop: str, way: Direction,
               target_value: Value | None) -> tuple[str, Direction] | None:
@@ -177,12 +213,8 @@ class RouteJudge:
             return None
         vb = g.vertex(b)
         want = rel.key(a, prop, b) if way == "forward" else rel.key(b, prop, a)
-        near, far = (va, vb) if g.degree(va) <= g.degree(vb) else (vb, va)  # scan the smaller side
-        for u, e, fwd in g.neighbours(near):
-            if u != far:
-                continue
+        for e, a_first in arcs_between(g, va, vb):  # a_first: the statement's subject is a
             p = g.edge_property(e)
-            a_first = fwd == (near == va)  # the statement's subject is a
             s, o = (a, b) if a_first else (b, a)
             if rel.key(s, p, o) == want:
                 return p, "forward" if a_first else "backward"

@@ -19,7 +19,9 @@ import weakref
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from chaingraph.graph import EvidenceGraph
 from chaingraph.merge import SAME_AS, AliasJudge, DefaultJudge, normalise_label
@@ -31,6 +33,7 @@ from chaingraph.scoring.claims import (
     SupportJudge,
     resolve_claim,
 )
+from chaingraph.scoring.records import ClaimRecord, Detail, ItemClaims, Key, Named, named, read
 from chaingraph.scoring.reference import (
     Reference,
     Relations,
@@ -60,7 +63,8 @@ def _same_as(g: EvidenceGraph) -> dict[str, dict[str, str]]:
     got = _SAME_AS.get(g)
     if got is None:
         got = _SAME_AS[g] = {}
-        for e in (e for e, p in enumerate(g.graph.es["property"] if g.ecount() else []) if p == SAME_AS):
+        code = g.property_ids.index(SAME_AS) if SAME_AS in g.property_ids else -1
+        for e in np.flatnonzero(g.prop_codes == code).tolist() if code >= 0 else ():  # compact arrays
             s, o = (g.name(v) for v in g.edge_endpoints(e))
             why = f"{SAME_AS} said to be the same as ({g.edge_statement(e)})"
             got.setdefault(s, {}).setdefault(o, why)
@@ -101,6 +105,10 @@ class TaskScorer:
         self._ref_set = frozenset(self._ref_nodes)
         self._matches: dict[str, tuple[str, str] | None] = {}
         self._resolved: dict[tuple[str | None, ...], Resolved] = {}
+        self._records: dict[Key, ClaimRecord] = {}  # claim mentions -> their record for this task
+        self._record_list: list[ClaimRecord] = []  # by id
+        self._asserted: dict[str, Named] = {}
+        self._assertions: dict[str, tuple[str | None, tuple[str, ...]]] = {}
         self._value_targets = any(c.target.value is not None for c in self.task.components)
         self._ref_edges = [frozenset(r.edges) for r in self.reference.routes]
         self._ids = [self.task.component_id(c) for c in range(len(self.task.components))]
@@ -110,14 +118,39 @@ class TaskScorer:
 
     def _default_aliases(self) -> dict[str, tuple[dict[str, str], str | None]]:
         """What :class:`DefaultJudge` would say about the reference nodes and anchors, read
-        once: their ``P460`` partners (with the reason) and their normalised labels."""
+        once: their ``P460`` partners (with the reason) and their normalised labels; and,
+        for :meth:`_match`, the first reference node each partner and each label points to."""
         g = self.graph
         same_as = _same_as(g)
         out: dict[str, tuple[dict[str, str], str | None]] = {}
         for r in {*self._ref_nodes, *(a.entity for a in self.task.anchors)}:
             label = g.labels.get(r)
             out[r] = (same_as.get(r, {}), normalise_label(label) if label else None)
+        self._by_partner: dict[str, tuple[int, str, str]] = {}
+        self._by_label: dict[str, tuple[int, str]] = {}
+        for i, r in enumerate(self._ref_nodes):
+            partners, label = out[r]
+            for other, why in partners.items():
+                self._by_partner.setdefault(other, (i, r, why))
+            if label:
+                self._by_label.setdefault(label, (i, r))
         return out
+
+    def _assertion(self, mention: str) -> tuple[str | None, tuple[str, ...]]:
+        """The entity an asserted mention names and the reference node it is (cached)."""
+        got = self._assertions.get(mention)
+        if got is None:
+            assert self.resolver is not None
+            ent = self.resolver.entity(mention)[0]
+            got = self._assertions[mention] = (ent, () if ent is None else self._entity_named(ent)[0])
+        return got
+
+    def _entity_named(self, entity: str) -> Named:
+        """:func:`~chaingraph.scoring.records.named` of one asserted entity (cached)."""
+        got = self._asserted.get(entity)
+        if got is None:
+            got = self._asserted[entity] = named(self, (entity,))
+        return got
 
     # -- equivalence -------------------------------------------------------------------
     def same(self, a: str, b: str) -> str | None:
@@ -145,6 +178,15 @@ class TaskScorer:
             found = None
             if x in self._ref_set:
                 found = (x, "identical")
+            elif self._known is not None:  # what same(x, r) says of the first r, read off indexes
+                by_partner = self._by_partner.get(x)
+                label = self.graph.labels.get(x)
+                key = normalise_label(label) if label else None
+                by_label = self._by_label.get(key) if key else None
+                if by_partner is not None and (by_label is None or by_partner[0] <= by_label[0]):
+                    found = (by_partner[1], by_partner[2])
+                elif by_label is not None:
+                    found = (by_label[1], f"equal normalised labels {key!r}")
             else:
                 for r in self._ref_nodes:
                     why = self.same(x, r)
@@ -181,21 +223,51 @@ class TaskScorer:
         return self._support[key]
 
 
-class Coverage(NamedTuple):
-    """The graph half of one item's score."""
+class Coverage:
+    """The graph half of one item's score. ``named``, ``node``, ``aliases`` and ``claimed``
+    are worked out on first use when the item was read through claim records (a scorer
+    holding many items then keeps few containers per item)."""
 
-    claims: Sequence[ResolvedClaim]
-    asserted: Mapping[int, str | None]
-    named: AbstractSet[str]  # the reference node (or itself) of every entity the agent named
-    node: Mapping[str, str]  # named node -> the reference node it is (identity or alias)
-    aliases: Sequence[str]
-    claimed: AbstractSet[tuple[str, str, str]]  # claimed statements, canonical, ends mapped
-    routes: Sequence[Route]  # per component: the reference, or the credited alternative
-    verdicts: Sequence[tuple[int, ClaimedRoute, RouteVerdict]]
-    v_req: tuple[str, ...]
-    e_req: tuple[tuple[str, str, str], ...]
-    nodes_hit: int
-    edges_hit: int
+    __slots__ = ("_detail", "_verdicts", "asserted", "claims", "e_req", "edges_hit", "nodes_hit", "routes",
+                 "v_req")
+
+    def __init__(self, claims: Sequence[ResolvedClaim], asserted: Mapping[int, str | None],
+                 detail: Detail | ItemClaims, routes: Sequence[Route],
+                 verdicts: Sequence[tuple[int, ClaimedRoute, RouteVerdict]], v_req: tuple[str, ...],
+                 e_req: tuple[tuple[str, str, str], ...], nodes_hit: int, edges_hit: int) -> None:
+        self.claims, self.asserted, self._detail = claims, asserted, detail
+        self.routes = routes  # per component: the reference, or the credited alternative
+        self._verdicts = verdicts or None  # most items have none: keep no empty list per item
+        self.v_req, self.e_req, self.nodes_hit, self.edges_hit = v_req, e_req, nodes_hit, edges_hit
+
+    def _details(self) -> Detail:
+        if type(self._detail) is ItemClaims:  # not isinstance: an ABC's instance check is slow
+            self._detail = self._detail.detail(self.asserted)
+        return self._detail  # type: ignore[return-value]
+
+    @property
+    def verdicts(self) -> Sequence[tuple[int, ClaimedRoute, RouteVerdict]]:
+        """Every alternative route adjudicated: ``(component, route, verdict)``."""
+        return self._verdicts if self._verdicts is not None else []
+
+    @property
+    def named(self) -> AbstractSet[str]:
+        """The reference node (or itself) of every entity the agent named."""
+        return self._details()[0]
+
+    @property
+    def node(self) -> Mapping[str, str]:
+        """Named node -> the reference node it is (identity or alias)."""
+        return self._details()[1]
+
+    @property
+    def aliases(self) -> Sequence[str]:
+        return self._details()[2]
+
+    @property
+    def claimed(self) -> AbstractSet[tuple[str, str, str]]:
+        """Claimed statements, canonical, ends mapped onto reference nodes."""
+        return self._details()[3]
 
     @property
     def nc(self) -> float:
@@ -210,18 +282,71 @@ class Coverage(NamedTuple):
         if cl.statement is None:
             return None
         s, p, o = cl.statement
-        return self.node.get(s, s), p, self.node.get(o, o)
+        node = self.node
+        return node.get(s, s), p, node.get(o, o)
 
 
 def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True) -> Coverage:
     """Resolve ``traj``'s claims, adjudicate the routes it claimed, and count NC and RC
     (``alternatives=False``: against the reference routes only, no route is looked for)."""
+    fast = read(sc, traj)
+    claims: Sequence[ResolvedClaim]
+    detail: Detail | ItemClaims
+    if fast is not None:
+        claims, asserted, claimed, hit = fast
+        detail = claims
+    else:  # a claim of a value: the general path
+        claims, asserted, detail = _read_general(sc, traj)
+        hit, node, _notes, claimed = detail
+    routes: Sequence[Route] = sc.reference.routes
+    verdicts: list[tuple[int, ClaimedRoute, RouteVerdict]] = []
+    credited = False
+    touched: set[str] | None = None
+    for c, ref in enumerate(sc.reference.routes if alternatives else ()):
+        # nothing to adjudicate when the reference is all claimed, or when no claimed path
+        # can join anchor and target (both must be ends of claimed statements)
+        if claimed.issuperset(sc._ref_edges[c]):
+            continue
+        if touched is None:
+            touched = {x for e in claimed for x in (e[0], e[2])}
+        if ref.nodes[0] not in touched or ref.nodes[-1] not in touched:
+            continue
+        cid = sc._ids[c]
+        if isinstance(claims, ItemClaims):  # read through the records: the route from them too
+            found = claims.route(cid, ref.nodes[0], ref.nodes[-1])
+        else:
+            found = claimed_route([cl for cl in claims if cl.component is None or cl.component == cid],
+                                  ref.nodes[0], ref.nodes[-1], node)
+        if found is None:
+            continue
+        alt = sc.routes.as_reference(c, found)
+        if sc._ref_edges[c].issuperset(alt.edges):
+            continue
+        verdict = sc.routes.judge(c, found, ref)
+        verdicts.append((c, found, verdict))
+        if verdict.credited:
+            if not credited:
+                routes, credited = list(routes), True
+            routes[c] = alt  # type: ignore[index]
+    if credited:
+        v_req = tuple(dict.fromkeys(n for r in routes for n in r.nodes))
+        e_req = tuple(dict.fromkeys(e for r in routes for e in r.edges))
+    else:
+        v_req, e_req = sc._v_req, sc._e_req
+    return Coverage(claims, asserted, detail, routes, verdicts, v_req, e_req, len(hit.intersection(v_req)),
+                    len(claimed.intersection(e_req)))
+
+
+def _read_general(sc: TaskScorer, traj: Trajectory) -> tuple[list[ResolvedClaim], dict[int, str | None],
+                                                              Detail]:
+    """:func:`~chaingraph.scoring.records.read` for any trajectory: every claim resolved on
+    its own, claimed values matched against value targets."""
     rel, resolver = sc.relations, sc.resolver
     assert rel is not None and resolver is not None
     claims: list[ResolvedClaim] = []
     asserted: dict[int, str | None] = {}
     for i, ev in enumerate(traj.events):
-        if ev.kind == "claim":  # the kind tag, not isinstance: pydantic's instance check is slow
+        if ev.kind == "claim":
             claims.append(resolve_claim(i, ev, resolver, rel, sc._resolved))
         elif ev.kind == "assert":
             asserted[i] = resolver.entity(ev.entity)[0]
@@ -233,31 +358,4 @@ def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True) -> 
         if cl.statement is not None:
             s, p, o = cl.statement
             claimed.add((node.get(s, s), p, node.get(o, o)))
-    routes = list(sc.reference.routes)
-    verdicts: list[tuple[int, ClaimedRoute, RouteVerdict]] = []
-    touched = {x for e in claimed for x in (e[0], e[2])}
-    for c, ref in enumerate(sc.reference.routes if alternatives else ()):
-        # nothing to adjudicate when the reference is all claimed, or when no claimed path
-        # can join anchor and target (both must be ends of claimed statements)
-        if claimed.issuperset(ref.edges) or ref.nodes[0] not in touched or ref.nodes[-1] not in touched:
-            continue
-        cid = sc._ids[c]
-        found = claimed_route([cl for cl in claims if cl.component is None or cl.component == cid],
-                              ref.nodes[0], ref.nodes[-1], node)
-        if found is None:
-            continue
-        alt = sc.routes.as_reference(c, found)
-        if sc._ref_edges[c].issuperset(alt.edges):
-            continue
-        verdict = sc.routes.judge(c, found, ref)
-        verdicts.append((c, found, verdict))
-        if verdict.credited:
-            routes[c] = alt
-    if any(v.credited for _c, _f, v in verdicts):
-        v_req = tuple(dict.fromkeys(n for r in routes for n in r.nodes))
-        e_req = tuple(dict.fromkeys(e for r in routes for e in r.edges))
-    else:
-        v_req, e_req = sc._v_req, sc._e_req
-    hit = {node.get(n, n) for n in named}
-    return Coverage(claims, asserted, hit, node, alias_notes, claimed, routes, verdicts, v_req, e_req,
-                    len(hit.intersection(v_req)), len(claimed.intersection(e_req)))
+    return claims, asserted, ({node.get(n, n) for n in named}, node, alias_notes, claimed)

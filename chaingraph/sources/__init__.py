@@ -6,6 +6,9 @@
   replay);
 * :mod:`~chaingraph.sources.sparql_source` — batched neighbourhoods from an endpoint;
 * :mod:`~chaingraph.sources.store_source` — neighbourhoods from an existing store;
+* :mod:`~chaingraph.sources.endpoint_graph` — single items' step edges and hub flags from an
+  endpoint, cached per item (the whole-endpoint no-shortcut search of ``build``);
+* :mod:`~chaingraph.sources.endpoint_names` — items named by a label or alias on an endpoint;
 * :mod:`~chaingraph.sources.loaders` — JSON-dump and RDF dump loaders (write the store).
 
 The crawl over any of these is :func:`chaingraph.collect.collect`.

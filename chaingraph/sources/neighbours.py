@@ -80,6 +80,12 @@ class Neighbourhoods:
     provenance_rows: pa.Table | None = None
     sources: list[SourceRef] = field(default_factory=list)
     neighbours: dict[str, list[Neighbour]] = field(default_factory=dict)
+    #: from a source that copies nothing (a store read in place): ids of its statements that
+    #: this part brings, in place of rows
+    statement_ids: pa.Array | pa.ChunkedArray | None = None
+    #: set when the source applied :func:`keep_neighbours` itself with this ``max_neighbours``:
+    #: ``neighbours`` then holds each entity's kept neighbours, in order
+    capped: int | None = None
     requests: int = 0
     retries: int = 0
     cache_hits: int = 0

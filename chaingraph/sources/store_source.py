@@ -39,15 +39,24 @@ class StoreSource:
     property datatype is item or literal (when the store knows datatypes; external ids
     excluded), in-edges minus ``P31``/``P279`` cut to ``in_limit`` per entity in the
     store's edge order (:meth:`Store.edges`), qualifiers, references and the source's own
-    provenance rows.
+    provenance rows. With ``copy=False`` a part copies no row but names the statements
+    it brings (:attr:`Neighbourhoods.statement_ids`, possibly repeated) and the crawl
+    makes the store at the end (:func:`~chaingraph.collect.collect_subset`): :meth:`fetch`
+    names the statements it read, :meth:`describe` none (the crawl reads the ``P31``
+    statements of every described entity at the end, in one query:
+    :meth:`class_statement_ids`); the neighbours :meth:`fetch` returns are already cut
+    to ``max_neighbours`` of ``limits`` by the crawl's rule
+    (:func:`~chaingraph.sources.neighbours.keep_neighbours`, run in DuckDB).
     """
 
     def __init__(
         self, source: Store, *, limits: CrawlLimits | None = None, batch_size: int = 5000,
-        describe_size: int = 20000
+        describe_size: int = 20000, copy: bool = True
     ) -> None:
         self.source = source
+        self.copy = copy
         self.in_limit = (limits or CrawlLimits()).in_limit
+        self.max_neighbours = (limits or CrawlLimits()).max_neighbours
         self.batch_size = batch_size
         self.describe_size = describe_size
         # an in-memory store has no name that outlives it: tell two of them apart by identity
@@ -70,17 +79,35 @@ class StoreSource:
     def fetch(self, entities: Sequence[str]) -> Neighbourhoods:
         ents = [qid(e) for e in entities]
         out = Neighbourhoods(neighbours={e: [] for e in ents})
+        capped = None if self.copy else self.max_neighbours
         rows = self.source.neighbour_table(ents, in_limit=self.in_limit, kept_datatypes=KEPT_DATATYPES,
-                                           literal_types=LITERAL_TYPES, class_properties=CLASS_PROPERTIES)
-        items = rows.filter(rows["item"])
+                                           literal_types=LITERAL_TYPES, class_properties=CLASS_PROPERTIES,
+                                           max_neighbours=capped)
+        if capped is None:
+            items = rows.filter(rows["item"])
+        else:  # only the kept neighbours, each entity's in their order
+            items = rows.filter(pc.is_valid(rows["kept"]))
+            items = items.take(pc.sort_indices(items["kept"]))
+            out.capped = capped
         for ent, nb, prop, sid, fwd, rank in zip(*(items[c].to_pylist() for c in (
                 "entity", "neighbour", "property", "statement_id", "forward", "rank"))):
             out.neighbours[ent].append(Neighbour(nb, prop, sid, fwd, rank))
-        if rows.num_rows:
+        if not self.copy:
+            out.statement_ids = rows["statement_id"]
+        elif rows.num_rows:
             self._copy(self.source.statement_tables(pc.unique(rows["statement_id"])), out)
         return out
 
+    def class_statement_ids(self, entities: Sequence[str]) -> pa.Array:
+        """Ids of the ``P31`` statements of ``entities``: what :meth:`describe` copies
+        besides their entity rows."""
+        return self.source.class_statement_ids(entities, "P31")
+
     def describe(self, entities: Sequence[str]) -> Neighbourhoods:
         out = Neighbourhoods()
-        self._copy(self.source.entity_tables([qid(e) for e in entities]), out)
+        ents = [qid(e) for e in entities]
+        if not self.copy:
+            out.statement_ids = pa.array([], pa.string())
+        else:
+            self._copy(self.source.entity_tables(ents), out)
         return out

@@ -1,0 +1,121 @@
+"""The JSON loader's large appended batches give the store the row-at-a-time loader gives:
+on a real world dump, with an entity repeated across batches, into a store that already
+holds the entities, and for :meth:`Store.write_arrow` ``new_keys`` itself."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from test_load_json import CONTENT_TABLES, contents
+
+from chaingraph.resources import data_file
+from chaingraph.sources.loaders import json_dump
+from chaingraph.sources.loaders.json_dump import load_json_dump
+from chaingraph.store import Store
+
+SAMPLE = data_file("sample/douglas-adams.json")
+
+
+def _both(path: Path, *, into: Path | None = None) -> tuple[dict[str, list[tuple[object, ...]]], ...]:
+    out = []
+    for rows in (False, True):
+        with Store() as store:
+            if into is not None:
+                load_json_dump(into, store, row_at_a_time=True)
+            report = load_json_dump(path, store, row_at_a_time=rows)
+            assert report.statements > 0
+            out.append(contents(store, (*CONTENT_TABLES, "statement_sources")))
+    return tuple(out)
+
+
+@pytest.mark.slow
+def test_codex_s_loads_to_the_same_store_either_way(shared_data: Path) -> None:
+    bulk, rows = _both(shared_data / "world" / "codex-s.json.gz")
+    assert bulk == rows
+    assert len(bulk["statements"]) == 39985
+
+
+def _sample_entities() -> list[dict[str, object]]:
+    lines = SAMPLE.read_bytes().splitlines()
+    return [json.loads(line.rstrip(b",")) for line in lines if line.strip() not in (b"[", b"]", b"")]
+
+
+def test_an_entity_twice_across_small_batches_keeps_its_last_copy(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batches of a few statements, so the two copies of Q42 land in different writes; the
+    second copy drops one statement and renames another."""
+    monkeypatch.setattr(json_dump, "BULK_ROWS", 7)
+    entities = _sample_entities()
+    q42 = next(e for e in entities if e["id"] == "Q42")
+    second = json.loads(json.dumps(q42))
+    claims = second["claims"]
+    dropped = next(iter(claims))
+    del claims[dropped]
+    first_group = next(iter(claims.values()))
+    first_group[0]["id"] = "Q42$RENAMED"
+    dump = tmp_path / "twice.json"
+    dump.write_text("[\n" + ",\n".join(json.dumps(e) for e in [*entities, second]) + "\n]\n")
+    bulk, rows = _both(dump)
+    assert bulk == rows
+    ids = {r[0] for r in bulk["statements"]}
+    assert "Q42$RENAMED" in ids and not any(r[1] == "Q42" and r[2] == dropped for r in bulk["statements"])
+
+
+def test_loading_over_a_store_that_holds_the_entities_gives_the_same_store(tmp_path: Path) -> None:
+    """Every key of the second load is already there: the appended write fails on the
+    primary key and is redone the keyed way."""
+    bulk, rows = _both(SAMPLE, into=SAMPLE)
+    assert bulk == rows
+
+
+def _batch(ids: list[str], objects: list[str]) -> dict[str, pa.Table]:
+    return {"statements": pa.table({
+        "statement_id": ids, "subject": [i.split("$")[0] for i in ids], "property": ["P31"] * len(ids),
+        "rank": ["normal"] * len(ids), "snaktype": ["value"] * len(ids), "value_type": ["item"] * len(ids),
+        "object": objects})}
+
+
+@pytest.mark.parametrize("second", [
+    (["Q1$a", "Q3$c"], ["Q9", "Q10"]),  # a key already in the store
+    (["Q4$d", "Q4$d"], ["Q11", "Q11"]),  # a key twice in the batch
+    (["Q5$e", "Q6$f"], ["Q12", "Q13"]),  # new keys only
+])
+def test_write_arrow_new_keys_matches_the_keyed_write(second: tuple[list[str], list[str]]) -> None:
+    got = []
+    for new_keys in (False, True):
+        with Store() as store:
+            store.write_arrow(_batch(["Q1$a", "Q2$b"], ["Q7", "Q8"]), new_keys=new_keys)
+            store.write_arrow(_batch(*second), new_keys=new_keys)
+            got.append(contents(store, ("statements",)))
+    assert got[0] == got[1]
+
+
+def test_an_interrupted_load_keeps_every_batch_handed_to_the_store_whole(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C in the middle of the sample: the batches parsed before it are in the store
+    file, each entity with all its statements; nothing half-written."""
+    with Store() as full:
+        load_json_dump(SAMPLE, full)
+        expected = {sid: subject for sid, subject, *_ in contents(full, ("statements",))["statements"]}
+    monkeypatch.setattr(json_dump, "BULK_ROWS", 10)
+    add, seen = json_dump.EntityRows.add, []
+
+    def interrupt_at_the_tenth_item(self: json_dump.EntityRows, entity: dict[str, object]) -> None:
+        if str(entity["id"]).startswith("Q"):
+            seen.append(entity["id"])
+            if len(seen) == 10:
+                raise KeyboardInterrupt
+        add(self, entity)
+
+    monkeypatch.setattr(json_dump.EntityRows, "add", interrupt_at_the_tenth_item)
+    db = tmp_path / "interrupted.duckdb"
+    with Store(db) as store, pytest.raises(KeyboardInterrupt):
+        load_json_dump(SAMPLE, store)
+    with Store(db) as store:
+        stored = {sid: subject for sid, subject, *_ in contents(store, ("statements",))["statements"]}
+    subjects = set(stored.values())
+    assert stored and subjects <= set(seen[:9])
+    assert stored == {sid: s for sid, s in expected.items() if s in subjects}
