@@ -220,22 +220,33 @@ class ItemClaims(Sequence[ResolvedClaim]):
 
     def route(self, component: str, start: str, target: str) -> ClaimedRoute | None:
         """:func:`~chaingraph.scoring.routes.claimed_route` over the claims that serve
-        ``component`` (or none), read off the records."""
-        every, ids = self._sc._record_list, self._ids
-        at = [k for k, c in enumerate(self._components) if c is None or c == component]
+        ``component`` (or none), read off the records. Items whose route is made of the same
+        records claimed at the same events (with the same sources) share one
+        :class:`ClaimedRoute` (kept by the task's scorer)."""
+        every, ids, comps = self._sc._record_list, self._ids, self._components
+        at = [k for k, c in enumerate(comps) if c is None or c == component]
         path = shortest_path([every[ids[k]].ends for k in at], start, target)
         if path is None:
             return None
         nodes, used = path
-        recs = self._records()
+        events = self._traj.events
+        positions = [i for i, ev in enumerate(events) if ev.kind == "claim"]
+        picked = [at[j] for j in used]  # claim positions in the item
+        key = (start, *((positions[k], ids[k], events[positions[k]].source, comps[k])  # type: ignore[union-attr]
+                        for k in picked))
+        known = self._sc._claimed_routes
+        got = known.get(key)
+        if got is not None:
+            return got
+        recs = [every[ids[k]] for k in picked]
         steps: list[tuple[str, Literal["forward", "backward"]]] = []
-        for n, j in enumerate(used):
-            mapped = recs[at[j]].mapped
+        for n, rec in enumerate(recs):
+            mapped = rec.mapped
             assert mapped is not None
             # the walk nodes[n] -> nodes[n+1] is forward when nodes[n] is the statement's subject
             steps.append((mapped[1], "forward" if mapped[0] == nodes[n] else "backward"))
-        premises = tuple(recs[at[j]].ends[0] for j in used)  # type: ignore[index]
-        events = [i for i, ev in enumerate(self._traj.events) if ev.kind == "claim"]
-        made = tuple(_claim(events[at[j]], recs[at[j]], self._traj.events[events[at[j]]])  # type: ignore[arg-type]
-                     for j in used)
-        return ClaimedRoute(nodes, tuple(steps), made, premises)
+        premises = tuple(rec.ends[0] for rec in recs)  # type: ignore[index]
+        made = tuple(_claim(positions[k], rec, events[positions[k]])  # type: ignore[arg-type]
+                     for k, rec in zip(picked, recs))
+        got = known[key] = ClaimedRoute(nodes, tuple(steps), made, premises)
+        return got

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from chaingraph.patterns import PathPattern, Step, TypeConstraint, ValueConstraint, evaluate
+from chaingraph.patterns import PathPattern, PatternResult, Step, TypeConstraint, ValueConstraint, evaluate
 from chaingraph.scoring.claims import Evidence, ResolvedClaim, arcs_between
 from chaingraph.scoring.reference import Route, make_route
 
@@ -145,9 +145,22 @@ class RouteJudge:
     _cache: dict[tuple[object, ...], GraphHalf] = field(default_factory=dict)
     _routes: dict[tuple[object, ...], Route] = field(default_factory=dict)
     _steps: dict[tuple[object, ...], tuple[str, Direction] | None] = field(default_factory=dict)
+    _verdicts: dict[tuple[object, ...], RouteVerdict] = field(default_factory=dict)
+    #: answers of a route's pattern: routes through other nodes by the same steps share it
+    _answers: dict[tuple[PathPattern, object], PatternResult] = field(default_factory=dict)
 
     def judge(self, component: int, route: ClaimedRoute, reference: Route) -> RouteVerdict:
-        """The verdict on ``route`` as a replacement of the reference route of ``component``."""
+        """The verdict on ``route`` as a replacement of the reference route of ``component``
+        (one object per route and item half: items that claimed a route's steps at the same
+        events with the same premises share it)."""
+        events = tuple(cl.event for cl in route.claims)
+        whole = (component, route.nodes, route.steps, route.premises, events)
+        got = self._verdicts.get(whole)
+        if got is None:
+            got = self._verdicts[whole] = self._judge(component, route, reference)
+        return got
+
+    def _judge(self, component: int, route: ClaimedRoute, reference: Route) -> RouteVerdict:
         key = (component, route.nodes, route.steps)
         graph_half = self._cache.get(key)
         if graph_half is None:
@@ -252,7 +265,10 @@ class RouteJudge:
                               types=tuple(types), values=tuple(values))
         comp = task.components[c]
         aim: str | Value = comp.target.entity if comp.target.entity is not None else target_value  # type: ignore[assignment]
-        r = evaluate(graph, pattern, target=aim, values=self.evidence.values, paths=False)
+        r = self._answers.get((pattern, aim))
+        if r is None:
+            r = self._answers[pattern, aim] = evaluate(graph, pattern, target=aim, values=self.evidence.values,
+                                                       paths=False)
         if r.unique:
             return True, ""
         if not r.target_in:

@@ -107,6 +107,7 @@ class TaskScorer:
         self._resolved: dict[tuple[str | None, ...], Resolved] = {}
         self._records: dict[Key, ClaimRecord] = {}  # claim mentions -> their record for this task
         self._record_list: list[ClaimRecord] = []  # by id
+        self._claimed_routes: dict[tuple[object, ...], ClaimedRoute] = {}  # see ItemClaims.route
         self._asserted: dict[str, Named] = {}
         self._assertions: dict[str, tuple[str | None, tuple[str, ...]]] = {}
         self._value_targets = any(c.target.value is not None for c in self.task.components)
