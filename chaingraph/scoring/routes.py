@@ -267,8 +267,8 @@ class RouteJudge:
         aim: str | Value = comp.target.entity if comp.target.entity is not None else target_value  # type: ignore[assignment]
         r = self._answers.get((pattern, aim))
         if r is None:
-            r = self._answers[pattern, aim] = evaluate(graph, pattern, target=aim, values=self.evidence.values,
-                                                       paths=False)
+            r = self._answers[pattern, aim] = evaluate(graph, pattern, target=aim,
+                                                       values=self.evidence.values, paths=False)
         if r.unique:
             return True, ""
         if not r.target_in:

@@ -108,6 +108,8 @@ class TaskScorer:
         self._records: dict[Key, ClaimRecord] = {}  # claim mentions -> their record for this task
         self._record_list: list[ClaimRecord] = []  # by id
         self._claimed_routes: dict[tuple[object, ...], ClaimedRoute] = {}  # see ItemClaims.route
+        # the verdicts of items, one tuple per distinct list (its routes and verdicts are shared)
+        self._verdict_lists: dict[tuple[object, ...], tuple[tuple[int, ClaimedRoute, RouteVerdict], ...]] = {}
         self._asserted: dict[str, Named] = {}
         self._assertions: dict[str, tuple[str | None, tuple[str, ...]]] = {}
         self._value_targets = any(c.target.value is not None for c in self.task.components)
@@ -249,7 +251,7 @@ class Coverage:
     @property
     def verdicts(self) -> Sequence[tuple[int, ClaimedRoute, RouteVerdict]]:
         """Every alternative route adjudicated: ``(component, route, verdict)``."""
-        return self._verdicts if self._verdicts is not None else []
+        return self._verdicts if self._verdicts is not None else ()
 
     @property
     def named(self) -> AbstractSet[str]:
@@ -334,7 +336,13 @@ def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True) -> 
         e_req = tuple(dict.fromkeys(e for r in routes for e in r.edges))
     else:
         v_req, e_req = sc._v_req, sc._e_req
-    return Coverage(claims, asserted, detail, routes, verdicts, v_req, e_req, len(hit.intersection(v_req)),
+    if verdicts and type(claims) is ItemClaims:  # its routes and verdicts are shared: share the list too
+        ids = tuple((c, id(found), id(v)) for c, found, v in verdicts)
+        got = sc._verdict_lists.get(ids)
+        kept = got if got is not None else sc._verdict_lists.setdefault(ids, tuple(verdicts))
+    else:
+        kept = tuple(verdicts)
+    return Coverage(claims, asserted, detail, routes, kept, v_req, e_req, len(hit.intersection(v_req)),
                     len(claimed.intersection(e_req)))
 
 

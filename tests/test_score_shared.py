@@ -1,0 +1,114 @@
+"""Shared route objects (chaingraph/scoring/records.py, routes.py, scorer.py): items that claim
+the same route at the same events share one claimed route, one verdict, one verdict list,
+and routes by the same steps share one pattern answer. A scorer that has seen many items
+must say of each item what a fresh scorer reading it by the general path says, whether its
+route is credited or refused for any of the three reasons."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, Literal
+from unittest import mock
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from score_story import build_store, claim, scorer, task, trajectory
+from test_score_properties import SETTINGS, events
+
+from chaingraph.scoring import TaskScorer, coverage
+from chaingraph.scoring.routes import ClaimedRoute
+from chaingraph.scoring.scorer import Coverage
+from chaingraph.store import Store
+from chaingraph.trajectory import parse_trajectory
+
+# Q1 P127 Q5 P17 Q4 is credited; over P361 Q5 also reaches Sylvania (not target-preserving);
+# Q5 P131 Q4 is no statement (not sufficient); Q4 as the premise of Q5 P17 Q4 is circular
+ROUTE = [claim("Q1", "P127", "Q5"), claim("Q5", "P17", "Q4"), claim("Q5", "P361", "Q4"),
+         claim("Q5", "P131", "Q4"), claim("Q4", "P17", "Q5", direction="backward"),
+         claim("Widget", "owned by", "Holdco", component="component1"), claim("Q1", "P176", "Q2"),
+         claim("Q2", "P159", "Q3"), claim("Q20", "P176", "Q10", component="component2")]
+OUTCOMES = {"credited", "not sufficient", "circular", "not target-preserving"}
+
+
+@pytest.fixture(scope="module")
+def story() -> Iterator[Store]:
+    store = build_store()
+    yield store
+    store.close()
+
+
+@pytest.fixture(scope="module")
+def shared(story: Store) -> TaskScorer:
+    return scorer(story)
+
+
+def _fields(cov: Coverage) -> dict[str, Any]:
+    return {"claims": list(cov.claims), "asserted": dict(cov.asserted), "named": set(cov.named),
+            "node": dict(cov.node), "aliases": list(cov.aliases), "claimed": set(cov.claimed),
+            "routes": list(cov.routes), "verdicts": list(cov.verdicts), "v_req": cov.v_req,
+            "e_req": cov.e_req, "nc": cov.nc, "rc": cov.rc}
+
+
+def _fresh(shared: TaskScorer, traj: Any) -> dict[str, Any]:
+    """What a scorer that has seen nothing says, reading every claim on its own."""
+    sc = TaskScorer(task(), shared.graph, shared.values, shared.store)
+    with mock.patch("chaingraph.scoring.scorer.read", lambda sc, t: None):
+        return _fields(coverage(sc, traj))
+
+
+def _outcomes(cov: Coverage) -> list[str]:
+    """Per verdict: credited, or the first reason against it (an insufficient route is never
+    target-preserving: its pattern is not looked at)."""
+    return ["credited" if v.credited else "not sufficient" if not v.sufficient else
+            "circular" if not v.non_circular else "not target-preserving" for _c, _r, v in cov.verdicts]
+
+
+def route_claims() -> st.SearchStrategy[dict[str, Any]]:
+    return st.one_of(events(), st.sampled_from(ROUTE))
+
+
+@SETTINGS
+@given(evs=st.lists(route_claims(), max_size=10))
+def test_a_scorer_that_has_seen_many_items_says_what_a_fresh_one_says(shared: TaskScorer,
+                                                                    evs: list[dict[str, Any]]) -> None:
+    traj = parse_trajectory(trajectory(*evs))
+    assert _fields(coverage(shared, traj)) == _fresh(shared, traj)
+
+
+CASES = [([ROUTE[0], ROUTE[1]], "credited"), ([ROUTE[0], ROUTE[2]], "not target-preserving"),
+         ([ROUTE[0], ROUTE[3]], "not sufficient"),
+         ([ROUTE[0], ROUTE[4]], "circular"),  # the target as a premise
+         ([ROUTE[1], ROUTE[0]], "circular")]  # a step claimed before its premise was reached
+
+
+@pytest.mark.parametrize(("evs", "outcome"), CASES)
+def test_each_outcome_is_the_same_shared_or_fresh_and_items_share_the_route_objects(
+        story: Store, evs: list[dict[str, Any]], outcome: str) -> None:
+    sc = scorer(story)
+    view = {"kind": "view", "box": [0, 0, 10, 10]}
+    items = [parse_trajectory(trajectory(*evs)), parse_trajectory(trajectory(view, *evs)),
+             parse_trajectory(trajectory(*evs, view))]
+    covs = [coverage(sc, t) for t in items]
+    for cov, traj in zip(covs, items):
+        assert _fields(cov) == _fresh(sc, traj)
+    assert _outcomes(covs[0]) == [outcome]
+    first, moved, same = (c.verdicts for c in covs)
+    assert same is first  # the same route at the same events: one shared list of shared objects
+    assert moved is not first and moved[0][1] is not first[0][1]  # other events: its own route
+    assert moved[0][1].nodes == first[0][1].nodes
+
+
+def test_the_cases_above_cover_credit_and_every_refusal() -> None:
+    assert {outcome for _evs, outcome in CASES} == OUTCOMES
+
+
+def test_routes_by_the_same_steps_share_one_pattern_answer(story: Store) -> None:
+    # the pattern (anchor, steps, clues on the nodes shared with the reference) is the cache key:
+    # two routes through different middle nodes ask it once
+    sc = scorer(story)
+    ref = sc.reference.routes[0]
+    walk: tuple[tuple[str, Literal["forward", "backward"]], ...] = (("P127", "forward"), ("P17", "forward"))
+    routes = [ClaimedRoute(("Q1", mid, "Q4"), walk, (), ("Q1", mid)) for mid in ("Q5", "Q40")]
+    assert [sc.routes._preserving(0, r, walk, ref, None) for r in routes] == [(True, "")] * 2
+    assert len(sc.routes._answers) == 1
