@@ -94,7 +94,8 @@ def test_each_outcome_is_the_same_shared_or_fresh_and_items_share_the_route_obje
         assert _fields(cov) == _fresh(sc, traj)
     assert _outcomes(covs[0]) == [outcome]
     first, moved, same = (c.verdicts for c in covs)
-    assert same is first  # the same route at the same events: one shared list of shared objects
+    # the same route at the same events: one shared tuple of shared objects
+    assert covs[2]._verdicts is covs[0]._verdicts and same[0][1] is first[0][1] and same[0][2] is first[0][2]
     assert moved is not first and moved[0][1] is not first[0][1]  # other events: its own route
     assert moved[0][1].nodes == first[0][1].nodes
 

@@ -251,7 +251,8 @@ class Coverage:
     @property
     def verdicts(self) -> Sequence[tuple[int, ClaimedRoute, RouteVerdict]]:
         """Every alternative route adjudicated: ``(component, route, verdict)``."""
-        return self._verdicts if self._verdicts is not None else ()
+        # a list of its own: the tuple is shared by the items that had the same verdicts
+        return list(self._verdicts) if self._verdicts is not None else []
 
     @property
     def named(self) -> AbstractSet[str]:
