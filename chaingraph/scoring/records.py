@@ -38,8 +38,9 @@ Named = tuple[tuple[str, ...], tuple[tuple[str, str], ...], tuple[str, ...]]
 #: the named nodes as reference nodes, named node -> reference node, alias notes, claimed
 #: statements (ends mapped onto reference nodes)
 Detail = tuple[set[str], dict[str, str], Sequence[str], set[tuple[str, str, str]]]
-#: what :func:`read` returns: claims, assertions, claimed statements, named nodes
-Read = tuple["ItemClaims", dict[int, "str | None"], set[tuple[str, str, str]], set[str]]
+#: what :func:`read` returns: claims, assertions, claimed statements, named nodes, and which
+#: reference route ends the claimed statements touch (:attr:`ClaimRecord.touches`, or-ed)
+Read = tuple["ItemClaims", dict[int, "str | None"], set[tuple[str, str, str]], set[str], int]
 
 
 class ClaimRecord(NamedTuple):
@@ -47,7 +48,9 @@ class ClaimRecord(NamedTuple):
     :class:`ResolvedClaim`; the entities it names as the reference nodes they are
     (``hits``), the aliases among them (``node``, ``notes``); its statement with both ends
     mapped onto reference nodes (``mapped``) and its premise and conclusion so mapped
-    (``ends``, ``None`` when it states no statement)."""
+    (``ends``, ``None`` when it states no statement); ``touches``: which ends of the task's
+    reference routes those are (bit ``2c``: the start of component ``c``'s route, bit
+    ``2c + 1``: its target)."""
 
     premise: str | None
     conclusion: str | None
@@ -60,6 +63,7 @@ class ClaimRecord(NamedTuple):
     notes: tuple[str, ...]
     mapped: tuple[str, str, str] | None
     ends: tuple[str, str] | None
+    touches: int
     id: int  # its position in the task's record list
 
 
@@ -83,6 +87,7 @@ def make_record(sc: TaskScorer, ev: ClaimEvent) -> ClaimRecord:
         statement = rel.key(subj, prop, obj) if ev.direction == "forward" else rel.key(obj, prop, subj)
         problems = ()
     hits, node, notes = named(sc, (subj, obj, anchor))
+    bits = sc._route_ends
     mapped = ends = None
     if statement is not None:
         assert subj is not None and obj is not None
@@ -91,8 +96,9 @@ def make_record(sc: TaskScorer, ev: ClaimEvent) -> ClaimRecord:
         ends = (subj if ms is None else ms[0], obj if mo is None else mo[0])
         p = statement[1]  # the statement is subject-first, or object-first (backward, or an inverse)
         mapped = (ends[0], p, ends[1]) if statement[0] == subj else (ends[1], p, ends[0])
+    touches = 0 if ends is None else bits.get(ends[0], 0) | bits.get(ends[1], 0)
     got = sc._records[key(ev)] = ClaimRecord(subj, obj, prop, statement, anchor, problems, hits, node, notes,
-                                             mapped, ends, len(sc._record_list))
+                                             mapped, ends, touches, len(sc._record_list))
     sc._record_list.append(got)
     return got
 
@@ -133,6 +139,7 @@ def read(sc: TaskScorer, traj: Trajectory) -> Read | None:
     asserted: dict[int, str | None] = {}
     hit: set[str] = set()
     claimed: set[tuple[str, str, str]] = set()
+    touches = 0
     for i, ev in enumerate(traj.events):
         if ev.kind == "claim":  # the kind tag, not isinstance: pydantic's instance check is slow
             if ev.value is not None:
@@ -144,13 +151,14 @@ def read(sc: TaskScorer, traj: Trajectory) -> Read | None:
             hit.update(rec.hits)
             if rec.mapped is not None:
                 claimed.add(rec.mapped)
+                touches |= rec.touches
         elif ev.kind == "assert":
             ent, hits = sc._assertion(ev.entity)
             asserted[i] = ent
             hit.update(hits)
     # tuples, not lists: the collector stops tracking a tuple of untracked objects (ints,
     # strings), and a scorer may hold many items
-    return ItemClaims(sc, traj, tuple(recs), tuple(comps)), asserted, claimed, hit
+    return ItemClaims(sc, traj, tuple(recs), tuple(comps)), asserted, claimed, hit, touches
 
 
 class ItemClaims(Sequence[ResolvedClaim]):
@@ -224,14 +232,18 @@ class ItemClaims(Sequence[ResolvedClaim]):
         records claimed at the same events (with the same sources) share one
         :class:`ClaimedRoute` (kept by the task's scorer)."""
         every, ids, comps = self._sc._record_list, self._ids, self._components
-        at = [k for k, c in enumerate(comps) if c is None or c == component]
-        path = shortest_path([every[ids[k]].ends for k in at], start, target)
+        if all(c is None or c == component for c in comps):  # every claim serves the component
+            path = shortest_path([every[i].ends for i in ids], start, target)
+            at = None
+        else:
+            at = [k for k, c in enumerate(comps) if c is None or c == component]
+            path = shortest_path([every[ids[k]].ends for k in at], start, target)
         if path is None:
             return None
         nodes, used = path
         events = self._traj.events
         positions = [i for i, ev in enumerate(events) if ev.kind == "claim"]
-        picked = [at[j] for j in used]  # claim positions in the item
+        picked = used if at is None else [at[j] for j in used]  # claim positions in the item
         key = (start, *((positions[k], ids[k], events[positions[k]].source, comps[k])  # type: ignore[union-attr]
                         for k in picked))
         known = self._sc._claimed_routes

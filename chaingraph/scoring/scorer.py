@@ -114,6 +114,10 @@ class TaskScorer:
         self._assertions: dict[str, tuple[str | None, tuple[str, ...]]] = {}
         self._value_targets = any(c.target.value is not None for c in self.task.components)
         self._ref_edges = [frozenset(r.edges) for r in self.reference.routes]
+        self._route_ends: dict[str, int] = {}  # a route's start or target -> its bits (ClaimRecord.touches)
+        for c, r in enumerate(self.reference.routes):
+            for end, bit in ((r.nodes[0], 1 << 2 * c), (r.nodes[-1], 1 << 2 * c + 1)):
+                self._route_ends[end] = self._route_ends.get(end, 0) | bit
         self._ids = [self.task.component_id(c) for c in range(len(self.task.components))]
         self._v_req = tuple(dict.fromkeys(n for r in self.reference.routes for n in r.nodes))
         self._e_req = tuple(dict.fromkeys(e for r in self.reference.routes for e in r.edges))
@@ -296,8 +300,9 @@ def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True) -> 
     fast = read(sc, traj)
     claims: Sequence[ResolvedClaim]
     detail: Detail | ItemClaims
+    touches: int | None = None
     if fast is not None:
-        claims, asserted, claimed, hit = fast
+        claims, asserted, claimed, hit, touches = fast
         detail = claims
     else:  # a claim of a value: the general path
         claims, asserted, detail = _read_general(sc, traj)
@@ -311,10 +316,14 @@ def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True) -> 
         # can join anchor and target (both must be ends of claimed statements)
         if claimed.issuperset(sc._ref_edges[c]):
             continue
-        if touched is None:
-            touched = {x for e in claimed for x in (e[0], e[2])}
-        if ref.nodes[0] not in touched or ref.nodes[-1] not in touched:
-            continue
+        if touches is not None:  # the records say which route ends their statements touch
+            if touches >> 2 * c & 3 != 3:
+                continue
+        else:
+            if touched is None:
+                touched = {x for e in claimed for x in (e[0], e[2])}
+            if ref.nodes[0] not in touched or ref.nodes[-1] not in touched:
+                continue
         cid = sc._ids[c]
         if isinstance(claims, ItemClaims):  # read through the records: the route from them too
             found = claims.route(cid, ref.nodes[0], ref.nodes[-1])
