@@ -17,7 +17,11 @@ statements it is an *alternative route*, credited only when all three hold (DESI
   (:func:`chaingraph.patterns.evaluate`).
 
 The graph half of the verdict (sufficiency, uniqueness) depends only on the task and the
-route, so :class:`RouteJudge` caches it per ``(task, component, route)``.
+route, so :class:`RouteJudge` caches it per ``(task, component, route)``, and the answers of
+a route's pattern per pattern (routes through other middle nodes by the same steps ask it
+once). The whole verdict depends besides only on the events that claimed the route's steps
+and their premises, so items that claimed a route alike share one verdict object (fewer
+objects for the collector to scan in a scorer holding many items).
 """
 
 from __future__ import annotations
