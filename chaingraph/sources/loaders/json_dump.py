@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import json
 import queue
-import re
 import threading
 import time
 import zlib
@@ -172,8 +171,10 @@ def parse_line(line: bytes) -> dict[str, Any] | None:
     return entity
 
 
-#: a run of digits long enough to be an integer past 64 bits, which orjson would read as a float
-_LONG_DIGITS = re.compile(rb"[0-9]{19}")
+#: digits as zeros, and a run of them long enough to be an integer past 64 bits, which orjson
+#: would read as a float (a scan for it after ``translate`` is 10x faster than a regex)
+_DIGITS_AS_ZEROS = bytes.maketrans(b"123456789", b"000000000")
+_LONG_DIGITS = b"0" * 19
 
 
 def _loads(text: bytes) -> Any:
@@ -186,7 +187,7 @@ def _loads(text: bytes) -> Any:
     >>> _loads(b'{"a": 1, "a": 2, "n": 123456789012345678901}'), _loads(b'[NaN]')
     ({'a': 2, 'n': 123456789012345678901}, [nan])
     """
-    if _LONG_DIGITS.search(text) is None:
+    if _LONG_DIGITS not in text.translate(_DIGITS_AS_ZEROS):
         try:
             return orjson.loads(text)
         except orjson.JSONDecodeError:
