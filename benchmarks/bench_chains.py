@@ -253,7 +253,7 @@ def main(argv: list[str] | None = None) -> None:
                 continue
             heavy = level == "output-heavy"
             print(verify(world, seed) if not (heavy or args.core) else "", file=sys.stderr)
-            print(peers.verify_peers(world, seed), file=sys.stderr)
+            print(peers.verify_peers(world, seed, rustworkx=not args.core), file=sys.stderr)
             params = {"world": world, "seed": seed}
             warm = 0 if heavy else 1  # one untimed run of every case (not of the 17 M-chain seed's)
             results = [measure(Case("chaingraph tree", "peers:prepare_tree", params, repeat, warm)),

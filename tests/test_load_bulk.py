@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from test_load_json import CONTENT_TABLES, contents
 
 from chaingraph.resources import data_file
 from chaingraph.sources.loaders import json_dump
 from chaingraph.sources.loaders.json_dump import load_json_dump
 from chaingraph.store import Store
 from chaingraph.store_load import FACT_TABLES
-from tests.test_load_json import CONTENT_TABLES, contents
 
 SAMPLE = data_file("sample/douglas-adams.json")
 

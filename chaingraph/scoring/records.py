@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from chaingraph.scoring.scorer import TaskScorer
     from chaingraph.trajectory import ClaimEvent, Trajectory
 
-__all__ = ["ClaimRecord", "Detail", "ItemClaims", "Read", "make_record", "named", "read"]
+__all__ = ["ClaimRecord", "Detail", "ItemClaims", "Key", "Read", "key", "make_record", "named", "read"]
 
 #: the mentions of an item claim: subject, relation, object, direction, anchor
 Key = tuple[str, str, "str | None", str, "str | None"]
@@ -64,6 +64,7 @@ class ClaimRecord(NamedTuple):
 
 
 def key(ev: ClaimEvent) -> Key:
+    """The mentions a claim record stands for (what :func:`read` looks records up by)."""
     return ev.subject, ev.relation, ev.object, ev.direction, ev.anchor
 
 
