@@ -11,11 +11,6 @@ settles repeats the way the keyed writes would have and adds the keys in one pas
 The store then equals the one the keyed writes give. A store opened while keyless (the
 process was killed mid-load) is finished on opening.
 
-The cost: DuckDB builds each key in one pass that holds the whole index and its
-build in memory on top of the cached table blocks, so the peak grows with the dump
-faster than with keyed writes (``bench_load.py``: a 10x synthetic CoDEx-M dump into a
-store file peaked at 1.5 GB this way against 0.8 GB keyed, and loaded ~20% faster).
-
 >>> import pyarrow as pa
 >>> from chaingraph.store import Store
 >>> s = Store()
