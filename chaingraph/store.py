@@ -38,7 +38,6 @@ import pyarrow as pa
 
 from chaingraph.errors import StoreError
 from chaingraph.store_bulk import BulkReads
-from chaingraph.store_load import KeylessLoad
 from chaingraph.store_reads import PropertyInfo, SourceInfo, StatementInfo, StatementRows, StoreReads
 from chaingraph.store_schema import (
     ARROW_TYPES,
@@ -238,7 +237,7 @@ def _ids(value: str | Collection[str] | None) -> list[str] | None:
     return [value] if isinstance(value, str) else list(value)
 
 
-class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, KeylessLoad):
+class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
     """A DuckDB-backed evidence store; ``path=None`` keeps it in memory.
 
     Use as a context manager to close the connection. All writes go through :meth:`write`
@@ -262,8 +261,6 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, Ke
                 self._refuse_foreign()
             if not read_only:
                 self.con.execute(SCHEMA)
-                self._in_tx = False
-                self._finish_interrupted()
         except (duckdb.Error, OSError) as exc:
             raise StoreError(f"cannot open store {self.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}; check the path and that no other "
@@ -402,9 +399,6 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, Ke
             raise StoreError(f"write_arrow: unknown tables {sorted(unknown)}; use {sorted(TABLE_COLUMNS)}")
         fast = not self._in_tx
         try:
-            if self.keyless:
-                self._append_keyless(tables)
-                return
             try:
                 self._write_arrow(tables, fast=fast, replace=replace, append=fast and new_keys)
             except duckdb.ConstraintException:

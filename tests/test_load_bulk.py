@@ -15,7 +15,6 @@ from chaingraph.resources import data_file
 from chaingraph.sources.loaders import json_dump
 from chaingraph.sources.loaders.json_dump import load_json_dump
 from chaingraph.store import Store
-from chaingraph.store_load import FACT_TABLES
 
 SAMPLE = data_file("sample/douglas-adams.json")
 
@@ -115,47 +114,8 @@ def test_an_interrupted_load_keeps_every_batch_handed_to_the_store_whole(
     db = tmp_path / "interrupted.duckdb"
     with Store(db) as store, pytest.raises(KeyboardInterrupt):
         load_json_dump(SAMPLE, store)
-    with Store(db, read_only=True) as store:  # read only: as the interrupted load left the file
-        assert _keys(store) == set(FACT_TABLES)
+    with Store(db) as store:
         stored = {sid: subject for sid, subject, *_ in contents(store, ("statements",))["statements"]}
     subjects = set(stored.values())
     assert stored and subjects <= set(seen[:9])
     assert stored == {sid: s for sid, s in expected.items() if s in subjects}
-
-
-def _keys(store: Store) -> set[str]:
-    """The fact tables that have their primary key."""
-    return {str(r[0]) for r in store.con.execute(
-        "SELECT table_name FROM duckdb_constraints() WHERE constraint_type = 'PRIMARY KEY' "
-        "AND table_name IN (SELECT UNNEST(?))", [list(FACT_TABLES)]).fetchall()}
-
-
-def test_a_new_store_loads_without_keys_and_gets_them_back_at_the_end(tmp_path: Path) -> None:
-    db = tmp_path / "new.duckdb"
-    with Store(db) as store:
-        assert store.begin_keyless() and _keys(store) == set()
-        store.end_keyless()
-        assert _keys(store) == set(FACT_TABLES) and not store.keyless
-        load_json_dump(SAMPLE, store)
-        assert not store.begin_keyless()  # it holds facts now: later loads keep the keys
-    with Store(db, read_only=True) as store:
-        assert _keys(store) == set(FACT_TABLES)
-
-
-def test_a_store_left_keyless_by_a_killed_load_gets_its_keys_when_opened(tmp_path: Path) -> None:
-    """A load killed before its end (no ``finally`` ran) leaves the fact tables without
-    keys; the next writable open adds them, keeping the rows."""
-    db = tmp_path / "killed.duckdb"
-    with Store() as full:
-        load_json_dump(SAMPLE, full)
-        expected = contents(full, (*CONTENT_TABLES, "statement_sources"))
-        tables = {t: full.con.sql(f"SELECT * FROM {t}").to_arrow_table() for t in FACT_TABLES}
-    with Store(db) as store:
-        assert store.begin_keyless()
-        store.write_arrow(tables)
-        store.write_arrow({"statements": tables["statements"].slice(0, 3)})  # a repeat: first row kept
-    with Store(db, read_only=True) as store:
-        assert _keys(store) == set()
-    with Store(db) as store:
-        assert _keys(store) == set(FACT_TABLES) and not store.keyless
-        assert contents(store, (*CONTENT_TABLES, "statement_sources")) == expected

@@ -6,11 +6,7 @@ columns and tuples (no per-statement model objects on the hot path), and a write
 inserts each batch (Arrow tables, one transaction each) while the next is parsed. At most
 three batches are in memory at once, whatever the size of the dump.
 
-Into a store that holds no facts yet (``chaingraph load dump --store NEW``), batches are
-appended to tables without primary keys and the keys are added once at the end, in a
-``finally`` so an interrupted load keeps its keys too (:mod:`chaingraph.store_load`):
-keeping DuckDB's key indexes current per write cost most of the load. Otherwise batches
-are large (:data:`BULK_ROWS` statements) and appended under the store's primary
+Batches are large (:data:`BULK_ROWS` statements) and appended under the store's primary
 keys (:meth:`Store.write_arrow` ``new_keys``): keeping DuckDB's key index costs per write
 as much as per row, and looking every new key up in the table first cost a scan of the
 table per write. A batch whose keys are already there is redone the keyed way, so the
@@ -426,7 +422,6 @@ def load_json_dump(path: str | Path, store: Store, *, skip_bad_lines: bool = Fal
     with stream:
         source_id = store.add_source("json-dump", location, dump_date=dump_date(path))
         rows = EntityRows(source_id, limits)
-        keyless = not row_at_a_time and store.begin_keyless()  # an empty store: keys at the end
         writer = _Writer(store, new_keys=not row_at_a_time)
 
         def submit() -> None:
@@ -473,11 +468,7 @@ def load_json_dump(path: str | Path, store: Store, *, skip_bad_lines: bool = Fal
                               "the file is truncated or corrupt: download it again; everything "
                               "before this line is loaded") from exc
         finally:
-            try:
-                writer.close()
-            finally:
-                if keyless:  # Ctrl-C too: every batch handed over stays, under its keys
-                    store.end_keyless()
+            writer.close()
     return FileReport(path=str(path), format="json", bad_lines=guard.count,
                       bad_line_examples=tuple(guard.examples),
                       seconds=time.perf_counter() - started, **totals)
