@@ -1,6 +1,6 @@
 """Loading Wikidata dumps: chaingraph's store against pyoxigraph, rdflib and DuckDB, same facts.
 
-    python benchmarks/bench_load.py [--quick] [--scale N]
+    python benchmarks/bench_load.py [--quick] [--json] [--scale N]
 
 Input: ``world/codex-m`` (227,878 statements; the JSON dump and its N-Triples, 1.39 M
 triples) — ``--quick`` uses ``world/codex-s`` (39,985 statements). Every case runs in a
@@ -28,6 +28,8 @@ case, so the columns compare the same facts:
 * ``chaingraph Parquet``            :func:`chaingraph.sources.loaders.load` of the directory
                                     ``chaingraph export --parquet`` wrote from the loaded
                                     JSON dump (export prepared in setup, not timed).
+
+``--json`` runs only the JSON-dump cases (chaingraph both ways and DuckDB) and the memory check.
 
 Then the memory check: the same JSON dump and a synthetic dump ``--scale`` times larger
 (default 10: the dump's items repeated with every ``Q`` id shifted by a multiple of 10⁹, so
@@ -274,6 +276,8 @@ def main(argv: list[str]) -> int:
         Case("chaingraph Parquet", f"{MODULE}:chaingraph_parquet", {"name": name}, repeat),
         Case("rdflib Graph.parse", f"{MODULE}:rdflib_parse", {"name": name}, 1),
     ]
+    if "--json" in argv:
+        cases = [c for c in cases if "JSON" in c.name.upper()]
     print(f"<!-- load average before: {_load_average()} -->", file=sys.stderr, flush=True)
     results = _rounds(cases)
     print(markdown_table(f"Load world/{name} ({STATEMENTS[name]:,} statements) into a store",

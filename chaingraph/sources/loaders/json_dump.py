@@ -45,6 +45,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pyarrow as pa
 
 from chaingraph.errors import BadDumpLine, ChaingraphError, InvalidId, InvalidInput
@@ -155,7 +156,7 @@ def parse_line(line: bytes) -> dict[str, Any] | None:
     if not text or text in (b"[", b"]"):
         return None
     try:
-        entity = json.loads(text)
+        entity = _loads(text)
     except RecursionError:
         raise InvalidInput("JSON nested too deeply for Python's parser (about 1,000 levels)") from None
     if not isinstance(entity, dict):
@@ -164,6 +165,30 @@ def parse_line(line: bytes) -> dict[str, Any] | None:
         raise InvalidInput("a string holds a lone UTF-16 surrogate escape (\\ud800-\\udfff without its "
                            "pair), which is not text")
     return entity
+
+
+#: digits as zeros, and a run of them long enough to be an integer past 64 bits, which orjson
+#: would read as a float (a scan for it after ``translate`` is 10x faster than a regex)
+_DIGITS_AS_ZEROS = bytes.maketrans(b"123456789", b"000000000")
+_LONG_DIGITS = b"0" * 19
+
+
+def _loads(text: bytes) -> Any:
+    """``json.loads`` of one line, through orjson (several times faster) when that gives
+    the same objects: orjson rejects what only Python's parser reads (NaN, Infinity, numbers
+    past a double, lone surrogate escapes, nesting past 1,024 levels), and those lines go to
+    ``json`` for its result or its error; a line with an integer that may pass 64 bits
+    (orjson turns it into a float) goes to ``json`` directly.
+
+    >>> _loads(b'{"a": 1, "a": 2, "n": 123456789012345678901}'), _loads(b'[NaN]')
+    ({'a': 2, 'n': 123456789012345678901}, [nan])
+    """
+    if _LONG_DIGITS not in text.translate(_DIGITS_AS_ZEROS):
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(text)
 
 
 class EntityRows:
