@@ -132,6 +132,17 @@ class _Topology:
         self.dst = ar.nbr.astype(np.int64)
         self.edge = ar.arc_edge.astype(np.int64)
         self.passable = np.asarray(graph.passable_mask, dtype=bool)
+        self.n = n
+
+    @cached_property
+    def key(self) -> np.ndarray:
+        """``src * n + dst`` per arc: ascending, since rows are in neighbour-id order, so the
+        arcs from ``u`` to ``w`` are one ``searchsorted`` range."""
+        return self.src * self.n + self.dst
+
+    @cached_property
+    def degree(self) -> np.ndarray:
+        return np.diff(self.indptr)
 
 
 _TOPOLOGY: weakref.WeakKeyDictionary[EvidenceGraph, _Topology] = weakref.WeakKeyDictionary()
@@ -255,7 +266,9 @@ def shortest_path_dag(graph: EvidenceGraph, seed: int | str, min_hops: int, max_
     One breadth-first search to depth ``max_hops`` that keeps, layer by layer, the arcs it
     scans from depth ``d`` to ``d + 1``; then, backwards, only the arcs that lead to a
     vertex at depth ``≥ min_hops``. Work is proportional to the arcs within ``max_hops``
-    of the seed, not to the whole graph.
+    of the seed, not to the whole graph; a layer whose frontier has many times more arcs
+    than the vertices still unreached (a hub reached early) is searched from the unreached
+    side instead (:func:`_bottom_up`), which finds the same arcs.
     """
     s = _seed_vertex(graph, seed)
     topo = _topology(graph)
@@ -264,16 +277,22 @@ def shortest_path_dag(graph: EvidenceGraph, seed: int | str, min_hops: int, max_
     dist[s] = 0
     frontier = np.asarray([s], dtype=np.int64)
     layers: list[np.ndarray] = []  # per depth d: positions of the arcs d -> d + 1
+    unreached_arcs = len(topo.dst) - int(topo.degree[s])  # arcs of the vertices not yet reached
     for d in range(max_hops):
         if not len(frontier):
             break
-        pos = _ranges(topo.indptr, frontier)
-        w = topo.dst[pos]
-        fresh = w[dist[w] == UNREACHED]
-        dist[fresh] = d + 1
-        keep = dist[w] == d + 1
-        layers.append(pos[keep])
-        reached = _distinct(fresh, n)
+        if unreached_arcs * BOTTOM_UP < int(topo.degree[frontier].sum()):
+            pos, reached = _bottom_up(topo, frontier, np.flatnonzero(dist == UNREACHED), n)
+        else:
+            pos = _ranges(topo.indptr, frontier)
+            w = topo.dst[pos]
+            fresh = w[dist[w] == UNREACHED]
+            dist[fresh] = d + 1
+            pos = pos[dist[w] == d + 1]
+            reached = _distinct(fresh, n)
+        dist[reached] = d + 1
+        unreached_arcs -= int(topo.degree[reached].sum())
+        layers.append(pos)
         frontier = reached[topo.passable[reached]]
     # backwards: keep an arc when its head reaches depth >= min_hops (heads deeper than
     # min_hops all do); a tail at depth < min_hops is useful when one of its arcs is kept
@@ -289,6 +308,35 @@ def shortest_path_dag(graph: EvidenceGraph, seed: int | str, min_hops: int, max_
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(topo.src[kept], minlength=n), out=indptr[1:])
     return ChainDag(s, dist, indptr, topo.dst[kept], topo.edge[kept])
+
+
+#: search a layer from the unreached side when their arcs are this many times fewer than the
+#: frontier's (a bottom-up arc costs a mark look-up and a ``searchsorted``, not one gather)
+BOTTOM_UP = 16
+
+
+def _bottom_up(topo: _Topology, frontier: np.ndarray, unreached: np.ndarray, n: int
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """One BFS layer searched from the unreached side (direction-optimising BFS): when the
+    unreached vertices have fewer arcs than the frontier, scan theirs. Returns the positions
+    of the frontier's arcs into newly reached vertices (each arc ``w → u`` found names its
+    reverse ``u → w``, a ``searchsorted`` range of :attr:`_Topology.key`) and those vertices."""
+    pos = _ranges(topo.indptr, unreached)
+    u = topo.dst[pos]
+    hit = _marked(frontier, n)[u]
+    w = topo.src[pos[hit]]
+    pairs = np.unique(u[hit] * n + w)
+    lo = np.searchsorted(topo.key, pairs, side="left")
+    hi = np.searchsorted(topo.key, pairs, side="right")
+    lens = hi - lo
+    arcs = np.repeat(lo - (np.cumsum(lens) - lens), lens) + np.arange(int(lens.sum()), dtype=np.int64)
+    return arcs, _distinct(w, n)
+
+
+def _marked(values: np.ndarray, n: int) -> np.ndarray:
+    mark = np.zeros(n, dtype=bool)
+    mark[values] = True
+    return mark
 
 
 def _distinct(values: np.ndarray, n: int) -> np.ndarray:

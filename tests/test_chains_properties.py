@@ -154,3 +154,44 @@ def test_blocks_hold_exactly_the_enumerated_chains(world: World, lo: int, extra:
     walk_order = list(enumerate_chains(g, seed, lo, lo + extra))
     for k in range(lo, lo + extra + 1):
         assert [c for b in blocks if b.k == k for c in b.chains()] == [c for c in walk_order if c.k == k]
+
+
+@settings(max_examples=150, deadline=None)
+@given(worlds(max_nodes=12, max_edges=30), st.integers(1, 3), st.integers(0, 3))
+def test_layers_searched_from_the_unreached_side_find_the_same_dag(world: World, lo: int, extra: int) -> None:
+    """Every BFS layer searched bottom-up (``BOTTOM_UP = 0``) gives the DAG and the chains the
+    top-down search gives, and those chains are still the brute-force oracle's."""
+    import numpy as np
+
+    from chaingraph import chains
+
+    edges, literals, policy = world
+    g = build(edges, literals, policy)
+    if g.is_literal(0):
+        return
+    seed, hi = g.name(0), lo + extra
+    saved = chains.BOTTOM_UP
+    try:
+        chains.BOTTOM_UP = 10**9  # never
+        top_down = chains.shortest_path_dag(g, seed, lo, hi)
+        chains.BOTTOM_UP = 0  # every layer whose frontier has an arc
+        calls = []
+        real = chains._bottom_up
+
+        def spy(*args: object) -> object:
+            calls.append(1)
+            return real(*args)  # type: ignore[arg-type]
+
+        chains._bottom_up = spy  # type: ignore[assignment]
+        try:
+            bottom_up = chains.shortest_path_dag(g, seed, lo, hi)
+            got = ours(g, seed, lo, hi)
+        finally:
+            chains._bottom_up = real
+    finally:
+        chains.BOTTOM_UP = saved
+    if len(edges) and g.degree(0):
+        assert calls, "the bottom-up search was not exercised"
+    for name in ("dist", "indptr", "targets", "edges"):
+        assert np.array_equal(getattr(top_down, name), getattr(bottom_up, name)), name
+    assert set(got) == oracle(edges, literals, policy, seed, lo, hi)
