@@ -18,6 +18,8 @@ not expand them, so they neither shorten distances nor appear inside a chain, bu
 may end on one. The seed is always expanded.
 
 >>> from chaingraph.graph import EvidenceGraph
+
+_Arc = TypeVar("_Arc")
 >>> g = EvidenceGraph.from_edges([("s1", "Q1", "P1", "Q2"), ("s2", "Q2", "P2", "Q3"),
 ...                               ("s3", "Q4", "P3", "Q3"), ("s4", "Q1", "P4", "Q3")])
 >>> [chain_ids(g, c) for c in enumerate_chains(g, "Q1", 1, 2)]
@@ -30,15 +32,17 @@ from __future__ import annotations
 
 import weakref
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import NamedTuple, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
 from chaingraph.errors import ChainRuleError
 from chaingraph.graph import EvidenceGraph
+
+_Arc = TypeVar("_Arc")
 
 __all__ = [
     "AcceptAll",
@@ -236,27 +240,22 @@ class ChainDag:
     @cached_property
     def succ(self) -> dict[int, list[tuple[int, int]]]:
         """``{u: [(v, edge), …]}`` for every vertex with successors (for walking in Python)."""
-        out: dict[int, list[tuple[int, int]]] = {}
-        counts = np.diff(self.indptr)
-        src = np.repeat(np.arange(len(counts)), counts)
-        for u, v, e in zip(src.tolist(), self.targets.tolist(), self.edges.tolist()):
-            lst = out.get(u)
-            if lst is None:
-                lst = out[u] = []
-            lst.append((v, e))
-        return out
+        return self._by_source(lambda v, e: (v, e))
 
     @cached_property
     def steps(self) -> dict[int, list[tuple[tuple[int], tuple[int]]]]:
         """:attr:`succ` with each vertex and edge as a one-element tuple (for the walk)."""
-        out: dict[int, list[tuple[tuple[int], tuple[int]]]] = {}
+        return self._by_source(lambda v, e: ((v,), (e,)))
+
+    def _by_source(self, arc: Callable[[int, int], _Arc]) -> dict[int, list[_Arc]]:
+        out: dict[int, list[_Arc]] = {}
         counts = np.diff(self.indptr)
         src = np.repeat(np.arange(len(counts)), counts)
         for u, v, e in zip(src.tolist(), self.targets.tolist(), self.edges.tolist()):
             lst = out.get(u)
             if lst is None:
                 lst = out[u] = []
-            lst.append(((v,), (e,)))
+            lst.append(arc(v, e))
         return out
 
 

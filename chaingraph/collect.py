@@ -219,7 +219,7 @@ class _Picks:
         self.count = 0
 
     def start(self, source: str, seeds: list[str], params: dict[str, Any]) -> None:
-        pass
+        """Records no run: a crawl read in place is not resumable (see the class doc)."""
 
     def done(self, stage: str) -> set[str]:
         return set()

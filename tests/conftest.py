@@ -59,3 +59,26 @@ def codex_s_file(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) ->
     with Store(path) as target:
         load([shared_data / "world" / "codex-s.json.gz"], target)
     return path
+
+
+@pytest.fixture(scope="session")
+def json_entities(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+    """``entities_full`` (real entities with qualifiers, references and quantities) loaded
+    once per test process into an in-memory store (read it, do not write it)."""
+    from chaingraph.sources.loaders import load
+
+    link = tmp_path_factory.mktemp("entities-json") / "entities.json.gz"
+    link.symlink_to(shared_data / "entities_full" / "wikidata_entities_full.jsonl.gz")
+    with Store() as s:
+        load([link], s)
+        yield s
+
+
+@pytest.fixture(scope="module")
+def story() -> Iterator[Store]:
+    """The scoring tests' story world (``score_story``) in an in-memory store, per module."""
+    from score_story import build_store
+
+    store = build_store()
+    yield store
+    store.close()

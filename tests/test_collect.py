@@ -60,15 +60,6 @@ def dump_store(shared_data: Path) -> Iterator[Store]:
 
 
 @pytest.fixture(scope="session")
-def json_entities(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
-    link = tmp_path_factory.mktemp("entities-json") / "entities.json.gz"
-    link.symlink_to(shared_data / "entities_full" / "wikidata_entities_full.jsonl.gz")
-    with Store() as s:
-        load([link], s)
-        yield s
-
-
-@pytest.fixture(scope="session")
 def crawled(world: OxigraphServer, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, CollectReport]:
     path = tmp_path_factory.mktemp("crawl") / "crawl.duckdb"
     with Store(path) as s:

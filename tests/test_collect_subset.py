@@ -4,7 +4,6 @@ statement model of ``entities_full`` (qualifiers, references, every rank) and Co
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,6 @@ from chaingraph.collect import collect, collect_subset
 from chaingraph.errors import InvalidInput, StoreError
 from chaingraph.expand import expand
 from chaingraph.settings import CrawlLimits
-from chaingraph.sources.loaders import load
 from chaingraph.sources.neighbours import KEPT_DATATYPES, LITERAL_TYPES, Neighbour, keep_neighbours
 from chaingraph.store import Batch, Store, entity_row, statement_row
 from chaingraph.values import EntityValue
@@ -29,12 +27,9 @@ def rows(store: Store, table: str) -> list[tuple[Any, ...]]:
 
 
 @pytest.fixture(scope="module")
-def rich(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
-    link = tmp_path_factory.mktemp("entities-json") / "entities.json.gz"
-    link.symlink_to(shared_data / "entities_full" / "wikidata_entities_full.jsonl.gz")
-    with Store() as s:
-        load([link], s)
-        yield s
+def rich(json_entities: Store) -> Store:
+    """The real ``entities_full`` store (shared, read only)."""
+    return json_entities
 
 
 @pytest.mark.parametrize("seeds, radius", [(["Q42"], 2), (["Q1", "Q8413"], 3)])

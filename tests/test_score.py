@@ -5,11 +5,10 @@ refused for each of the three reasons."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from score_story import GADGET, STICKER, WIDGET, build_store, claim, scorer, trajectory, view
+from score_story import GADGET, STICKER, WIDGET, claim, scorer, trajectory, view
 
 from chaingraph.scoring import ItemScore, TaskScorer, score_trajectory
 from chaingraph.scoring.visual import Thresholds
@@ -18,13 +17,6 @@ from chaingraph.trajectory import parse_trajectory
 
 C1, C2 = "component1", "component2"
 W_URL, S_URL = "https://example.org/widget", "https://example.org/springfield"
-
-
-@pytest.fixture(scope="module")
-def story() -> Iterator[Store]:
-    store = build_store()
-    yield store
-    store.close()
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,6 @@ the adjacency lists hold, and plain ids resolve as the id patterns say."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -27,13 +26,6 @@ from chaingraph.settings import TraversalPolicy
 from chaingraph.store import Store
 from chaingraph.tasks import Task
 from chaingraph.trajectory import parse_trajectory
-
-
-@pytest.fixture(scope="module")
-def story() -> Iterator[Store]:
-    store = build_store()
-    yield store
-    store.close()
 
 
 def _fields(cov: Coverage) -> dict[str, Any]:

@@ -6,14 +6,13 @@ route is credited or refused for any of the three reasons."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any, Literal
 from unittest import mock
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from score_story import build_store, claim, scorer, task, trajectory
+from score_story import claim, scorer, task, trajectory
 from test_score_properties import SETTINGS, events
 
 from chaingraph.scoring import TaskScorer, coverage
@@ -29,13 +28,6 @@ ROUTE = [claim("Q1", "P127", "Q5"), claim("Q5", "P17", "Q4"), claim("Q5", "P361"
          claim("Widget", "owned by", "Holdco", component="component1"), claim("Q1", "P176", "Q2"),
          claim("Q2", "P159", "Q3"), claim("Q20", "P176", "Q10", component="component2")]
 OUTCOMES = {"credited", "not sufficient", "circular", "not target-preserving"}
-
-
-@pytest.fixture(scope="module")
-def story() -> Iterator[Store]:
-    store = build_store()
-    yield store
-    store.close()
 
 
 @pytest.fixture(scope="module")

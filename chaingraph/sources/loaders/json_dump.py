@@ -41,7 +41,7 @@ import queue
 import threading
 import time
 import zlib
-from contextlib import closing
+from contextlib import closing, suppress
 from pathlib import Path
 from typing import Any
 
@@ -184,10 +184,10 @@ def _loads(text: bytes) -> Any:
     ({'a': 2, 'n': 123456789012345678901}, [nan])
     """
     if _LONG_DIGITS not in text.translate(_DIGITS_AS_ZEROS):
-        try:
+        # orjson refuses some lines json reads (NaN, 1e400, lone surrogates, deep nesting):
+        # json decides those, and raises the error the loader reports for a bad line
+        with suppress(orjson.JSONDecodeError):
             return orjson.loads(text)
-        except orjson.JSONDecodeError:
-            pass
     return json.loads(text)
 
 
