@@ -53,7 +53,7 @@ def test_the_record_path_says_what_the_general_path_says(fast: TaskScorer, gener
     traj = parse_trajectory(trajectory(*evs))
     for alternatives in (False, True):
         got = _fields(coverage(fast, traj, alternatives=alternatives))
-        with mock.patch("chaingraph.scoring.scorer.read", lambda sc, t: None):  # force the general path
+        with mock.patch("chaingraph.scoring.scorer.read", lambda *_: None):  # force the general path
             want = _fields(coverage(general, traj, alternatives=alternatives))
         assert got == want
     claims = {(e["subject"], e["relation"], e["object"], e.get("direction", "forward"), e.get("anchor"))

@@ -45,7 +45,7 @@ def _fields(cov: Coverage) -> dict[str, Any]:
 def _fresh(shared: TaskScorer, traj: Any) -> dict[str, Any]:
     """What a scorer that has seen nothing says, reading every claim on its own."""
     sc = TaskScorer(task(), shared.graph, shared.values, shared.store)
-    with mock.patch("chaingraph.scoring.scorer.read", lambda sc, t: None):
+    with mock.patch("chaingraph.scoring.scorer.read", lambda *_: None):
         return _fields(coverage(sc, traj))
 
 

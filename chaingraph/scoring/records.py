@@ -8,9 +8,16 @@ nodes the named entities are (identity or an accepted alias), and the statement 
 ends mapped onto them. A :class:`~chaingraph.scoring.scorer.TaskScorer` keeps its own
 records (another task has other reference nodes, so other mappings), made on first sight.
 
-:func:`read` then costs a dictionary look-up per claim. The :class:`ResolvedClaim` of each
-claim is made only when asked for (:class:`ItemClaims`), and :meth:`ItemClaims.route` searches the
-claimed route over the records' mapped ends, making only the claims on the route.
+What NC, RC and the route filter need of a claim is smaller than its record: the task's
+*claim index* (:func:`index`) holds per claim its **bits** — which reference nodes it names,
+which reference statement it claims, which reference route ends it touches — and its two
+ends mapped onto reference nodes. :func:`read` then costs one dictionary look-up and one
+``or`` per claim and keeps nothing per item; the records, the :class:`ResolvedClaim` of
+each claim (:class:`ItemClaims`) and the claimed route (:func:`claimed_route`, over the
+entries' ends) are made only when asked for. An item's one-off claim (say, a wrong claim
+about some unrelated node) thus costs an index entry, never a record, unless its claims or
+its route are asked for; the index also counts each node's entries, which is what lets the
+route search leave such a claim out.
 
 A claim of a *value* is read by the general path (its node may match a value target
 through the value's precision, which is not a property of its mentions alone).
@@ -28,7 +35,8 @@ if TYPE_CHECKING:
     from chaingraph.scoring.scorer import TaskScorer
     from chaingraph.trajectory import ClaimEvent, Trajectory
 
-__all__ = ["ClaimRecord", "Detail", "ItemClaims", "Key", "Read", "key", "make_record", "named", "read"]
+__all__ = ["ClaimRecord", "Detail", "Entry", "ItemClaims", "Key", "asserted", "claimed_route", "entry",
+           "index", "item_claims", "key", "make_record", "named", "read"]
 
 #: the mentions of an item claim: subject, relation, object, direction, anchor
 Key = tuple[str, str, "str | None", str, "str | None"]
@@ -38,9 +46,9 @@ Named = tuple[tuple[str, ...], tuple[tuple[str, str], ...], tuple[str, ...]]
 #: the named nodes as reference nodes, named node -> reference node, alias notes, claimed
 #: statements (ends mapped onto reference nodes)
 Detail = tuple[set[str], dict[str, str], Sequence[str], set[tuple[str, str, str]]]
-#: what :func:`read` returns: claims, assertions, claimed statements, named nodes, and which
-#: reference route ends the claimed statements touch (:attr:`ClaimRecord.touches`, or-ed)
-Read = tuple["ItemClaims", dict[int, "str | None"], set[tuple[str, str, str]], set[str], int]
+#: a claim's entry in its task's claim index: its bits (see :func:`read`) and its ends
+#: (:attr:`ClaimRecord.ends`)
+Entry = tuple[int, "tuple[str, str] | None"]
 
 
 class ClaimRecord(NamedTuple):
@@ -128,48 +136,174 @@ def _claim(i: int, rec: ClaimRecord, ev: ClaimEvent) -> ResolvedClaim:
                          rec.anchor, ev.component, rec.problems)
 
 
-def read(sc: TaskScorer, traj: Trajectory) -> Read | None:
-    """The claims, assertions, claimed statements (ends mapped onto reference nodes) and
-    named nodes (as reference nodes) of ``traj``, through the task's claim records; ``None``
-    when a claim states a value (the general path reads those). The claims keep what else
-    :class:`~chaingraph.scoring.scorer.Coverage` may ask for (:meth:`ItemClaims.detail`)."""
-    records = sc._records
-    recs: list[int] = []  # record ids: a tuple of ints is one the collector can stop tracking
-    comps: list[str | None] = []
-    asserted: dict[int, str | None] = {}
-    hit: set[str] = set()
-    claimed: set[tuple[str, str, str]] = set()
-    touches = 0
-    for i, ev in enumerate(traj.events):
+def entry(sc: TaskScorer, rec: ClaimRecord) -> Entry:
+    """The index entry of a claim record (what :func:`index` must say of the same claim)."""
+    bits = 0
+    for h in rec.hits:
+        bits |= sc._vbit.get(h, 0)
+    if rec.mapped is not None:
+        bits |= sc._ebit.get(rec.mapped, 0)
+    return bits | rec.touches << sc._tshift, rec.ends
+
+
+def index(sc: TaskScorer, ev: ClaimEvent, mentions: Key) -> Entry:
+    """The entry of item claim ``ev`` (whose :func:`key` is ``mentions``) in ``sc``'s claim
+    index, made on first sight (kept in ``sc._index``): :func:`entry` of its
+    :func:`make_record`, worked out without building the record when every mention
+    resolves. Each new entry counts its ends (``sc._end_count``, see :func:`claimed_route`)."""
+    resolver = sc.resolver
+    assert resolver is not None and ev.object is not None
+    subject, relation, obj_mention, direction, anchor_mention = mentions
+    entity = resolver.entity
+    subj, obj, prop = entity(subject)[0], entity(obj_mention)[0], resolver.relation(relation)[0]  # type: ignore[arg-type]
+    anchor = None if anchor_mention is None else entity(anchor_mention)[0]
+    if subj is None or prop is None or obj is None or (anchor_mention is not None and not anchor):
+        got = entry(sc, make_record(sc, ev))  # some mention stays unresolved: the record says what follows
+    else:
+        matches, vbit = sc._matches, sc._vbit
+        ms = matches[subj] if subj in matches else sc._match(subj)
+        mo = matches[obj] if obj in matches else sc._match(obj)
+        a, b = subj if ms is None else ms[0], obj if mo is None else mo[0]
+        bits = vbit.get(a, 0) | vbit.get(b, 0)
+        if anchor is not None:
+            ma = matches[anchor] if anchor in matches else sc._match(anchor)
+            bits |= vbit.get(anchor if ma is None else ma[0], 0)
+        p, swapped = sc._orient(prop)
+        # the statement is subject-first unless backward xor an inverse (Relations.key); its
+        # mapped form keeps that order
+        mapped = (a, p, b) if (direction == "forward") != swapped or subj == obj else (b, p, a)
+        route_ends = sc._route_ends
+        touches = route_ends.get(a, 0) | route_ends.get(b, 0)
+        got = bits | sc._ebit.get(mapped, 0) | touches << sc._tshift, (a, b)
+    sc._index[mentions] = got
+    ends = got[1]
+    if ends is not None and ends[0] != ends[1]:
+        count = sc._end_count
+        for x in ends:
+            count[x] = count.get(x, 0) + 1
+    return got
+
+
+def read(sc: TaskScorer, traj: Trajectory, claims: list[ClaimEvent] | None = None,
+         entries: list[Entry] | None = None) -> int | None:
+    """What ``traj`` claims and asserts, as bits of ``sc``'s reference (``None`` when a claim
+    states a value: the general path reads those): bit ``i`` for ``sc._v_req[i]`` named,
+    bit ``len(v_req) + j`` for ``sc._e_req[j]`` claimed (ends mapped onto reference nodes),
+    and from bit ``sc._tshift`` the or-ed :attr:`ClaimRecord.touches` of the claims. One
+    dictionary look-up per claim, no container kept per item. With ``claims`` and
+    ``entries``, the claim events and their index entries are appended to them (what
+    :func:`claimed_route` reads)."""
+    get = sc._index.get
+    bits = 0
+    for ev in traj.events:
         if ev.kind == "claim":  # the kind tag, not isinstance: pydantic's instance check is slow
             if ev.value is not None:
                 return None
+            mentions = (ev.subject, ev.relation, ev.object, ev.direction, ev.anchor)
+            got = get(mentions) or index(sc, ev, mentions)
+            bits |= got[0]
+            if claims is not None:
+                claims.append(ev)
+                entries.append(got)  # type: ignore[union-attr]
+        elif ev.kind == "assert":
+            mention = ev.entity
+            asserted = sc._assert_bits.get(mention)
+            if asserted is None:
+                asserted = 0
+                for h in sc._assertion(mention)[1]:
+                    asserted |= sc._vbit.get(h, 0)
+                sc._assert_bits[mention] = asserted
+            bits |= asserted
+    return bits
+
+
+def item_claims(sc: TaskScorer, traj: Trajectory) -> ItemClaims:
+    """The claims of an item :func:`read` read, through the task's claim records."""
+    records = sc._records
+    ids = []
+    for ev in traj.events:
+        if ev.kind == "claim":
             rec = (records.get((ev.subject, ev.relation, ev.object, ev.direction, ev.anchor))
                    or make_record(sc, ev))
-            recs.append(rec.id)
-            comps.append(ev.component)
-            hit.update(rec.hits)
-            if rec.mapped is not None:
-                claimed.add(rec.mapped)
-                touches |= rec.touches
-        elif ev.kind == "assert":
-            ent, hits = sc._assertion(ev.entity)
-            asserted[i] = ent
-            hit.update(hits)
-    # tuples, not lists: the collector stops tracking a tuple of untracked objects (ints,
-    # strings), and a scorer may hold many items
-    return ItemClaims(sc, traj, tuple(recs), tuple(comps)), asserted, claimed, hit, touches
+            ids.append(rec.id)
+    # a tuple of ints: one the collector can stop tracking, and a scorer may hold many items
+    return ItemClaims(sc, traj, tuple(ids))
+
+
+def asserted(sc: TaskScorer, traj: Trajectory) -> dict[int, str | None]:
+    """Event -> the entity each assertion of an item :func:`read` read names."""
+    return {i: sc._assertion(ev.entity)[0] for i, ev in enumerate(traj.events)
+            if ev.kind == "assert"}
+
+
+def claimed_route(sc: TaskScorer, traj: Trajectory, claims: list[ClaimEvent], entries: list[Entry],
+                  component: str, start: str, target: str) -> ClaimedRoute | None:
+    """:func:`~chaingraph.scoring.routes.claimed_route` over the ``claims`` of an item
+    :func:`read` read (with their ``entries``) that serve ``component`` (or none).
+
+    A claim with an end that no other entry of the task has (``sc._end_count`` 1), other
+    than ``start`` and ``target``, is left out of the search: in the item that end is a
+    leaf, which a breadth-first search from ``start`` reaches last along its one edge and
+    leaves without discovering anything, so the first shortest path is the same without it
+    (an item's one-off wrong claim touches the anchor that way, and without it most items
+    are seen to have no route before any search). Items whose route is made of the same
+    claims at the same events (with the same sources) share one :class:`ClaimedRoute` (kept
+    by the task's scorer)."""
+    count = sc._end_count
+    kept: list[int] = []  # claim positions
+    ends_kept: list[tuple[str, str] | None] = []
+    seen = 0
+    for k, (ev, (_bits, ends)) in enumerate(zip(claims, entries)):
+        if ends is None or (ev.component is not None and ev.component != component):
+            continue
+        a, b = ends
+        if a == b or (count[a] < 2 and a != start and a != target) or (count[b] < 2 and b != start
+                                                                      and b != target):
+            continue
+        seen |= (a == start or b == start) | (a == target or b == target) << 1
+        kept.append(k)
+        ends_kept.append(ends)
+    if seen != 3:
+        return None
+    path = shortest_path(ends_kept, start, target)
+    if path is None:
+        return None
+    nodes, used = path
+    picked = [kept[j] for j in used]  # claim positions
+    events = traj.events
+    at = [i for i, ev in enumerate(events) if ev.kind == "claim"]  # claim position -> event
+    # the key: per step its event, the claim's index entry (kept by the scorer, so its id
+    # names it), source and component; flat, so that hashing it hashes no inner tuples
+    rkey: list[object] = [start]
+    for k in picked:
+        rkey += (at[k], id(entries[k]), claims[k].source, claims[k].component)
+    whole = tuple(rkey)
+    known = sc._claimed_routes
+    got = known.get(whole)
+    if got is not None:
+        return got
+    records = sc._records
+    recs = [records.get(key(claims[k])) or make_record(sc, claims[k]) for k in picked]
+    steps: list[tuple[str, Literal["forward", "backward"]]] = []
+    for n, rec in enumerate(recs):
+        mapped = rec.mapped
+        assert mapped is not None
+        # the walk nodes[n] -> nodes[n+1] is forward when nodes[n] is the statement's subject
+        steps.append((mapped[1], "forward" if mapped[0] == nodes[n] else "backward"))
+    premises = tuple(rec.ends[0] for rec in recs)  # type: ignore[index]
+    made = tuple(_claim(at[k], rec, claims[k]) for k, rec in zip(picked, recs))
+    got = known[whole] = ClaimedRoute(nodes, tuple(steps), made, premises)
+    return got
 
 
 class ItemClaims(Sequence[ResolvedClaim]):
     """The :class:`ResolvedClaim` of every claim of a trajectory read by :func:`read`, in
     event order, made from their records on first use."""
 
-    __slots__ = ("_claims", "_components", "_ids", "_sc", "_traj")
+    __slots__ = ("_claims", "_ids", "_sc", "_traj")
 
-    def __init__(self, sc: TaskScorer, traj: Trajectory, ids: tuple[int, ...],
-                 components: tuple[str | None, ...]) -> None:
-        self._sc, self._traj, self._ids, self._components = sc, traj, ids, components
+    def __init__(self, sc: TaskScorer, traj: Trajectory, ids: tuple[int, ...]) -> None:
+        self._sc, self._traj, self._ids = sc, traj, ids
         self._claims: tuple[ResolvedClaim, ...] | None = None
 
     def _records(self) -> list[ClaimRecord]:
@@ -225,40 +359,3 @@ class ItemClaims(Sequence[ResolvedClaim]):
 
     def __repr__(self) -> str:
         return repr(self._list())
-
-    def route(self, component: str, start: str, target: str) -> ClaimedRoute | None:
-        """:func:`~chaingraph.scoring.routes.claimed_route` over the claims that serve
-        ``component`` (or none), read off the records. Items whose route is made of the same
-        records claimed at the same events (with the same sources) share one
-        :class:`ClaimedRoute` (kept by the task's scorer)."""
-        every, ids, comps = self._sc._record_list, self._ids, self._components
-        if all(c is None or c == component for c in comps):  # every claim serves the component
-            path = shortest_path([every[i].ends for i in ids], start, target)
-            at = None
-        else:
-            at = [k for k, c in enumerate(comps) if c is None or c == component]
-            path = shortest_path([every[ids[k]].ends for k in at], start, target)
-        if path is None:
-            return None
-        nodes, used = path
-        events = self._traj.events
-        positions = [i for i, ev in enumerate(events) if ev.kind == "claim"]
-        picked = used if at is None else [at[j] for j in used]  # claim positions in the item
-        key = (start, *((positions[k], ids[k], events[positions[k]].source, comps[k])  # type: ignore[union-attr]
-                        for k in picked))
-        known = self._sc._claimed_routes
-        got = known.get(key)
-        if got is not None:
-            return got
-        recs = [every[ids[k]] for k in picked]
-        steps: list[tuple[str, Literal["forward", "backward"]]] = []
-        for n, rec in enumerate(recs):
-            mapped = rec.mapped
-            assert mapped is not None
-            # the walk nodes[n] -> nodes[n+1] is forward when nodes[n] is the statement's subject
-            steps.append((mapped[1], "forward" if mapped[0] == nodes[n] else "backward"))
-        premises = tuple(rec.ends[0] for rec in recs)  # type: ignore[index]
-        made = tuple(_claim(positions[k], rec, events[positions[k]])  # type: ignore[arg-type]
-                     for k, rec in zip(picked, recs))
-        got = known[key] = ClaimedRoute(nodes, tuple(steps), made, premises)
-        return got

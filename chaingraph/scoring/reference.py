@@ -135,13 +135,22 @@ class Relations:
     def key(self, subject: str, prop: str, obj: str) -> tuple[str, str, str]:
         """The canonical ``(subject, property, object)`` of a statement: of a property and its
         inverse, the one with the smaller number is kept (ends swapped)."""
+        p, swapped = self.orient(prop)
+        return (obj, p, subject) if swapped else (subject, p, obj)
+
+    def orient(self, prop: str) -> tuple[str, bool]:
+        """The property of :meth:`key` for ``prop``, and whether it swaps the ends.
+
+        >>> Relations({"P361": "P527", "P527": "P361"}).orient("P527")
+        ('P361', True)
+        """
         p = self.canonical(prop)
         q = self.inverses.get(p)
         if q is not None:
             q = self.canonical(q)
             if int(q[1:]) < int(p[1:]):
-                return obj, q, subject
-        return subject, p, obj
+                return q, True
+        return p, False
 
     def variants(self, prop: str) -> list[tuple[str, bool]]:
         """Every ``(property, swapped)`` that states the same fact as ``prop``."""

@@ -33,7 +33,19 @@ from chaingraph.scoring.claims import (
     SupportJudge,
     resolve_claim,
 )
-from chaingraph.scoring.records import ClaimRecord, Detail, ItemClaims, Key, Named, named, read
+from chaingraph.scoring.records import (
+    ClaimRecord,
+    Detail,
+    Entry,
+    ItemClaims,
+    Key,
+    Named,
+    asserted,
+    claimed_route,
+    item_claims,
+    named,
+    read,
+)
 from chaingraph.scoring.reference import (
     Reference,
     Relations,
@@ -42,9 +54,10 @@ from chaingraph.scoring.reference import (
     default_relations,
     reference_for,
 )
-from chaingraph.scoring.routes import ClaimedRoute, RouteJudge, RouteVerdict, claimed_route
+from chaingraph.scoring.routes import ClaimedRoute, RouteJudge, RouteVerdict
+from chaingraph.scoring.routes import claimed_route as route_of_claims
 from chaingraph.scoring.visual import RefAnchor
-from chaingraph.trajectory import Trajectory
+from chaingraph.trajectory import ClaimEvent, Trajectory
 
 if TYPE_CHECKING:
     from chaingraph.lookups import ValueLookup
@@ -53,6 +66,10 @@ if TYPE_CHECKING:
 
 __all__ = ["Coverage", "TaskScorer", "coverage"]
 
+
+#: an alternative route's verdict ``(component, route, verdict)`` and the route it credits
+#: (``None``: refused); ``None``: no alternative to judge (its statements are all the reference's)
+Adjudged = tuple[tuple[int, ClaimedRoute, RouteVerdict], Route | None] | None
 
 _SAME_AS: weakref.WeakKeyDictionary[EvidenceGraph, dict[str, dict[str, str]]] = weakref.WeakKeyDictionary()
 
@@ -122,6 +139,19 @@ class TaskScorer:
         self._v_req = tuple(dict.fromkeys(n for r in self.reference.routes for n in r.nodes))
         self._e_req = tuple(dict.fromkeys(e for r in self.reference.routes for e in r.edges))
         self._known = self._default_aliases() if type(self.alias_judge) is DefaultJudge else None
+        # the claim index (records.index) and the bits it speaks in (records.read)
+        self._index: dict[Key, Entry] = {}
+        self._end_count: dict[str, int] = {}  # node -> index entries with it as an end
+        self._assert_bits: dict[str, int] = {}
+        nv, ne = len(self._v_req), len(self._e_req)
+        self._vbit = {n: 1 << i for i, n in enumerate(self._v_req)}
+        self._ebit = {e: 1 << nv + i for i, e in enumerate(self._e_req)}
+        self._tshift = nv + ne
+        self._vmask, self._emask = (1 << nv) - 1, ((1 << ne) - 1) << nv
+        self._route_emask = [sum(self._ebit[e] for e in edges) for edges in self._ref_edges]
+        self._orients: dict[str, tuple[str, bool]] = {}
+        # (component, id of a route in _claimed_routes) -> its verdict and the route it credits, or None
+        self._adjudged: dict[tuple[int, int], Adjudged] = {}
 
     def _default_aliases(self) -> dict[str, tuple[dict[str, str], str | None]]:
         """What :class:`DefaultJudge` would say about the reference nodes and anchors, read
@@ -142,6 +172,14 @@ class TaskScorer:
             if label:
                 self._by_label.setdefault(label, (i, r))
         return out
+
+    def _orient(self, prop: str) -> tuple[str, bool]:
+        """:meth:`Relations.orient` (cached)."""
+        got = self._orients.get(prop)
+        if got is None:
+            assert self.relations is not None
+            got = self._orients[prop] = self.relations.orient(prop)
+        return got
 
     def _assertion(self, mention: str) -> tuple[str | None, tuple[str, ...]]:
         """The entity an asserted mention names and the reference node it is (cached)."""
@@ -231,26 +269,46 @@ class TaskScorer:
 
 
 class Coverage:
-    """The graph half of one item's score. ``named``, ``node``, ``aliases`` and ``claimed``
-    are worked out on first use when the item was read through claim records (a scorer
-    holding many items then keeps few containers per item)."""
+    """The graph half of one item's score. What an item read through the claim index does
+    not need for NC and RC — its claims, assertions, ``named``, ``node``, ``aliases`` and
+    ``claimed`` — is worked out on first use (a scorer holding many items then keeps few
+    containers per item)."""
 
-    __slots__ = ("_detail", "_verdicts", "asserted", "claims", "e_req", "edges_hit", "nodes_hit", "routes",
-                 "v_req")
+    __slots__ = ("_asserted", "_claims", "_detail", "_sc", "_traj", "_verdicts", "e_req", "edges_hit",
+                 "nodes_hit", "routes", "v_req")
 
-    def __init__(self, claims: Sequence[ResolvedClaim], asserted: Mapping[int, str | None],
-                 detail: Detail | ItemClaims, routes: Sequence[Route],
+    def __init__(self, sc: TaskScorer, traj: Trajectory, routes: Sequence[Route],
                  verdicts: Sequence[tuple[int, ClaimedRoute, RouteVerdict]], v_req: tuple[str, ...],
-                 e_req: tuple[tuple[str, str, str], ...], nodes_hit: int, edges_hit: int) -> None:
-        self.claims, self.asserted, self._detail = claims, asserted, detail
+                 e_req: tuple[tuple[str, str, str], ...], nodes_hit: int, edges_hit: int,
+                 general: tuple[list[ResolvedClaim], dict[int, str | None], Detail] | None = None) -> None:
+        self._sc, self._traj = sc, traj
         self.routes = routes  # per component: the reference, or the credited alternative
         self._verdicts = verdicts or None  # most items have none: keep no empty list per item
         self.v_req, self.e_req, self.nodes_hit, self.edges_hit = v_req, e_req, nodes_hit, edges_hit
+        self._claims: Sequence[ResolvedClaim] | None
+        self._asserted: Mapping[int, str | None] | None
+        self._detail: Detail | None
+        self._claims, self._asserted, self._detail = general if general is not None else (None, None, None)
+
+    @property
+    def claims(self) -> Sequence[ResolvedClaim]:
+        if self._claims is None:
+            self._claims = item_claims(self._sc, self._traj)
+        return self._claims
+
+    @property
+    def asserted(self) -> Mapping[int, str | None]:
+        """Event -> the entity the assertion names (``None``: unresolved)."""
+        if self._asserted is None:
+            self._asserted = asserted(self._sc, self._traj)
+        return self._asserted
 
     def _details(self) -> Detail:
-        if type(self._detail) is ItemClaims:  # not isinstance: an ABC's instance check is slow
-            self._detail = self._detail.detail(self.asserted)
-        return self._detail  # type: ignore[return-value]
+        if self._detail is None:
+            claims = self.claims
+            assert isinstance(claims, ItemClaims)
+            self._detail = claims.detail(self.asserted)
+        return self._detail
 
     @property
     def verdicts(self) -> Sequence[tuple[int, ClaimedRoute, RouteVerdict]]:
@@ -297,63 +355,93 @@ class Coverage:
 def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True) -> Coverage:
     """Resolve ``traj``'s claims, adjudicate the routes it claimed, and count NC and RC
     (``alternatives=False``: against the reference routes only, no route is looked for)."""
-    fast = read(sc, traj)
-    claims: Sequence[ResolvedClaim]
-    detail: Detail | ItemClaims
-    touches: int | None = None
-    if fast is not None:
-        claims, asserted, claimed, hit, touches = fast
-        detail = claims
-    else:  # a claim of a value: the general path
-        claims, asserted, detail = _read_general(sc, traj)
-        hit, node, _notes, claimed = detail
+    claims: list[ClaimEvent] | None = None
+    entries: list[Entry] = []
+    if alternatives:
+        claims = []
+    bits = read(sc, traj, claims, entries)
+    if bits is None:  # a claim of a value: the general path
+        return _general(sc, traj, alternatives)
     routes: Sequence[Route] = sc.reference.routes
     verdicts: list[tuple[int, ClaimedRoute, RouteVerdict]] = []
     credited = False
-    touched: set[str] | None = None
+    touches = bits >> sc._tshift
     for c, ref in enumerate(sc.reference.routes if alternatives else ()):
         # nothing to adjudicate when the reference is all claimed, or when no claimed path
         # can join anchor and target (both must be ends of claimed statements)
-        if claimed.issuperset(sc._ref_edges[c]):
+        mask = sc._route_emask[c]
+        if bits & mask == mask or touches >> 2 * c & 3 != 3:
             continue
-        if touches is not None:  # the records say which route ends their statements touch
-            if touches >> 2 * c & 3 != 3:
-                continue
-        else:
-            if touched is None:
-                touched = {x for e in claimed for x in (e[0], e[2])}
-            if ref.nodes[0] not in touched or ref.nodes[-1] not in touched:
-                continue
-        cid = sc._ids[c]
-        if isinstance(claims, ItemClaims):  # read through the records: the route from them too
-            found = claims.route(cid, ref.nodes[0], ref.nodes[-1])
-        else:
-            found = claimed_route([cl for cl in claims if cl.component is None or cl.component == cid],
-                                  ref.nodes[0], ref.nodes[-1], node)
+        assert claims is not None
+        found = claimed_route(sc, traj, claims, entries, sc._ids[c], ref.nodes[0], ref.nodes[-1])
         if found is None:
             continue
-        alt = sc.routes.as_reference(c, found)
-        if sc._ref_edges[c].issuperset(alt.edges):
+        known = (c, id(found))  # found is kept by the scorer (_claimed_routes): its id names it
+        got = sc._adjudged[known] if known in sc._adjudged else sc._adjudged.setdefault(
+            known, _adjudicate(sc, c, ref, found))
+        if got is not None:
+            verdicts.append(got[0])
+            if got[1] is not None:
+                if not credited:
+                    routes, credited = list(routes), True
+                routes[c] = got[1]  # type: ignore[index]
+    kept: tuple[tuple[int, ClaimedRoute, RouteVerdict], ...] = ()
+    if verdicts:  # its routes and verdicts are shared: share the list too
+        ids = tuple((c, id(found), id(v)) for c, found, v in verdicts)
+        got_list = sc._verdict_lists.get(ids)
+        kept = got_list if got_list is not None else sc._verdict_lists.setdefault(ids, tuple(verdicts))
+    if not credited:
+        return Coverage(sc, traj, routes, kept, sc._v_req, sc._e_req, (bits & sc._vmask).bit_count(),
+                        (bits & sc._emask).bit_count())
+    v_req = tuple(dict.fromkeys(n for r in routes for n in r.nodes))
+    e_req = tuple(dict.fromkeys(e for r in routes for e in r.edges))
+    cov = Coverage(sc, traj, routes, kept, v_req, e_req, 0, 0)
+    hit, _node, _notes, claimed = cov._details()
+    cov.nodes_hit, cov.edges_hit = len(hit.intersection(v_req)), len(claimed.intersection(e_req))
+    return cov
+
+
+def _adjudicate(sc: TaskScorer, c: int, ref: Route, found: ClaimedRoute | None) -> Adjudged:
+    """The verdict on the route ``found`` for component ``c`` and, when credited, the route
+    that replaces the reference; ``None`` when there is no alternative route to judge."""
+    if found is None:
+        return None
+    alt = sc.routes.as_reference(c, found)
+    if sc._ref_edges[c].issuperset(alt.edges):
+        return None
+    verdict = sc.routes.judge(c, found, ref)
+    return (c, found, verdict), alt if verdict.credited else None
+
+
+def _general(sc: TaskScorer, traj: Trajectory, alternatives: bool) -> Coverage:
+    """:func:`coverage` of any trajectory: every claim resolved on its own (the path for
+    claims of values, and the oracle of the claim index in the tests)."""
+    claims, asserted_, detail = _read_general(sc, traj)
+    hit, node, _notes, claimed = detail
+    routes: Sequence[Route] = sc.reference.routes
+    verdicts: list[tuple[int, ClaimedRoute, RouteVerdict]] = []
+    credited = False
+    touched = {x for e in claimed for x in (e[0], e[2])}
+    for c, ref in enumerate(sc.reference.routes if alternatives else ()):
+        if claimed.issuperset(sc._ref_edges[c]) or not touched.issuperset((ref.nodes[0], ref.nodes[-1])):
             continue
-        verdict = sc.routes.judge(c, found, ref)
-        verdicts.append((c, found, verdict))
-        if verdict.credited:
-            if not credited:
-                routes, credited = list(routes), True
-            routes[c] = alt  # type: ignore[index]
+        cid = sc._ids[c]
+        found = route_of_claims([cl for cl in claims if cl.component is None or cl.component == cid],
+                                ref.nodes[0], ref.nodes[-1], node)
+        got = _adjudicate(sc, c, ref, found)
+        if got is not None:
+            verdicts.append(got[0])
+            if got[1] is not None:
+                if not credited:
+                    routes, credited = list(routes), True
+                routes[c] = got[1]  # type: ignore[index]
     if credited:
         v_req = tuple(dict.fromkeys(n for r in routes for n in r.nodes))
         e_req = tuple(dict.fromkeys(e for r in routes for e in r.edges))
     else:
         v_req, e_req = sc._v_req, sc._e_req
-    if verdicts and type(claims) is ItemClaims:  # its routes and verdicts are shared: share the list too
-        ids = tuple((c, id(found), id(v)) for c, found, v in verdicts)
-        got = sc._verdict_lists.get(ids)
-        kept = got if got is not None else sc._verdict_lists.setdefault(ids, tuple(verdicts))
-    else:
-        kept = tuple(verdicts)
-    return Coverage(claims, asserted, detail, routes, kept, v_req, e_req, len(hit.intersection(v_req)),
-                    len(claimed.intersection(e_req)))
+    return Coverage(sc, traj, routes, tuple(verdicts), v_req, e_req, len(hit.intersection(v_req)),
+                    len(claimed.intersection(e_req)), general=(claims, asserted_, detail))
 
 
 def _read_general(sc: TaskScorer, traj: Trajectory) -> tuple[list[ResolvedClaim], dict[int, str | None],
