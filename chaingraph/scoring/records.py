@@ -168,7 +168,7 @@ def index(sc: TaskScorer, ev: ClaimEvent, mentions: Key) -> Entry:
         if anchor is not None:
             ma = matches[anchor] if anchor in matches else sc._match(anchor)
             bits |= vbit.get(anchor if ma is None else ma[0], 0)
-        p, swapped = sc._orient(prop)
+        p, swapped = sc.relations.orient(prop)  # type: ignore[union-attr]
         # the statement is subject-first unless backward xor an inverse (Relations.key); its
         # mapped form keeps that order
         mapped = (a, p, b) if (direction == "forward") != swapped or subj == obj else (b, p, a)
@@ -237,34 +237,38 @@ def asserted(sc: TaskScorer, traj: Trajectory) -> dict[int, str | None]:
 
 
 def claimed_route(sc: TaskScorer, traj: Trajectory, claims: list[ClaimEvent], entries: list[Entry],
-                  component: str, start: str, target: str) -> ClaimedRoute | None:
+                  c: int) -> ClaimedRoute | None:
     """:func:`~chaingraph.scoring.routes.claimed_route` over the ``claims`` of an item
-    :func:`read` read (with their ``entries``) that serve ``component`` (or none).
+    :func:`read` read (with their ``entries``) that serve component ``c`` (or none), from
+    its reference route's start to its target.
 
-    A claim with an end that no other entry of the task has (``sc._end_count`` 1), other
-    than ``start`` and ``target``, is left out of the search: in the item that end is a
-    leaf, which a breadth-first search from ``start`` reaches last along its one edge and
-    leaves without discovering anything, so the first shortest path is the same without it
-    (an item's one-off wrong claim touches the anchor that way, and without it most items
-    are seen to have no route before any search). Items whose route is made of the same
+    A claim with an end that no other entry of the task has (``sc._end_count`` 1) and that
+    is no route's start or target is left out of the search: in the item that end is a
+    leaf, which a breadth-first search reaches along its one edge and leaves without
+    discovering anything, so the first shortest path is the same without the claim (an
+    item's one-off wrong claim touches the anchor that way; without it many items are seen
+    to have no route before any search). Items whose route is made of the same
     claims at the same events (with the same sources) share one :class:`ClaimedRoute` (kept
     by the task's scorer)."""
-    count = sc._end_count
+    count, route_ends = sc._end_count, sc._route_ends
     kept: list[int] = []  # claim positions
     ends_kept: list[tuple[str, str] | None] = []
-    seen = 0
-    for k, (ev, (_bits, ends)) in enumerate(zip(claims, entries)):
+    seen = 0  # the or-ed bits of the claims kept: which route ends they touch
+    component = sc._ids[c]
+    for k, (ev, (bits, ends)) in enumerate(zip(claims, entries)):
         if ends is None or (ev.component is not None and ev.component != component):
             continue
         a, b = ends
-        if a == b or (count[a] < 2 and a != start and a != target) or (count[b] < 2 and b != start
-                                                                      and b != target):
+        # a leaf: an end no other entry has, and no route's start or target (a superset of
+        # start and target: keeping a claim is always safe)
+        if a == b or (count[a] < 2 and a not in route_ends) or (count[b] < 2 and b not in route_ends):
             continue
-        seen |= (a == start or b == start) | (a == target or b == target) << 1
+        seen |= bits
         kept.append(k)
         ends_kept.append(ends)
-    if seen != 3:
+    if seen >> sc._tshift + 2 * c & 3 != 3:
         return None
+    start, target = sc._route_pairs[c]
     path = shortest_path(ends_kept, start, target)
     if path is None:
         return None

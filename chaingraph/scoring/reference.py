@@ -128,6 +128,8 @@ class Relations:
 
     inverses: Mapping[str, str] = field(default_factory=dict)
     equivalents: Mapping[str, str] = field(default_factory=dict)
+    _orients: dict[str, tuple[str, bool]] = field(default_factory=dict, init=False, repr=False, compare=False,
+                                                  hash=False)
 
     def canonical(self, prop: str) -> str:
         return self.equivalents.get(prop, prop)
@@ -144,13 +146,16 @@ class Relations:
         >>> Relations({"P361": "P527", "P527": "P361"}).orient("P527")
         ('P361', True)
         """
-        p = self.canonical(prop)
-        q = self.inverses.get(p)
-        if q is not None:
-            q = self.canonical(q)
-            if int(q[1:]) < int(p[1:]):
-                return q, True
-        return p, False
+        got = self._orients.get(prop)
+        if got is None:
+            p = self.canonical(prop)
+            q = self.inverses.get(p)
+            if q is not None and int(self.canonical(q)[1:]) < int(p[1:]):
+                got = self.canonical(q), True
+            else:
+                got = p, False
+            self._orients[prop] = got
+        return got
 
     def variants(self, prop: str) -> list[tuple[str, bool]]:
         """Every ``(property, swapped)`` that states the same fact as ``prop``."""

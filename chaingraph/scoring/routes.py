@@ -149,6 +149,7 @@ class RouteJudge:
     _cache: dict[tuple[object, ...], GraphHalf] = field(default_factory=dict)
     _routes: dict[tuple[object, ...], Route] = field(default_factory=dict)
     _steps: dict[tuple[object, ...], tuple[str, Direction] | None] = field(default_factory=dict)
+    _why_not: dict[tuple[object, ...], str] = field(default_factory=dict)  # an insufficient step's reason
     _verdicts: dict[tuple[object, ...], RouteVerdict] = field(default_factory=dict)
     #: answers of a route's pattern: routes through other nodes by the same steps share it
     _answers: dict[tuple[PathPattern, object], PatternResult] = field(default_factory=dict)
@@ -200,12 +201,15 @@ class RouteJudge:
             if held is not None:
                 walk.append(held)
                 continue
-            shown = f"{a} {prop} {b}" if way == "forward" else f"{b} {prop} {a}"
-            s, o = (a, b) if way == "forward" else (b, a)
-            known = not b.startswith("value:") and ev.statements(ev.relations.key(s, prop, o))
-            why = ("is not a step under the traversal policy" if known
-                   else "is not a statement of the evidence graph")
-            failed.append((i, f"not sufficient: {shown} {why}"))
+            why = self._why_not.get(step)
+            if why is None:
+                shown = f"{a} {prop} {b}" if way == "forward" else f"{b} {prop} {a}"
+                s, o = (a, b) if way == "forward" else (b, a)
+                known = not b.startswith("value:") and ev.statements(ev.relations.key(s, prop, o))
+                why = self._why_not[step] = "not sufficient: " + shown + (
+                    " is not a step under the traversal policy" if known
+                    else " is not a statement of the evidence graph")
+            failed.append((i, why))
         if failed:
             return False, False, tuple(failed), ""
         preserving, why = self._preserving(c, route, tuple(walk), reference, target_value)

@@ -149,7 +149,7 @@ class TaskScorer:
         self._tshift = nv + ne
         self._vmask, self._emask = (1 << nv) - 1, ((1 << ne) - 1) << nv
         self._route_emask = [sum(self._ebit[e] for e in edges) for edges in self._ref_edges]
-        self._orients: dict[str, tuple[str, bool]] = {}
+        self._route_pairs = [(r.nodes[0], r.nodes[-1]) for r in self.reference.routes]
         # (component, id of a route in _claimed_routes) -> its verdict and the route it credits, or None
         self._adjudged: dict[tuple[int, int], Adjudged] = {}
 
@@ -172,14 +172,6 @@ class TaskScorer:
             if label:
                 self._by_label.setdefault(label, (i, r))
         return out
-
-    def _orient(self, prop: str) -> tuple[str, bool]:
-        """:meth:`Relations.orient` (cached)."""
-        got = self._orients.get(prop)
-        if got is None:
-            assert self.relations is not None
-            got = self._orients[prop] = self.relations.orient(prop)
-        return got
 
     def _assertion(self, mention: str) -> tuple[str | None, tuple[str, ...]]:
         """The entity an asserted mention names and the reference node it is (cached)."""
@@ -373,7 +365,7 @@ def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True) -> 
         if bits & mask == mask or touches >> 2 * c & 3 != 3:
             continue
         assert claims is not None
-        found = claimed_route(sc, traj, claims, entries, sc._ids[c], ref.nodes[0], ref.nodes[-1])
+        found = claimed_route(sc, traj, claims, entries, c)
         if found is None:
             continue
         known = (c, id(found))  # found is kept by the scorer (_claimed_routes): its id names it
