@@ -1,0 +1,117 @@
+"""The claim index (chaingraph/scoring/records.py: ``index``, ``read``, ``claimed_route``):
+every entry says what the claim's record says, and a scorer that has indexed many items
+says of each item what a fresh scorer reading it by the general path says — with claims on
+the reference, on alternative routes, and one-off claims about nodes no other claim names
+(the leaves the route search leaves out), some of which later items name again."""
+
+from __future__ import annotations
+
+from typing import Any
+from unittest import mock
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from score_story import claim, scorer, task, trajectory
+from test_score_properties import SETTINGS, events
+from test_score_shared import ROUTE
+
+from chaingraph.scoring import TaskScorer, coverage
+from chaingraph.scoring.records import entry, index, key, make_record
+from chaingraph.scoring.scorer import Coverage
+from chaingraph.store import Store
+from chaingraph.trajectory import ClaimEvent, parse_trajectory
+
+#: nodes no reference or story edge has: a claim about one is a leaf until another names it
+LEAVES = ["Q7001", "Q7002", "Q7003"]
+#: nodes of the story: reference nodes of both components, the alternative route's Holdco
+STORY = ["Q1", "Q2", "Q3", "Q4", "Q5", "Q20", "Q10"]
+
+
+def _fields(cov: Coverage) -> dict[str, Any]:
+    return {"claims": list(cov.claims), "asserted": dict(cov.asserted), "named": set(cov.named),
+            "node": dict(cov.node), "aliases": list(cov.aliases), "claimed": set(cov.claimed),
+            "routes": list(cov.routes), "verdicts": list(cov.verdicts), "v_req": cov.v_req,
+            "e_req": cov.e_req, "nc": cov.nc, "rc": cov.rc}
+
+
+def _general(sc: TaskScorer, traj: Any, alternatives: bool = True) -> dict[str, Any]:
+    """What a scorer that has seen nothing says, reading every claim on its own."""
+    fresh = TaskScorer(task(), sc.graph, sc.values, sc.store)
+    with mock.patch("chaingraph.scoring.scorer.read", lambda *_: None):
+        return _fields(coverage(fresh, traj, alternatives=alternatives))
+
+
+def one_off() -> st.SearchStrategy[dict[str, Any]]:
+    """A claim joining a leaf node to a story node or to another leaf, either way round."""
+    ends = st.tuples(st.sampled_from(LEAVES), st.sampled_from(STORY + LEAVES)).flatmap(
+        lambda p: st.sampled_from([p, p[::-1]]))
+    extra = st.fixed_dictionaries({}, optional={"direction": st.sampled_from(["forward", "backward"]),
+                                                "component": st.sampled_from(["component1", "component2"])})
+    return st.tuples(ends, st.sampled_from(["P17", "P127", "P176", "P1056"]), extra).map(
+        lambda t: claim(t[0][0], t[1], t[0][1], **t[2]))
+
+
+def inverse() -> st.SearchStrategy[dict[str, Any]]:
+    """A claim by the inverse of a story property, its statement read the other way round:
+    Q2 P1056 Q1 is the reference statement Q1 P176 Q2, Q5 P1830 Q1 is Q1 P127 Q5 of the
+    alternative route, Q4 P527 Q5 is Q5 P361 Q4."""
+    pairs = [("Q2", "P1056", "Q1"), ("Q2", "P1056", "Q20"), ("Q5", "P1830", "Q1"), ("Q4", "P527", "Q5"),
+             ("Q1", "P1056", "Q2")]
+    return st.tuples(st.sampled_from(pairs), st.sampled_from(["forward", "backward"])).map(
+        lambda t: claim(t[0][0], t[0][1], t[0][2], direction=t[1]))
+
+
+def items() -> st.SearchStrategy[list[dict[str, Any]]]:
+    return st.lists(st.one_of(events(), st.sampled_from(ROUTE), one_off(), one_off(), inverse()), max_size=12)
+
+
+@pytest.fixture(scope="module")
+def shared(story: Store) -> TaskScorer:
+    return scorer(story)
+
+
+@SETTINGS
+@given(evs=items())
+def test_an_indexed_scorer_says_what_a_fresh_general_scorer_says(shared: TaskScorer,
+                                                                 evs: list[dict[str, Any]]) -> None:
+    # one scorer for every example (its index, and each node's count of entries, grows), and
+    # one that has indexed this item only (counts of 1 and 2 decide what the search leaves out)
+    traj = parse_trajectory(trajectory(*evs))
+    alone = TaskScorer(task(), shared.graph, shared.values, shared.store)
+    for alternatives in (True, False):
+        want = _general(shared, traj, alternatives)
+        assert _fields(coverage(shared, traj, alternatives=alternatives)) == want
+        assert _fields(coverage(alone, traj, alternatives=alternatives)) == want
+
+
+@SETTINGS
+@given(evs=items())
+def test_every_index_entry_says_what_the_claims_record_says(story: Store, evs: list[dict[str, Any]]) -> None:
+    sc = scorer(story)
+    for ev in parse_trajectory(trajectory(*evs)).events:
+        if isinstance(ev, ClaimEvent) and ev.value is None:
+            assert index(sc, ev, key(ev)) == entry(sc, make_record(sc, ev)), ev
+
+
+# beside one-off claims: the alternative route Q1 -P127-> Q5 -P17-> Q4 (credited), or one
+# through a node only this item names (found, and refused: the graph does not hold it)
+CASES = {
+    "the start and target each named by one claim only": ([ROUTE[0], ROUTE[1]], [True]),
+    "a leaf claim at the anchor, one at the target": ([claim("Q7001", "P17", "Q1"), ROUTE[0], ROUTE[1],
+                                                        claim("Q4", "P17", "Q7002")], [True]),
+    "a node two claims name is not a leaf": ([claim("Q1", "P127", "Q7001"), claim("Q7001", "P17", "Q4")],
+                                             [False]),
+    "a leaf between two leaves": ([claim("Q7001", "P17", "Q7002"), claim("Q7002", "P17", "Q7003"),
+                                   *ROUTE[:2]], [True]),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_routes_through_nodes_few_claims_name_are_found(story: Store, name: str) -> None:
+    sc = scorer(story)  # fresh: each node's count is this item's own
+    evs, credited = CASES[name]
+    traj = parse_trajectory(trajectory(*evs))
+    got = coverage(sc, traj)
+    assert _fields(got) == _general(sc, traj)
+    assert [v.credited for _c, _r, v in got.verdicts] == credited
