@@ -89,9 +89,13 @@ def test_an_indexed_scorer_says_what_a_fresh_general_scorer_says(shared: TaskSco
 @given(evs=items())
 def test_every_index_entry_says_what_the_claims_record_says(story: Store, evs: list[dict[str, Any]]) -> None:
     sc = scorer(story)
+    numbers: dict[int, tuple[object, ...]] = {}
     for ev in parse_trajectory(trajectory(*evs)).events:
         if isinstance(ev, ClaimEvent) and ev.value is None:
-            assert index(sc, ev, key(ev)) == entry(sc, make_record(sc, ev)), ev
+            got = sc._index.get(key(ev)) or index(sc, ev, key(ev))
+            # below the claim's number (distinct per claim): bits and ends
+            assert got & (1 << sc._hshift + 64) - 1 == entry(sc, make_record(sc, ev)), ev
+            assert numbers.setdefault(got >> sc._hshift + 64, key(ev)) == key(ev)
 
 
 # beside one-off claims: the alternative route Q1 -P127-> Q5 -P17-> Q4 (credited), or one

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from chaingraph.trajectory import ClaimEvent, Trajectory
 
 __all__ = ["ClaimRecord", "Detail", "Entry", "ItemClaims", "Key", "asserted", "claimed_route", "entry",
-           "index", "item_claims", "key", "make_record", "named", "read"]
+           "index", "item_claims", "key", "make_record", "named", "node_id", "read"]
 
 #: the mentions of an item claim: subject, relation, object, direction, anchor
 Key = tuple[str, str, "str | None", str, "str | None"]
@@ -46,9 +46,13 @@ Named = tuple[tuple[str, ...], tuple[tuple[str, str], ...], tuple[str, ...]]
 #: the named nodes as reference nodes, named node -> reference node, alias notes, claimed
 #: statements (ends mapped onto reference nodes)
 Detail = tuple[set[str], dict[str, str], Sequence[str], set[tuple[str, str, str]]]
-#: a claim's entry in its task's claim index: its bits (see :func:`read`) and its ends
-#: (:attr:`ClaimRecord.ends`)
-Entry = tuple[int, "tuple[str, str] | None"]
+#: a claim's entry in its task's claim index, one int: its bits (see :func:`read`) and, from
+#: bit ``sc._hshift``, the numbers (:func:`node_id`) of its ends (:attr:`ClaimRecord.ends`;
+#: 0 and 0 when it states no statement), 32 bits each, then the claim's own number in the
+#: index. An int, not a tuple: the index of a scorer that has seen many one-off claims
+#: holds no container per claim
+Entry = int
+_NODE = (1 << 32) - 1
 
 
 class ClaimRecord(NamedTuple):
@@ -136,6 +140,23 @@ def _claim(i: int, rec: ClaimRecord, ev: ClaimEvent) -> ResolvedClaim:
                          rec.anchor, ev.component, rec.problems)
 
 
+def node_id(sc: TaskScorer, node: str) -> int:
+    """The number of ``node`` in ``sc``'s claim index (given on first sight, from 1)."""
+    got = sc._node_ids.get(node)
+    if got is None:
+        got = sc._node_ids[node] = len(sc._node_names)
+        sc._node_names.append(node)
+        sc._end_count.append(0)
+    return got
+
+
+def _encode(sc: TaskScorer, bits: int, touches: int, ends: tuple[str, str] | None) -> Entry:
+    if ends is None:
+        return bits | touches << sc._tshift
+    ends_ = node_id(sc, ends[0]) | node_id(sc, ends[1]) << 32
+    return bits | touches << sc._tshift | ends_ << sc._hshift
+
+
 def entry(sc: TaskScorer, rec: ClaimRecord) -> Entry:
     """The index entry of a claim record (what :func:`index` must say of the same claim)."""
     bits = 0
@@ -143,7 +164,7 @@ def entry(sc: TaskScorer, rec: ClaimRecord) -> Entry:
         bits |= sc._vbit.get(h, 0)
     if rec.mapped is not None:
         bits |= sc._ebit.get(rec.mapped, 0)
-    return bits | rec.touches << sc._tshift, rec.ends
+    return _encode(sc, bits, rec.touches, rec.ends)
 
 
 def index(sc: TaskScorer, ev: ClaimEvent, mentions: Key) -> Entry:
@@ -174,36 +195,40 @@ def index(sc: TaskScorer, ev: ClaimEvent, mentions: Key) -> Entry:
         mapped = (a, p, b) if (direction == "forward") != swapped or subj == obj else (b, p, a)
         route_ends = sc._route_ends
         touches = route_ends.get(a, 0) | route_ends.get(b, 0)
-        got = bits | sc._ebit.get(mapped, 0) | touches << sc._tshift, (a, b)
+        got = _encode(sc, bits | sc._ebit.get(mapped, 0), touches, (a, b))
+    got |= len(sc._index) << sc._hshift + 64  # the claim's number
     sc._index[mentions] = got
-    ends = got[1]
-    if ends is not None and ends[0] != ends[1]:
+    ends = got >> sc._hshift
+    first, second = ends & _NODE, ends >> 32 & _NODE
+    if first != second:  # not a loop (nor no statement: both 0)
         count = sc._end_count
-        for x in ends:
-            count[x] = count.get(x, 0) + 1
+        count[first] += 1
+        count[second] += 1
     return got
 
 
-def read(sc: TaskScorer, traj: Trajectory, claims: list[ClaimEvent] | None = None,
+def read(sc: TaskScorer, traj: Trajectory, claims: list[int] | None = None,
          entries: list[Entry] | None = None) -> int | None:
     """What ``traj`` claims and asserts, as bits of ``sc``'s reference (``None`` when a claim
     states a value: the general path reads those): bit ``i`` for ``sc._v_req[i]`` named,
     bit ``len(v_req) + j`` for ``sc._e_req[j]`` claimed (ends mapped onto reference nodes),
     and from bit ``sc._tshift`` the or-ed :attr:`ClaimRecord.touches` of the claims. One
     dictionary look-up per claim, no container kept per item. With ``claims`` and
-    ``entries``, the claim events and their index entries are appended to them (what
+    ``entries``, the claims' event positions and index entries are appended to them (what
     :func:`claimed_route` reads)."""
     get = sc._index.get
     bits = 0
-    for ev in traj.events:
+    for i, ev in enumerate(traj.events):
         if ev.kind == "claim":  # the kind tag, not isinstance: pydantic's instance check is slow
             if ev.value is not None:
                 return None
             mentions = (ev.subject, ev.relation, ev.object, ev.direction, ev.anchor)
-            got = get(mentions) or index(sc, ev, mentions)
-            bits |= got[0]
+            got = get(mentions)
+            if got is None:
+                got = index(sc, ev, mentions)
+            bits |= got
             if claims is not None:
-                claims.append(ev)
+                claims.append(i)
                 entries.append(got)  # type: ignore[union-attr]
         elif ev.kind == "assert":
             mention = ev.entity
@@ -214,7 +239,7 @@ def read(sc: TaskScorer, traj: Trajectory, claims: list[ClaimEvent] | None = Non
                     asserted |= sc._vbit.get(h, 0)
                 sc._assert_bits[mention] = asserted
             bits |= asserted
-    return bits
+    return bits & sc._low  # the or-ed ends above are nothing
 
 
 def item_claims(sc: TaskScorer, traj: Trajectory) -> ItemClaims:
@@ -236,58 +261,60 @@ def asserted(sc: TaskScorer, traj: Trajectory) -> dict[int, str | None]:
             if ev.kind == "assert"}
 
 
-def claimed_route(sc: TaskScorer, traj: Trajectory, claims: list[ClaimEvent], entries: list[Entry],
+def claimed_route(sc: TaskScorer, traj: Trajectory, claims: list[int], entries: list[Entry],
                   c: int) -> ClaimedRoute | None:
-    """:func:`~chaingraph.scoring.routes.claimed_route` over the ``claims`` of an item
-    :func:`read` read (with their ``entries``) that serve component ``c`` (or none), from
-    its reference route's start to its target.
+    """:func:`~chaingraph.scoring.routes.claimed_route` over the claims of an item
+    :func:`read` read (at events ``claims``, with their ``entries``) that serve component
+    ``c`` (or none), from its reference route's start to its target.
 
-    A claim with an end that no other entry of the task has (``sc._end_count`` 1) and that
-    is no route's start or target is left out of the search: in the item that end is a
-    leaf, which a breadth-first search reaches along its one edge and leaves without
+    A claim with an end that no other entry of the task has (``sc._end_count`` 1; a route's
+    start and target count 2 from the start) is left out of the search: in the item that
+    end is a leaf, which a breadth-first search reaches along its one edge and leaves without
     discovering anything, so the first shortest path is the same without the claim (an
     item's one-off wrong claim touches the anchor that way; without it many items are seen
     to have no route before any search). Items whose route is made of the same
     claims at the same events (with the same sources) share one :class:`ClaimedRoute` (kept
     by the task's scorer)."""
-    count, route_ends = sc._end_count, sc._route_ends
+    count, shift = sc._end_count, sc._hshift
     kept: list[int] = []  # claim positions
-    ends_kept: list[tuple[str, str] | None] = []
-    seen = 0  # the or-ed bits of the claims kept: which route ends they touch
-    component = sc._ids[c]
-    for k, (ev, (bits, ends)) in enumerate(zip(claims, entries)):
-        if ends is None or (ev.component is not None and ev.component != component):
+    ends_kept: list[tuple[int, int] | None] = []
+    seen = 0  # the or-ed entries of the claims kept: which route ends they touch
+    component, events = sc._ids[c], traj.events
+    for k, (i, got) in enumerate(zip(claims, entries)):
+        serves = events[i].component  # type: ignore[union-attr]
+        if serves is not None and serves != component:
             continue
-        a, b = ends
-        # a leaf: an end no other entry has, and no route's start or target (a superset of
-        # start and target: keeping a claim is always safe)
-        if a == b or (count[a] < 2 and a not in route_ends) or (count[b] < 2 and b not in route_ends):
+        ends = got >> shift
+        a, b = ends & _NODE, ends >> 32 & _NODE
+        # no statement (both 0), a loop, or a leaf: an end only this entry has (a route's
+        # start and target count 2 from the start: they are never leaves)
+        if a == b or count[a] < 2 or count[b] < 2:
             continue
-        seen |= bits
+        seen |= got
         kept.append(k)
-        ends_kept.append(ends)
+        ends_kept.append((a, b))
     if seen >> sc._tshift + 2 * c & 3 != 3:
         return None
     start, target = sc._route_pairs[c]
     path = shortest_path(ends_kept, start, target)
     if path is None:
         return None
-    nodes, used = path
+    names = sc._node_names
+    nodes, used = tuple(names[x] for x in path[0]), path[1]
     picked = [kept[j] for j in used]  # claim positions
-    events = traj.events
-    at = [i for i, ev in enumerate(events) if ev.kind == "claim"]  # claim position -> event
-    # the key: per step its event, the claim's index entry (kept by the scorer, so its id
-    # names it), source and component; flat, so that hashing it hashes no inner tuples
+    # the key: per step its event, claim (its number in the index), source and component;
+    # flat, so that hashing it hashes no inner tuples
     rkey: list[object] = [start]
     for k in picked:
-        rkey += (at[k], id(entries[k]), claims[k].source, claims[k].component)
+        ev = events[claims[k]]
+        rkey += (claims[k], entries[k] >> shift + 64, ev.source, ev.component)  # type: ignore[union-attr]
     whole = tuple(rkey)
     known = sc._claimed_routes
-    got = known.get(whole)
-    if got is not None:
-        return got
-    records = sc._records
-    recs = [records.get(key(claims[k])) or make_record(sc, claims[k]) for k in picked]
+    route = known.get(whole)
+    if route is not None:
+        return route
+    records, evs = sc._records, [events[claims[k]] for k in picked]
+    recs = [records.get(key(ev)) or make_record(sc, ev) for ev in evs]  # type: ignore[arg-type]
     steps: list[tuple[str, Literal["forward", "backward"]]] = []
     for n, rec in enumerate(recs):
         mapped = rec.mapped
@@ -295,9 +322,9 @@ def claimed_route(sc: TaskScorer, traj: Trajectory, claims: list[ClaimEvent], en
         # the walk nodes[n] -> nodes[n+1] is forward when nodes[n] is the statement's subject
         steps.append((mapped[1], "forward" if mapped[0] == nodes[n] else "backward"))
     premises = tuple(rec.ends[0] for rec in recs)  # type: ignore[index]
-    made = tuple(_claim(at[k], rec, claims[k]) for k, rec in zip(picked, recs))
-    got = known[whole] = ClaimedRoute(nodes, tuple(steps), made, premises)
-    return got
+    made = tuple(_claim(claims[k], rec, ev) for k, rec, ev in zip(picked, recs, evs))  # type: ignore[arg-type]
+    route = known[whole] = ClaimedRoute(nodes, tuple(steps), made, premises)
+    return route
 
 
 class ItemClaims(Sequence[ResolvedClaim]):

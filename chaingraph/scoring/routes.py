@@ -26,9 +26,9 @@ objects for the collector to scan in a scorer holding many items).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from chaingraph.patterns import PathPattern, PatternResult, Step, TypeConstraint, ValueConstraint, evaluate
 from chaingraph.scoring.claims import Evidence, ResolvedClaim, arcs_between
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = ["ClaimedRoute", "RouteJudge", "RouteVerdict", "claimed_route", "shortest_path"]
 
 Direction = Literal["forward", "backward"]
+N = TypeVar("N", bound=Hashable)  # a node of a claim graph: its name, or a number standing for it
 
 
 @dataclass(frozen=True)
@@ -87,8 +88,8 @@ def claimed_route(claims: Sequence[ResolvedClaim], start: str, target: str,
     return ClaimedRoute(nodes, tuple(steps), tuple(used), premises)
 
 
-def shortest_path(ends: Sequence[tuple[str, str] | None], start: str,
-                  target: str) -> tuple[tuple[str, ...], list[int]] | None:
+def shortest_path(ends: Sequence[tuple[N, N] | None], start: N,
+                  target: N) -> tuple[tuple[N, ...], list[int]] | None:
     """The first shortest path from ``start`` to ``target`` over claims given by their ends
     ``(premise, conclusion)`` (``None``: the claim states no statement), walked either way;
     claims earlier in ``ends`` break ties. Returns the nodes and the positions of the claims
@@ -97,7 +98,7 @@ def shortest_path(ends: Sequence[tuple[str, str] | None], start: str,
     >>> shortest_path([("a", "b"), None, ("c", "b"), ("a", "c")], "a", "c")
     (('a', 'c'), [3])
     """
-    adj: dict[str, list[tuple[str, int]]] = {}
+    adj: dict[N, list[tuple[N, int]]] = {}
     for j, e in enumerate(ends):
         if e is None:
             continue
@@ -114,7 +115,7 @@ def shortest_path(ends: Sequence[tuple[str, str] | None], start: str,
             adj[b] = [(a, j)]
     if start not in adj or target not in adj:
         return None
-    prev: dict[str, tuple[str, int] | None] = {start: None}
+    prev: dict[N, tuple[N, int] | None] = {start: None}
     queue = [start]
     for u in queue:  # breadth first; the target's first discovery fixes its path
         for v, j in adj[u]:

@@ -44,6 +44,7 @@ from chaingraph.scoring.records import (
     claimed_route,
     item_claims,
     named,
+    node_id,
     read,
 )
 from chaingraph.scoring.reference import (
@@ -57,7 +58,7 @@ from chaingraph.scoring.reference import (
 from chaingraph.scoring.routes import ClaimedRoute, RouteJudge, RouteVerdict
 from chaingraph.scoring.routes import claimed_route as route_of_claims
 from chaingraph.scoring.visual import RefAnchor
-from chaingraph.trajectory import ClaimEvent, Trajectory
+from chaingraph.trajectory import Trajectory
 
 if TYPE_CHECKING:
     from chaingraph.lookups import ValueLookup
@@ -141,7 +142,9 @@ class TaskScorer:
         self._known = self._default_aliases() if type(self.alias_judge) is DefaultJudge else None
         # the claim index (records.index) and the bits it speaks in (records.read)
         self._index: dict[Key, Entry] = {}
-        self._end_count: dict[str, int] = {}  # node -> index entries with it as an end
+        self._node_ids: dict[str, int] = {}  # records.node_id
+        self._node_names: list[str] = [""]  # by number; 0: none
+        self._end_count: list[int] = [0]  # by number: index entries with the node as an end
         self._assert_bits: dict[str, int] = {}
         nv, ne = len(self._v_req), len(self._e_req)
         self._vbit = {n: 1 << i for i, n in enumerate(self._v_req)}
@@ -149,7 +152,12 @@ class TaskScorer:
         self._tshift = nv + ne
         self._vmask, self._emask = (1 << nv) - 1, ((1 << ne) - 1) << nv
         self._route_emask = [sum(self._ebit[e] for e in edges) for edges in self._ref_edges]
-        self._route_pairs = [(r.nodes[0], r.nodes[-1]) for r in self.reference.routes]
+        self._hshift = self._tshift + 2 * len(self.reference.routes)
+        self._low = (1 << self._hshift) - 1
+        self._route_pairs = [(node_id(self, r.nodes[0]), node_id(self, r.nodes[-1]))
+                             for r in self.reference.routes]
+        for start, target in self._route_pairs:  # never leaves (records.claimed_route)
+            self._end_count[start] = self._end_count[target] = 2
         # (component, id of a route in _claimed_routes) -> its verdict and the route it credits, or None
         self._adjudged: dict[tuple[int, int], Adjudged] = {}
 
@@ -347,7 +355,7 @@ class Coverage:
 def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True) -> Coverage:
     """Resolve ``traj``'s claims, adjudicate the routes it claimed, and count NC and RC
     (``alternatives=False``: against the reference routes only, no route is looked for)."""
-    claims: list[ClaimEvent] | None = None
+    claims: list[int] | None = None
     entries: list[Entry] = []
     if alternatives:
         claims = []
