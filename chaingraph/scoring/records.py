@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from chaingraph.trajectory import ClaimEvent, Trajectory
 
 __all__ = ["ClaimRecord", "Detail", "Entry", "ItemClaims", "Key", "asserted", "claimed_route", "entry",
-           "index", "item_claims", "key", "make_record", "named", "node_id", "read"]
+           "index", "item_claims", "key", "make_record", "mention", "named", "node_id", "read"]
 
 #: the mentions of an item claim: subject, relation, object, direction, anchor
 Key = tuple[str, str, "str | None", str, "str | None"]
@@ -167,39 +167,60 @@ def entry(sc: TaskScorer, rec: ClaimRecord) -> Entry:
     return _encode(sc, bits, rec.touches, rec.ends)
 
 
+def mention(sc: TaskScorer, text: str) -> tuple[str, str, int] | tuple[()]:
+    """What an entity mention of a claim is for ``sc``'s task (cached): its id, the reference
+    node it is (or itself) and that node's number (:func:`node_id`); ``()`` when it names no
+    entity."""
+    got = sc._mentions.get(text)
+    if got is None:
+        assert sc.resolver is not None
+        ent = sc.resolver.entity(text)[0]
+        if ent is None:
+            got = ()
+        else:
+            if sc._known is not None and ent not in sc._ref_set and ent not in sc._by_partner \
+                    and ent not in sc.graph.labels:
+                node = ent  # what TaskScorer._match says of it: no reference node, no partner, no label
+            else:
+                m = sc._matches[ent] if ent in sc._matches else sc._match(ent)
+                node = ent if m is None else m[0]
+            got = (ent, node, node_id(sc, node))
+        sc._mentions[text] = got
+    return got
+
+
 def index(sc: TaskScorer, ev: ClaimEvent, mentions: Key) -> Entry:
     """The entry of item claim ``ev`` (whose :func:`key` is ``mentions``) in ``sc``'s claim
     index, made on first sight (kept in ``sc._index``): :func:`entry` of its
-    :func:`make_record`, worked out without building the record when every mention
-    resolves. Each new entry counts its ends (``sc._end_count``, see :func:`claimed_route`)."""
-    resolver = sc.resolver
-    assert resolver is not None and ev.object is not None
+    :func:`make_record` (and the claim's number), worked out without building the record
+    when every mention resolves. Each new entry counts its ends (``sc._end_count``, see
+    :func:`claimed_route`)."""
     subject, relation, obj_mention, direction, anchor_mention = mentions
-    entity = resolver.entity
-    subj, obj, prop = entity(subject)[0], entity(obj_mention)[0], resolver.relation(relation)[0]  # type: ignore[arg-type]
-    anchor = None if anchor_mention is None else entity(anchor_mention)[0]
-    if subj is None or prop is None or obj is None or (anchor_mention is not None and not anchor):
+    known = sc._mentions
+    subj = known.get(subject) or mention(sc, subject)
+    obj = known.get(obj_mention) or mention(sc, obj_mention)  # type: ignore[arg-type]
+    prop = sc._relation_ids.get(relation)
+    if prop is None:
+        assert sc.resolver is not None and sc.relations is not None
+        pid = sc.resolver.relation(relation)[0]
+        prop = sc._relation_ids[relation] = () if pid is None else sc.relations.orient(pid)
+    anchor = () if anchor_mention is None else known.get(anchor_mention) or mention(sc, anchor_mention)
+    if not subj or not prop or not obj or (anchor_mention is not None and not anchor):
         got = entry(sc, make_record(sc, ev))  # some mention stays unresolved: the record says what follows
+        first, second = got >> sc._hshift & _NODE, got >> sc._hshift + 32 & _NODE
     else:
-        matches, vbit = sc._matches, sc._vbit
-        ms = matches[subj] if subj in matches else sc._match(subj)
-        mo = matches[obj] if obj in matches else sc._match(obj)
-        a, b = subj if ms is None else ms[0], obj if mo is None else mo[0]
-        bits = vbit.get(a, 0) | vbit.get(b, 0)
-        if anchor is not None:
-            ma = matches[anchor] if anchor in matches else sc._match(anchor)
-            bits |= vbit.get(anchor if ma is None else ma[0], 0)
-        p, swapped = sc.relations.orient(prop)  # type: ignore[union-attr]
+        s_id, a, first = subj
+        o_id, b, second = obj
+        vbit, route_ends = sc._vbit, sc._route_ends
+        bits = vbit.get(a, 0) | vbit.get(b, 0) | (vbit.get(anchor[1], 0) if anchor else 0)
+        p, swapped = prop  # Relations.orient of the property
         # the statement is subject-first unless backward xor an inverse (Relations.key); its
         # mapped form keeps that order
-        mapped = (a, p, b) if (direction == "forward") != swapped or subj == obj else (b, p, a)
-        route_ends = sc._route_ends
-        touches = route_ends.get(a, 0) | route_ends.get(b, 0)
-        got = _encode(sc, bits | sc._ebit.get(mapped, 0), touches, (a, b))
+        mapped = (a, p, b) if (direction == "forward") != swapped or s_id == o_id else (b, p, a)
+        got = (bits | sc._ebit.get(mapped, 0) | (route_ends.get(a, 0) | route_ends.get(b, 0)) << sc._tshift
+               | (first | second << 32) << sc._hshift)
     got |= len(sc._index) << sc._hshift + 64  # the claim's number
     sc._index[mentions] = got
-    ends = got >> sc._hshift
-    first, second = ends & _NODE, ends >> 32 & _NODE
     if first != second:  # not a loop (nor no statement: both 0)
         count = sc._end_count
         count[first] += 1
@@ -220,11 +241,11 @@ def read(sc: TaskScorer, traj: Trajectory, claims: list[int] | None = None,
     bits = 0
     for i, ev in enumerate(traj.events):
         if ev.kind == "claim":  # the kind tag, not isinstance: pydantic's instance check is slow
-            if ev.value is not None:
-                return None
             mentions = (ev.subject, ev.relation, ev.object, ev.direction, ev.anchor)
-            got = get(mentions)
+            got = get(mentions)  # a claim of a value has no object: never in the index
             if got is None:
+                if ev.value is not None:
+                    return None
                 got = index(sc, ev, mentions)
             bits |= got
             if claims is not None:

@@ -143,6 +143,9 @@ class TaskScorer:
         # the claim index (records.index) and the bits it speaks in (records.read)
         self._index: dict[Key, Entry] = {}
         self._node_ids: dict[str, int] = {}  # records.node_id
+        self._mentions: dict[str, tuple[str, str, int] | tuple[()]] = {}  # records.mention
+        # relation mention -> Relations.orient of its property (() : none)
+        self._relation_ids: dict[str, tuple[str, bool] | tuple[()]] = {}
         self._node_names: list[str] = [""]  # by number; 0: none
         self._end_count: list[int] = [0]  # by number: index entries with the node as an end
         self._assert_bits: dict[str, int] = {}
