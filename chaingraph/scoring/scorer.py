@@ -68,9 +68,11 @@ if TYPE_CHECKING:
 __all__ = ["Coverage", "TaskScorer", "coverage"]
 
 
-#: an alternative route's verdict ``(component, route, verdict)`` and the route it credits
+#: the alternative routes an item claimed, each ``(component, route, verdict)``
+Verdicts = tuple[tuple[int, ClaimedRoute, RouteVerdict], ...]
+#: an alternative route's verdict (as :data:`Verdicts` of one) and the route it credits
 #: (``None``: refused); ``None``: no alternative to judge (its statements are all the reference's)
-Adjudged = tuple[tuple[int, ClaimedRoute, RouteVerdict], Route | None] | None
+Adjudged = tuple[Verdicts, Route | None] | None
 
 _SAME_AS: weakref.WeakKeyDictionary[EvidenceGraph, dict[str, dict[str, str]]] = weakref.WeakKeyDictionary()
 
@@ -127,7 +129,7 @@ class TaskScorer:
         self._record_list: list[ClaimRecord] = []  # by id
         self._claimed_routes: dict[tuple[object, ...], ClaimedRoute] = {}  # see ItemClaims.route
         # the verdicts of items, one tuple per distinct list (its routes and verdicts are shared)
-        self._verdict_lists: dict[tuple[object, ...], tuple[tuple[int, ClaimedRoute, RouteVerdict], ...]] = {}
+        self._verdict_lists: dict[tuple[int, ...], Verdicts] = {}
         self._asserted: dict[str, Named] = {}
         self._assertions: dict[str, tuple[str | None, tuple[str, ...]]] = {}
         self._value_targets = any(c.target.value is not None for c in self.task.components)
@@ -161,8 +163,8 @@ class TaskScorer:
                              for r in self.reference.routes]
         for start, target in self._route_pairs:  # never leaves (records.claimed_route)
             self._end_count[start] = self._end_count[target] = 2
-        # (component, id of a route in _claimed_routes) -> its verdict and the route it credits, or None
-        self._adjudged: dict[tuple[int, int], Adjudged] = {}
+        # per component: id of a route in _claimed_routes -> its verdict and the route it credits
+        self._adjudged: list[dict[int, Adjudged]] = [{} for _ in self.reference.routes]
 
     def _default_aliases(self) -> dict[str, tuple[dict[str, str], str | None]]:
         """What :class:`DefaultJudge` would say about the reference nodes and anchors, read
@@ -366,7 +368,7 @@ def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True) -> 
     if bits is None:  # a claim of a value: the general path
         return _general(sc, traj, alternatives)
     routes: Sequence[Route] = sc.reference.routes
-    verdicts: list[tuple[int, ClaimedRoute, RouteVerdict]] = []
+    kept: Verdicts = ()
     credited = False
     touches = bits >> sc._tshift
     for c, ref in enumerate(sc.reference.routes if alternatives else ()):
@@ -379,20 +381,15 @@ def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True) -> 
         found = claimed_route(sc, traj, claims, entries, c)
         if found is None:
             continue
-        known = (c, id(found))  # found is kept by the scorer (_claimed_routes): its id names it
-        got = sc._adjudged[known] if known in sc._adjudged else sc._adjudged.setdefault(
-            known, _adjudicate(sc, c, ref, found))
+        known, at = sc._adjudged[c], id(found)  # found is kept by the scorer (_claimed_routes)
+        got = known[at] if at in known else known.setdefault(at, _adjudicate(sc, c, ref, found))
         if got is not None:
-            verdicts.append(got[0])
+            # one verdict: its tuple is shared by every item that has it; more: share the list
+            kept = got[0] if not kept else _shared(sc, kept + got[0])
             if got[1] is not None:
                 if not credited:
                     routes, credited = list(routes), True
                 routes[c] = got[1]  # type: ignore[index]
-    kept: tuple[tuple[int, ClaimedRoute, RouteVerdict], ...] = ()
-    if verdicts:  # its routes and verdicts are shared: share the list too
-        ids = tuple((c, id(found), id(v)) for c, found, v in verdicts)
-        got_list = sc._verdict_lists.get(ids)
-        kept = got_list if got_list is not None else sc._verdict_lists.setdefault(ids, tuple(verdicts))
     if not credited:
         return Coverage(sc, traj, routes, kept, sc._v_req, sc._e_req, (bits & sc._vmask).bit_count(),
                         (bits & sc._emask).bit_count())
@@ -405,15 +402,23 @@ def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True) -> 
 
 
 def _adjudicate(sc: TaskScorer, c: int, ref: Route, found: ClaimedRoute | None) -> Adjudged:
-    """The verdict on the route ``found`` for component ``c`` and, when credited, the route
-    that replaces the reference; ``None`` when there is no alternative route to judge."""
+    """The verdict on the route ``found`` for component ``c`` (as a list of one) and, when
+    credited, the route that replaces the reference; ``None`` when there is no alternative
+    route to judge."""
     if found is None:
         return None
     alt = sc.routes.as_reference(c, found)
     if sc._ref_edges[c].issuperset(alt.edges):
         return None
     verdict = sc.routes.judge(c, found, ref)
-    return (c, found, verdict), alt if verdict.credited else None
+    return ((c, found, verdict),), alt if verdict.credited else None
+
+
+def _shared(sc: TaskScorer, verdicts: Verdicts) -> Verdicts:
+    """One tuple per distinct list of shared verdicts."""
+    ids = tuple(id(v) for v in verdicts)
+    got = sc._verdict_lists.get(ids)
+    return got if got is not None else sc._verdict_lists.setdefault(ids, verdicts)
 
 
 def _general(sc: TaskScorer, traj: Trajectory, alternatives: bool) -> Coverage:
@@ -433,7 +438,7 @@ def _general(sc: TaskScorer, traj: Trajectory, alternatives: bool) -> Coverage:
                                 ref.nodes[0], ref.nodes[-1], node)
         got = _adjudicate(sc, c, ref, found)
         if got is not None:
-            verdicts.append(got[0])
+            verdicts += got[0]
             if got[1] is not None:
                 if not credited:
                     routes, credited = list(routes), True
