@@ -18,6 +18,7 @@ from test_score_shared import ROUTE
 
 from chaingraph.scoring import TaskScorer, coverage
 from chaingraph.scoring.records import entry, index, key, make_record
+from chaingraph.scoring.routes import shortest_path, shortest_path_few
 from chaingraph.scoring.scorer import Coverage
 from chaingraph.store import Store
 from chaingraph.trajectory import ClaimEvent, parse_trajectory
@@ -121,3 +122,13 @@ def test_routes_through_nodes_few_claims_name_are_found(story: Store, name: str)
     got = coverage(sc, traj)
     assert _fields(got) == _general(sc, traj)
     assert [v.credited for _c, _r, v in got.verdicts] == credited
+
+
+@SETTINGS
+@given(ends=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)).filter(lambda e: e[0] != e[1]),
+                    max_size=10), start=st.integers(0, 5), target=st.integers(0, 5))
+def test_the_scan_for_few_claims_finds_the_first_shortest_path(ends: list[tuple[int, int]], start: int,
+                                                                target: int) -> None:
+    touched = {x for e in ends for x in e}
+    if start in touched and target in touched:  # what the route search makes sure of first
+        assert shortest_path_few(ends, start, target) == shortest_path(ends, start, target)

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal, NamedTuple, overload
 
 from chaingraph.scoring.claims import ResolvedClaim, resolve_claim
-from chaingraph.scoring.routes import ClaimedRoute, shortest_path
+from chaingraph.scoring.routes import ClaimedRoute, shortest_path, shortest_path_few
 
 if TYPE_CHECKING:
     from chaingraph.scoring.scorer import TaskScorer
@@ -53,6 +53,7 @@ Detail = tuple[set[str], dict[str, str], Sequence[str], set[tuple[str, str, str]
 #: holds no container per claim
 Entry = int
 _NODE = (1 << 32) - 1
+_FEW = 24  # up to this many claims, a route search scans them (routes.shortest_path_few)
 
 
 class ClaimRecord(NamedTuple):
@@ -298,7 +299,7 @@ def claimed_route(sc: TaskScorer, traj: Trajectory, claims: list[int], entries: 
     by the task's scorer)."""
     count, shift = sc._end_count, sc._hshift
     kept: list[int] = []  # claim positions
-    ends_kept: list[tuple[int, int] | None] = []
+    ends_kept: list[tuple[int, int]] = []
     seen = 0  # the or-ed entries of the claims kept: which route ends they touch
     component, events = sc._ids[c], traj.events
     for k, (i, got) in enumerate(zip(claims, entries)):
@@ -317,7 +318,8 @@ def claimed_route(sc: TaskScorer, traj: Trajectory, claims: list[int], entries: 
     if seen >> sc._tshift + 2 * c & 3 != 3:
         return None
     start, target = sc._route_pairs[c]
-    path = shortest_path(ends_kept, start, target)
+    # the touches say start and target are ends of claims kept
+    path = (shortest_path_few if len(ends_kept) <= _FEW else shortest_path)(ends_kept, start, target)
     if path is None:
         return None
     names = sc._node_names

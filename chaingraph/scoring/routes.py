@@ -38,7 +38,8 @@ if TYPE_CHECKING:
     from chaingraph.tasks import Task
     from chaingraph.values import Value
 
-__all__ = ["ClaimedRoute", "RouteJudge", "RouteVerdict", "claimed_route", "shortest_path"]
+__all__ = ["ClaimedRoute", "RouteJudge", "RouteVerdict", "claimed_route", "shortest_path",
+           "shortest_path_few"]
 
 Direction = Literal["forward", "backward"]
 N = TypeVar("N", bound=Hashable)  # a node of a claim graph: its name, or a number standing for it
@@ -130,6 +131,43 @@ def shortest_path(ends: Sequence[tuple[N, N] | None], start: N,
     while (back := prev[nodes[-1]]) is not None:
         nodes.append(back[0])
         used.append(back[1])
+    nodes.reverse()
+    used.reverse()
+    return tuple(nodes), used
+
+
+def shortest_path_few(ends: Sequence[tuple[N, N]], start: N,
+                      target: N) -> tuple[tuple[N, ...], list[int]] | None:
+    """:func:`shortest_path` over a few claims that each state a statement (no ``None``),
+    ``start`` and ``target`` among their ends: each node reached scans the claims in order
+    (the order :func:`shortest_path`'s adjacency lists keep), so no adjacency is built. For
+    the handful of claims of a typical item it is the faster of the two.
+
+    >>> shortest_path_few([("a", "b"), ("c", "b"), ("a", "c")], "a", "c")
+    (('a', 'c'), [2])
+    """
+    prev: dict[N, int] = {start: -1}  # node -> the claim that reached it
+    queue = [start]
+    for u in queue:  # breadth first; the target's first discovery fixes its path
+        for j, (a, b) in enumerate(ends):
+            if a == u:
+                if b not in prev:
+                    prev[b] = j
+                    queue.append(b)
+            elif b == u and a not in prev:
+                prev[a] = j
+                queue.append(a)
+        if target in prev:
+            break
+    else:
+        return None
+    node, nodes, used = target, [target], []
+    while node != start:
+        j = prev[node]
+        a, b = ends[j]
+        node = a if b == node else b
+        nodes.append(node)
+        used.append(j)
     nodes.reverse()
     used.reverse()
     return tuple(nodes), used
