@@ -82,7 +82,8 @@ def test_an_indexed_scorer_says_what_a_fresh_general_scorer_says(shared: TaskSco
     alone = TaskScorer(task(), shared.graph, shared.values, shared.store)
     for alternatives in (True, False):
         want = _general(shared, traj, alternatives)
-        assert _fields(coverage(shared, traj, alternatives=alternatives)) == want
+        for claims in (False, True):  # claims and assertions read later, or on the way
+            assert _fields(coverage(shared, traj, alternatives=alternatives, claims=claims)) == want
         assert _fields(coverage(alone, traj, alternatives=alternatives)) == want
 
 

@@ -190,12 +190,14 @@ def mention(sc: TaskScorer, text: str) -> tuple[str, str, int] | tuple[()]:
     return got
 
 
-def index(sc: TaskScorer, ev: ClaimEvent, mentions: Key) -> Entry:
+def index(sc: TaskScorer, ev: ClaimEvent, mentions: Key, record: ClaimRecord | None = None) -> Entry:
     """The entry of item claim ``ev`` (whose :func:`key` is ``mentions``) in ``sc``'s claim
     index, made on first sight (kept in ``sc._index``): :func:`entry` of its
-    :func:`make_record` (and the claim's number), worked out without building the record
-    when every mention resolves. Each new entry counts its ends (``sc._end_count``, see
-    :func:`claimed_route`)."""
+    :func:`make_record` (``record``, when the caller has it) and the claim's number, worked
+    out without building the record when every mention resolves. Each new entry counts its
+    ends (``sc._end_count``, see :func:`claimed_route`)."""
+    if record is not None:
+        return _add(sc, mentions, entry(sc, record))
     subject, relation, obj_mention, direction, anchor_mention = mentions
     known = sc._mentions
     subj = known.get(subject) or mention(sc, subject)
@@ -207,21 +209,26 @@ def index(sc: TaskScorer, ev: ClaimEvent, mentions: Key) -> Entry:
         prop = sc._relation_ids[relation] = () if pid is None else sc.relations.orient(pid)
     anchor = () if anchor_mention is None else known.get(anchor_mention) or mention(sc, anchor_mention)
     if not subj or not prop or not obj or (anchor_mention is not None and not anchor):
-        got = entry(sc, make_record(sc, ev))  # some mention stays unresolved: the record says what follows
-        first, second = got >> sc._hshift & _NODE, got >> sc._hshift + 32 & _NODE
-    else:
-        s_id, a, first = subj
-        o_id, b, second = obj
-        vbit, route_ends = sc._vbit, sc._route_ends
-        bits = vbit.get(a, 0) | vbit.get(b, 0) | (vbit.get(anchor[1], 0) if anchor else 0)
-        p, swapped = prop  # Relations.orient of the property
-        # the statement is subject-first unless backward xor an inverse (Relations.key); its
-        # mapped form keeps that order
-        mapped = (a, p, b) if (direction == "forward") != swapped or s_id == o_id else (b, p, a)
-        got = (bits | sc._ebit.get(mapped, 0) | (route_ends.get(a, 0) | route_ends.get(b, 0)) << sc._tshift
-               | (first | second << 32) << sc._hshift)
-    got |= len(sc._index) << sc._hshift + 64  # the claim's number
+        # some mention stays unresolved: the record says what follows
+        return _add(sc, mentions, entry(sc, make_record(sc, ev)))
+    s_id, a, first = subj
+    o_id, b, second = obj
+    vbit, route_ends = sc._vbit, sc._route_ends
+    bits = vbit.get(a, 0) | vbit.get(b, 0) | (vbit.get(anchor[1], 0) if anchor else 0)
+    p, swapped = prop  # Relations.orient of the property
+    # the statement is subject-first unless backward xor an inverse (Relations.key); its
+    # mapped form keeps that order
+    mapped = (a, p, b) if (direction == "forward") != swapped or s_id == o_id else (b, p, a)
+    return _add(sc, mentions, bits | sc._ebit.get(mapped, 0) | (route_ends.get(a, 0) | route_ends.get(b, 0))
+                << sc._tshift | (first | second << 32) << sc._hshift)
+
+
+def _add(sc: TaskScorer, mentions: Key, got: Entry) -> Entry:
+    """Keep a new entry with the claim's number, and count its ends."""
+    got |= len(sc._index) << sc._hshift + 64
     sc._index[mentions] = got
+    ends = got >> sc._hshift
+    first, second = ends & _NODE, ends >> 32 & _NODE
     if first != second:  # not a loop (nor no statement: both 0)
         count = sc._end_count
         count[first] += 1
@@ -230,37 +237,48 @@ def index(sc: TaskScorer, ev: ClaimEvent, mentions: Key) -> Entry:
 
 
 def read(sc: TaskScorer, traj: Trajectory, claims: list[int] | None = None,
-         entries: list[Entry] | None = None) -> int | None:
+         entries: list[Entry] | None = None, records: list[int] | None = None,
+         asserted: dict[int, str | None] | None = None) -> int | None:
     """What ``traj`` claims and asserts, as bits of ``sc``'s reference (``None`` when a claim
     states a value: the general path reads those): bit ``i`` for ``sc._v_req[i]`` named,
     bit ``len(v_req) + j`` for ``sc._e_req[j]`` claimed (ends mapped onto reference nodes),
     and from bit ``sc._tshift`` the or-ed :attr:`ClaimRecord.touches` of the claims. One
     dictionary look-up per claim, no container kept per item. With ``claims`` and
     ``entries``, the claims' event positions and index entries are appended to them (what
-    :func:`claimed_route` reads)."""
+    :func:`claimed_route` reads); with ``records``, the claims' record ids (what
+    :class:`ItemClaims` reads), and with ``asserted``, the entity of every assertion by
+    event."""
     get = sc._index.get
     bits = 0
     for i, ev in enumerate(traj.events):
         if ev.kind == "claim":  # the kind tag, not isinstance: pydantic's instance check is slow
             mentions = (ev.subject, ev.relation, ev.object, ev.direction, ev.anchor)
             got = get(mentions)  # a claim of a value has no object: never in the index
+            rec = None
+            if records is not None:
+                if got is None and ev.value is not None:
+                    return None
+                rec = sc._records.get(mentions) or make_record(sc, ev)
+                records.append(rec.id)
             if got is None:
                 if ev.value is not None:
                     return None
-                got = index(sc, ev, mentions)
+                got = index(sc, ev, mentions, rec)
             bits |= got
             if claims is not None:
                 claims.append(i)
                 entries.append(got)  # type: ignore[union-attr]
         elif ev.kind == "assert":
             mention = ev.entity
-            asserted = sc._assert_bits.get(mention)
-            if asserted is None:
-                asserted = 0
+            if asserted is not None:
+                asserted[i] = sc._assertion(mention)[0]
+            got = sc._assert_bits.get(mention)
+            if got is None:
+                got = 0
                 for h in sc._assertion(mention)[1]:
-                    asserted |= sc._vbit.get(h, 0)
-                sc._assert_bits[mention] = asserted
-            bits |= asserted
+                    got |= sc._vbit.get(h, 0)
+                sc._assert_bits[mention] = got
+            bits |= got
     return bits & sc._low  # the or-ed ends above are nothing
 
 

@@ -170,7 +170,7 @@ def score_trajectory(task: Task, trajectory: Trajectory, graph: EvidenceGraph | 
 
 def _score(sc: TaskScorer, traj: Trajectory, th: Thresholds) -> ItemScore:
     task = sc.task
-    cov = coverage(sc, traj)
+    cov = coverage(sc, traj, claims=True)
     unresolved = [Unresolved(event=cl.event, reason=p) for cl in cov.claims for p in cl.problems]
     for i, ent in cov.asserted.items():
         if ent is None:

@@ -357,14 +357,18 @@ class Coverage:
         return node.get(s, s), p, node.get(o, o)
 
 
-def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True) -> Coverage:
+def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True,
+             claims: bool = False) -> Coverage:
     """Resolve ``traj``'s claims, adjudicate the routes it claimed, and count NC and RC
-    (``alternatives=False``: against the reference routes only, no route is looked for)."""
-    claims: list[int] | None = None
+    (``alternatives=False``: against the reference routes only, no route is looked for;
+    ``claims``: the caller will read every claim and assertion, so read them on the way)."""
+    at: list[int] | None = None
     entries: list[Entry] = []
     if alternatives:
-        claims = []
-    bits = read(sc, traj, claims, entries)
+        at = []
+    records: list[int] | None = [] if claims else None
+    asserted_: dict[int, str | None] | None = {} if claims else None
+    bits = read(sc, traj, at, entries, records, asserted_)
     if bits is None:  # a claim of a value: the general path
         return _general(sc, traj, alternatives)
     routes: Sequence[Route] = sc.reference.routes
@@ -377,12 +381,12 @@ def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True) -> 
         mask = sc._route_emask[c]
         if bits & mask == mask or touches >> 2 * c & 3 != 3:
             continue
-        assert claims is not None
-        found = claimed_route(sc, traj, claims, entries, c)
+        assert at is not None
+        found = claimed_route(sc, traj, at, entries, c)
         if found is None:
             continue
-        known, at = sc._adjudged[c], id(found)  # found is kept by the scorer (_claimed_routes)
-        got = known[at] if at in known else known.setdefault(at, _adjudicate(sc, c, ref, found))
+        known, rid = sc._adjudged[c], id(found)  # found is kept by the scorer (_claimed_routes)
+        got = known[rid] if rid in known else known.setdefault(rid, _adjudicate(sc, c, ref, found))
         if got is not None:
             # one verdict: its tuple is shared by every item that has it; more: share the list
             kept = got[0] if not kept else _shared(sc, kept + got[0])
@@ -391,11 +395,16 @@ def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True) -> 
                     routes, credited = list(routes), True
                 routes[c] = got[1]  # type: ignore[index]
     if not credited:
-        return Coverage(sc, traj, routes, kept, sc._v_req, sc._e_req, (bits & sc._vmask).bit_count(),
-                        (bits & sc._emask).bit_count())
-    v_req = tuple(dict.fromkeys(n for r in routes for n in r.nodes))
-    e_req = tuple(dict.fromkeys(e for r in routes for e in r.edges))
-    cov = Coverage(sc, traj, routes, kept, v_req, e_req, 0, 0)
+        cov = Coverage(sc, traj, routes, kept, sc._v_req, sc._e_req, (bits & sc._vmask).bit_count(),
+                       (bits & sc._emask).bit_count())
+    else:
+        v_req = tuple(dict.fromkeys(n for r in routes for n in r.nodes))
+        e_req = tuple(dict.fromkeys(e for r in routes for e in r.edges))
+        cov = Coverage(sc, traj, routes, kept, v_req, e_req, 0, 0)
+    if records is not None:
+        cov._claims, cov._asserted = ItemClaims(sc, traj, tuple(records)), asserted_
+    if not credited:
+        return cov
     hit, _node, _notes, claimed = cov._details()
     cov.nodes_hit, cov.edges_hit = len(hit.intersection(v_req)), len(claimed.intersection(e_req))
     return cov
