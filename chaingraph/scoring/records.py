@@ -250,20 +250,20 @@ def read(sc: TaskScorer, traj: Trajectory, claims: list[int] | None = None,
     event."""
     get = sc._index.get
     bits = 0
+    full = records is not None
     for i, ev in enumerate(traj.events):
         if ev.kind == "claim":  # the kind tag, not isinstance: pydantic's instance check is slow
             mentions = (ev.subject, ev.relation, ev.object, ev.direction, ev.anchor)
             got = get(mentions)  # a claim of a value has no object: never in the index
-            rec = None
-            if records is not None:
+            if got is None or full:
                 if got is None and ev.value is not None:
                     return None
-                rec = sc._records.get(mentions) or make_record(sc, ev)
-                records.append(rec.id)
-            if got is None:
-                if ev.value is not None:
-                    return None
-                got = index(sc, ev, mentions, rec)
+                rec = None
+                if full:
+                    rec = sc._records.get(mentions) or make_record(sc, ev)
+                    records.append(rec.id)  # type: ignore[union-attr]
+                if got is None:
+                    got = index(sc, ev, mentions, rec)
             bits |= got
             if claims is not None:
                 claims.append(i)
