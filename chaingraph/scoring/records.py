@@ -168,16 +168,16 @@ def entry(sc: TaskScorer, rec: ClaimRecord) -> Entry:
     return _encode(sc, bits, rec.touches, rec.ends)
 
 
-def mention(sc: TaskScorer, text: str) -> tuple[str, str, int] | tuple[()]:
-    """What an entity mention of a claim is for ``sc``'s task (cached): its id, the reference
-    node it is (or itself) and that node's number (:func:`node_id`); ``()`` when it names no
-    entity."""
+def mention(sc: TaskScorer, text: str) -> int:
+    """The number (:func:`node_id`) of the reference node an entity mention of a claim is,
+    or of the entity itself, for ``sc``'s task (cached); 0 when it names no entity. An int:
+    an item's one-off mention leaves no container behind."""
     got = sc._mentions.get(text)
     if got is None:
         assert sc.resolver is not None
         ent = sc.resolver.entity(text)[0]
         if ent is None:
-            got = ()
+            got = 0
         else:
             if sc._known is not None and ent not in sc._ref_set and ent not in sc._by_partner \
                     and ent not in sc.graph.labels:
@@ -185,7 +185,7 @@ def mention(sc: TaskScorer, text: str) -> tuple[str, str, int] | tuple[()]:
             else:
                 m = sc._matches[ent] if ent in sc._matches else sc._match(ent)
                 node = ent if m is None else m[0]
-            got = (ent, node, node_id(sc, node))
+            got = node_id(sc, node)
         sc._mentions[text] = got
     return got
 
@@ -200,25 +200,24 @@ def index(sc: TaskScorer, ev: ClaimEvent, mentions: Key, record: ClaimRecord | N
         return _add(sc, mentions, entry(sc, record))
     subject, relation, obj_mention, direction, anchor_mention = mentions
     known = sc._mentions
-    subj = known.get(subject) or mention(sc, subject)
-    obj = known.get(obj_mention) or mention(sc, obj_mention)  # type: ignore[arg-type]
+    first = known.get(subject) or mention(sc, subject)
+    second = known.get(obj_mention) or mention(sc, obj_mention)  # type: ignore[arg-type]
     prop = sc._relation_ids.get(relation)
     if prop is None:
         assert sc.resolver is not None and sc.relations is not None
         pid = sc.resolver.relation(relation)[0]
         prop = sc._relation_ids[relation] = () if pid is None else sc.relations.orient(pid)
-    anchor = () if anchor_mention is None else known.get(anchor_mention) or mention(sc, anchor_mention)
-    if not subj or not prop or not obj or (anchor_mention is not None and not anchor):
+    anchor = -1 if anchor_mention is None else known.get(anchor_mention) or mention(sc, anchor_mention)
+    if not first or not prop or not second or not anchor:
         # some mention stays unresolved: the record says what follows
         return _add(sc, mentions, entry(sc, make_record(sc, ev)))
-    s_id, a, first = subj
-    o_id, b, second = obj
-    vbit, route_ends = sc._vbit, sc._route_ends
-    bits = vbit.get(a, 0) | vbit.get(b, 0) | (vbit.get(anchor[1], 0) if anchor else 0)
+    names, vbit, route_ends = sc._node_names, sc._vbit, sc._route_ends
+    a, b = names[first], names[second]
+    bits = vbit.get(a, 0) | vbit.get(b, 0) | (vbit.get(names[anchor], 0) if anchor > 0 else 0)
     p, swapped = prop  # Relations.orient of the property
     # the statement is subject-first unless backward xor an inverse (Relations.key); its
-    # mapped form keeps that order
-    mapped = (a, p, b) if (direction == "forward") != swapped or s_id == o_id else (b, p, a)
+    # mapped form keeps that order (when a is b, either way round)
+    mapped = (a, p, b) if (direction == "forward") != swapped else (b, p, a)
     return _add(sc, mentions, bits | sc._ebit.get(mapped, 0) | (route_ends.get(a, 0) | route_ends.get(b, 0))
                 << sc._tshift | (first | second << 32) << sc._hshift)
 

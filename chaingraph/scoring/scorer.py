@@ -145,7 +145,7 @@ class TaskScorer:
         # the claim index (records.index) and the bits it speaks in (records.read)
         self._index: dict[Key, Entry] = {}
         self._node_ids: dict[str, int] = {}  # records.node_id
-        self._mentions: dict[str, tuple[str, str, int] | tuple[()]] = {}  # records.mention
+        self._mentions: dict[str, int] = {}  # records.mention
         # relation mention -> Relations.orient of its property (() : none)
         self._relation_ids: dict[str, tuple[str, bool] | tuple[()]] = {}
         self._node_names: list[str] = [""]  # by number; 0: none
