@@ -304,7 +304,10 @@ def claimed_route(sc: TaskScorer, traj: Trajectory, claims: list[int], entries: 
                   c: int) -> ClaimedRoute | None:
     """:func:`~chaingraph.scoring.routes.claimed_route` over the claims of an item
     :func:`read` read (at events ``claims``, with their ``entries``) that serve component
-    ``c`` (or none), from its reference route's start to its target.
+    ``c`` (or none), from its reference route's start to its target; ``None`` also when
+    every claim it could be made of states a statement of the reference route (such a
+    route is no alternative: nothing to adjudicate), which the entries' bits say without a
+    search.
 
     A claim with an end that no other entry of the task has (``sc._end_count`` 1; a route's
     start and target count 2 from the start) is left out of the search: in the item that
@@ -318,7 +321,8 @@ def claimed_route(sc: TaskScorer, traj: Trajectory, claims: list[int], entries: 
     kept: list[int] = []  # claim positions
     ends_kept: list[tuple[int, int]] = []
     seen = 0  # the or-ed entries of the claims kept: which route ends they touch
-    component, events = sc._ids[c], traj.events
+    other = False  # does a claim kept state what the reference route does not?
+    component, events, own = sc._ids[c], traj.events, sc._route_emask[c]
     for k, (i, got) in enumerate(zip(claims, entries)):
         serves = events[i].component  # type: ignore[union-attr]
         if serves is not None and serves != component:
@@ -330,9 +334,10 @@ def claimed_route(sc: TaskScorer, traj: Trajectory, claims: list[int], entries: 
         if a == b or count[a] < 2 or count[b] < 2:
             continue
         seen |= got
+        other = other or not got & own
         kept.append(k)
         ends_kept.append((a, b))
-    if seen >> sc._tshift + 2 * c & 3 != 3:
+    if not other or seen >> sc._tshift + 2 * c & 3 != 3:
         return None
     start, target = sc._route_pairs[c]
     # the touches say start and target are ends of claims kept
