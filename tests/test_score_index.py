@@ -17,7 +17,7 @@ from test_score_properties import SETTINGS, events
 from test_score_shared import ROUTE
 
 from chaingraph.scoring import TaskScorer, coverage
-from chaingraph.scoring.records import entry, index, key, make_record
+from chaingraph.scoring.records import entry, index, key, linked, make_record
 from chaingraph.scoring.routes import shortest_path, shortest_path_few
 from chaingraph.scoring.scorer import Coverage
 from chaingraph.store import Store
@@ -87,6 +87,17 @@ def test_an_indexed_scorer_says_what_a_fresh_general_scorer_says(shared: TaskSco
         assert _fields(coverage(alone, traj, alternatives=alternatives)) == want
 
 
+def test_an_entry_is_linked_exactly_while_both_its_ends_are_named_by_another_entry(shared: TaskScorer) -> None:
+    # after the examples above: the linked bits of every entry follow the counts of its ends
+    region = (1 << shared._hshift) - (1 << shared._tshift)
+    assert shared._index
+    for got in shared._index.values():
+        ends = got >> shared._hshift
+        a, b = ends & (1 << 32) - 1, ends >> 32 & (1 << 32) - 1
+        is_linked = a != b and shared._end_count[a] > 1 and shared._end_count[b] > 1
+        assert got & region == (linked(shared, got) if is_linked else 0)
+
+
 @SETTINGS
 @given(evs=items())
 def test_every_index_entry_says_what_the_claims_record_says(story: Store, evs: list[dict[str, Any]]) -> None:
@@ -97,8 +108,8 @@ def test_every_index_entry_says_what_the_claims_record_says(story: Store, evs: l
             got = sc._index.get(key(ev))
             if got is None:  # (an entry may be 0: the first claim, naming nothing it could)
                 got = index(sc, ev, key(ev))
-            # below the claim's number (distinct per claim): bits and ends
-            assert got & (1 << sc._hshift + 64) - 1 == entry(sc, make_record(sc, ev)), ev
+            # below the claim's number (distinct per claim): bits, linked bits and ends
+            assert got & (1 << sc._hshift + 64) - 1 & ~(linked(sc, got)) == entry(sc, make_record(sc, ev)), ev
             assert numbers.setdefault(got >> sc._hshift + 64, key(ev)) == key(ev)
 
 

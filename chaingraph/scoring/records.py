@@ -151,21 +151,37 @@ def node_id(sc: TaskScorer, node: str) -> int:
     return got
 
 
-def _encode(sc: TaskScorer, bits: int, touches: int, ends: tuple[str, str] | None) -> Entry:
+def _encode(sc: TaskScorer, bits: int, ends: tuple[str, str] | None) -> Entry:
     if ends is None:
-        return bits | touches << sc._tshift
-    ends_ = node_id(sc, ends[0]) | node_id(sc, ends[1]) << 32
-    return bits | touches << sc._tshift | ends_ << sc._hshift
+        return bits
+    return bits | (node_id(sc, ends[0]) | node_id(sc, ends[1]) << 32) << sc._hshift
 
 
 def entry(sc: TaskScorer, rec: ClaimRecord) -> Entry:
-    """The index entry of a claim record (what :func:`index` must say of the same claim)."""
+    """The index entry of a claim record, but for its claim's number and its linked bits
+    (what :func:`index` must say of the same claim, see :func:`linked`)."""
     bits = 0
     for h in rec.hits:
         bits |= sc._vbit.get(h, 0)
     if rec.mapped is not None:
         bits |= sc._ebit.get(rec.mapped, 0)
-    return _encode(sc, bits, rec.touches, rec.ends)
+    return _encode(sc, bits, rec.ends)
+
+
+def linked(sc: TaskScorer, got: Entry) -> int:
+    """The bits an entry has while it is *linked* — it states a statement between two
+    nodes each of which another entry names too, or a route's start or target — and the
+    route search may use it: from bit ``sc._tshift`` the reference route ends its ends are
+    (:attr:`ClaimRecord.touches`), from bit ``sc._oshift`` the components whose reference
+    route does not state its statement."""
+    ends = got >> sc._hshift
+    names, route_ends = sc._node_names, sc._route_ends
+    touches = route_ends.get(names[ends & _NODE], 0) | route_ends.get(names[ends >> 32 & _NODE], 0)
+    other = 0
+    for c, own in enumerate(sc._route_emask):
+        if not got & own:
+            other |= 1 << c
+    return touches << sc._tshift | other << sc._oshift
 
 
 def mention(sc: TaskScorer, text: str) -> int:
@@ -211,27 +227,38 @@ def index(sc: TaskScorer, ev: ClaimEvent, mentions: Key, record: ClaimRecord | N
     if not first or not prop or not second or not anchor:
         # some mention stays unresolved: the record says what follows
         return _add(sc, mentions, entry(sc, make_record(sc, ev)))
-    names, vbit, route_ends = sc._node_names, sc._vbit, sc._route_ends
+    names, vbit = sc._node_names, sc._vbit
     a, b = names[first], names[second]
     bits = vbit.get(a, 0) | vbit.get(b, 0) | (vbit.get(names[anchor], 0) if anchor > 0 else 0)
     p, swapped = prop  # Relations.orient of the property
     # the statement is subject-first unless backward xor an inverse (Relations.key); its
     # mapped form keeps that order (when a is b, either way round)
     mapped = (a, p, b) if (direction == "forward") != swapped else (b, p, a)
-    return _add(sc, mentions, bits | sc._ebit.get(mapped, 0) | (route_ends.get(a, 0) | route_ends.get(b, 0))
-                << sc._tshift | (first | second << 32) << sc._hshift)
+    return _add(sc, mentions, bits | sc._ebit.get(mapped, 0) | (first | second << 32) << sc._hshift)
 
 
 def _add(sc: TaskScorer, mentions: Key, got: Entry) -> Entry:
-    """Keep a new entry with the claim's number, and count its ends."""
+    """Keep a new entry with the claim's number; count its ends, and give the linked bits
+    to it and to an entry it links (:func:`linked`)."""
     got |= len(sc._index) << sc._hshift + 64
-    sc._index[mentions] = got
     ends = got >> sc._hshift
     first, second = ends & _NODE, ends >> 32 & _NODE
     if first != second:  # not a loop (nor no statement: both 0)
-        count = sc._end_count
-        count[first] += 1
-        count[second] += 1
+        count, sole = sc._end_count, sc._sole
+        for x in (first, second):
+            count[x] += 1
+            if count[x] == 1:
+                sole[x] = mentions
+            elif count[x] == 2 and x in sole:  # the entry that had x alone may be linked now
+                other = sole.pop(x)
+                was = sc._index[other]
+                ends_ = was >> sc._hshift
+                if count[ends_ & _NODE] > 1 and count[ends_ >> 32 & _NODE] > 1:
+                    sc._index[other] = was | linked(sc, was)
+                    sc._flips += 1
+        if count[first] > 1 and count[second] > 1:
+            got |= linked(sc, got)
+    sc._index[mentions] = got
     return got
 
 
@@ -241,7 +268,7 @@ def read(sc: TaskScorer, traj: Trajectory, claims: list[int] | None = None,
     """What ``traj`` claims and asserts, as bits of ``sc``'s reference (``None`` when a claim
     states a value: the general path reads those): bit ``i`` for ``sc._v_req[i]`` named,
     bit ``len(v_req) + j`` for ``sc._e_req[j]`` claimed (ends mapped onto reference nodes),
-    and from bit ``sc._tshift`` the or-ed :attr:`ClaimRecord.touches` of the claims. One
+    and from bit ``sc._tshift`` the or-ed :func:`linked` bits of the claims. One
     dictionary look-up per claim, no container kept per item. With ``claims`` and
     ``entries``, the claims' event positions and index entries are appended to them (what
     :func:`claimed_route` reads); with ``records``, the claims' record ids (what
@@ -250,6 +277,7 @@ def read(sc: TaskScorer, traj: Trajectory, claims: list[int] | None = None,
     get = sc._index.get
     bits = 0
     full = records is not None
+    flips = sc._flips
     for i, ev in enumerate(traj.events):
         if ev.kind == "claim":  # the kind tag, not isinstance: pydantic's instance check is slow
             mentions = (ev.subject, ev.relation, ev.object, ev.direction, ev.anchor)
@@ -278,6 +306,13 @@ def read(sc: TaskScorer, traj: Trajectory, claims: list[int] | None = None,
                     got |= sc._vbit.get(h, 0)
                 sc._assert_bits[mention] = got
             bits |= got
+    if sc._flips != flips:  # a claim linked one read before it: read again (no new entry now)
+        for out in (claims, entries, records):
+            if out is not None:
+                out.clear()
+        if asserted is not None:
+            asserted.clear()
+        return read(sc, traj, claims, entries, records, asserted)
     return bits & sc._low  # the or-ed ends above are nothing
 
 

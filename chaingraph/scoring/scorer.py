@@ -157,8 +157,11 @@ class TaskScorer:
         self._tshift = nv + ne
         self._vmask, self._emask = (1 << nv) - 1, ((1 << ne) - 1) << nv
         self._route_emask = [sum(self._ebit[e] for e in edges) for edges in self._ref_edges]
-        self._hshift = self._tshift + 2 * len(self.reference.routes)
+        self._oshift = self._tshift + 2 * len(self.reference.routes)
+        self._hshift = self._oshift + len(self.reference.routes)
         self._low = (1 << self._hshift) - 1
+        self._sole: dict[int, Key] = {}  # node number -> the one entry with it as an end
+        self._flips = 0  # entries given their linked bits after they were made
         self._route_pairs = [(node_id(self, r.nodes[0]), node_id(self, r.nodes[-1]))
                              for r in self.reference.routes]
         for start, target in self._route_pairs:  # never leaves (records.claimed_route)
@@ -374,12 +377,13 @@ def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True,
     routes: Sequence[Route] = sc.reference.routes
     kept: Verdicts = ()
     credited = False
-    touches = bits >> sc._tshift
+    touches, other = bits >> sc._tshift, bits >> sc._oshift
     for c, ref in enumerate(sc.reference.routes if alternatives else ()):
-        # nothing to adjudicate when the reference is all claimed, or when no claimed path
-        # can join anchor and target (both must be ends of claimed statements)
+        # nothing to adjudicate when the reference is all claimed, when no claimed path can
+        # join anchor and target (both must be ends of linked claims), or when no linked
+        # claim states what the reference does not (records.linked)
         mask = sc._route_emask[c]
-        if bits & mask == mask or touches >> 2 * c & 3 != 3:
+        if bits & mask == mask or touches >> 2 * c & 3 != 3 or not other >> c & 1:
             continue
         assert at is not None
         found = claimed_route(sc, traj, at, entries, c)
