@@ -87,15 +87,20 @@ def test_an_indexed_scorer_says_what_a_fresh_general_scorer_says(shared: TaskSco
         assert _fields(coverage(alone, traj, alternatives=alternatives)) == want
 
 
-def test_an_entry_is_linked_exactly_while_both_its_ends_are_named_by_another_entry(shared: TaskScorer) -> None:
-    # after the examples above: the linked bits of every entry follow the counts of its ends
-    region = (1 << shared._hshift) - (1 << shared._tshift)
-    assert shared._index
-    for got in shared._index.values():
-        ends = got >> shared._hshift
+@SETTINGS
+@given(runs=st.lists(items(), max_size=4))
+def test_an_entry_is_linked_while_both_its_ends_are_named_by_another(shared: TaskScorer,
+                                                                     runs: list[list[dict[str, Any]]]) -> None:
+    # after some items: the linked bits of every entry follow the counts of its ends
+    sc = TaskScorer(task(), shared.graph, shared.values, shared.store)
+    for evs in runs:
+        coverage(sc, parse_trajectory(trajectory(*evs)))
+    region = (1 << sc._hshift) - (1 << sc._tshift)
+    for got in sc._index.values():
+        ends = got >> sc._hshift
         a, b = ends & (1 << 32) - 1, ends >> 32 & (1 << 32) - 1
-        is_linked = a != b and shared._end_count[a] > 1 and shared._end_count[b] > 1
-        assert got & region == (linked(shared, got) if is_linked else 0)
+        is_linked = a != b and sc._end_count[a] > 1 and sc._end_count[b] > 1
+        assert got & region == (linked(sc, got) if is_linked else 0)
 
 
 @SETTINGS
