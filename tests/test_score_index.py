@@ -89,8 +89,8 @@ def test_an_indexed_scorer_says_what_a_fresh_general_scorer_says(shared: TaskSco
 
 @SETTINGS
 @given(runs=st.lists(items(), max_size=4))
-def test_an_entry_is_linked_while_both_its_ends_are_named_by_another(shared: TaskScorer,
-                                                                     runs: list[list[dict[str, Any]]]) -> None:
+def test_an_entry_is_linked_while_both_its_ends_are_named_by_another(
+        shared: TaskScorer, runs: list[list[dict[str, Any]]]) -> None:
     # after some items: the linked bits of every entry follow the counts of its ends
     sc = TaskScorer(task(), shared.graph, shared.values, shared.store)
     for evs in runs:
