@@ -16,10 +16,12 @@ the target, different from the chain), with sources and anchor/component assignm
                        resolution, aliases, equivalent relations or route adjudication;
 * ``chaingraph NC/RC, reference only`` :func:`chaingraph.scoring.coverage` with
                        ``alternatives=False`` and a :class:`TaskScorer` per task: names
-                       resolved, aliases and equivalent relations matched, no route looked for;
+                       resolved, aliases and equivalent relations matched (each distinct
+                       claim once per task, into the task's claim index), no route looked for;
 * ``chaingraph NC/RC`` the same with every claimed alternative route found and adjudicated
-                       (cached per task and route): its ratio to the row above is what
-                       adjudication costs;
+                       (exactly: the index only passes over items and claims no route can
+                       use; verdicts cached per task and route): its ratio to the row above
+                       is what adjudication costs;
 * ``chaingraph all``   :func:`chaingraph.scoring.score_trajectory`: every §12 metric (claims
                        judged, anchors matched, crops, revisits) and every explanation.
 
