@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from chaingraph.trajectory import ClaimEvent, Trajectory
 
 __all__ = ["ClaimRecord", "Detail", "Entry", "ItemClaims", "Key", "asserted", "claimed_route", "entry",
-           "index", "item_claims", "key", "make_record", "mention", "named", "node_id", "read"]
+           "index", "item_claims", "key", "linked", "make_record", "mention", "named", "node_id", "read"]
 
 #: the mentions of an item claim: subject, relation, object, direction, anchor
 Key = tuple[str, str, "str | None", str, "str | None"]
