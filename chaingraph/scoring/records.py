@@ -262,16 +262,14 @@ def _add(sc: TaskScorer, mentions: Key, got: Entry) -> Entry:
     return got
 
 
-def read(sc: TaskScorer, traj: Trajectory, claims: list[int] | None = None,
-         entries: list[Entry] | None = None, records: list[int] | None = None,
+def read(sc: TaskScorer, traj: Trajectory, records: list[int] | None = None,
          asserted: dict[int, str | None] | None = None) -> int | None:
     """What ``traj`` claims and asserts, as bits of ``sc``'s reference (``None`` when a claim
     states a value: the general path reads those): bit ``i`` for ``sc._v_req[i]`` named,
     bit ``len(v_req) + j`` for ``sc._e_req[j]`` claimed (ends mapped onto reference nodes),
     and from bit ``sc._tshift`` the or-ed :func:`linked` bits of the claims. One
-    dictionary look-up per claim, no container kept per item. With ``claims`` and
-    ``entries``, the claims' event positions and index entries are appended to them (what
-    :func:`claimed_route` reads); with ``records``, the claims' record ids (what
+    dictionary look-up per claim, no container kept per item. With ``records``, the claims'
+    record ids are appended to it (what
     :class:`ItemClaims` reads), and with ``asserted``, the entity of every assertion by
     event."""
     get = sc._index.get
@@ -292,9 +290,6 @@ def read(sc: TaskScorer, traj: Trajectory, claims: list[int] | None = None,
                 if got is None:
                     got = index(sc, ev, mentions, rec)
             bits |= got
-            if claims is not None:
-                claims.append(i)
-                entries.append(got)  # type: ignore[union-attr]
         elif ev.kind == "assert":
             mention = ev.entity
             if asserted is not None:
@@ -307,12 +302,11 @@ def read(sc: TaskScorer, traj: Trajectory, claims: list[int] | None = None,
                 sc._assert_bits[mention] = got
             bits |= got
     if sc._flips != flips:  # a claim linked one read before it: read again (no new entry now)
-        for out in (claims, entries, records):
-            if out is not None:
-                out.clear()
+        if records is not None:
+            records.clear()
         if asserted is not None:
             asserted.clear()
-        return read(sc, traj, claims, entries, records, asserted)
+        return read(sc, traj, records, asserted)
     return bits & sc._low  # the or-ed ends above are nothing
 
 
@@ -335,10 +329,9 @@ def asserted(sc: TaskScorer, traj: Trajectory) -> dict[int, str | None]:
             if ev.kind == "assert"}
 
 
-def claimed_route(sc: TaskScorer, traj: Trajectory, claims: list[int], entries: list[Entry],
-                  c: int) -> ClaimedRoute | None:
+def claimed_route(sc: TaskScorer, traj: Trajectory, c: int) -> ClaimedRoute | None:
     """:func:`~chaingraph.scoring.routes.claimed_route` over the claims of an item
-    :func:`read` read (at events ``claims``, with their ``entries``) that serve component
+    :func:`read` read (their entries are in the index) that serve component
     ``c`` (or none), from its reference route's start to its target; ``None`` also when
     every claim it could be made of states a statement of the reference route (such a
     route is no alternative: nothing to adjudicate), which the entries' bits say without a
@@ -353,15 +346,16 @@ def claimed_route(sc: TaskScorer, traj: Trajectory, claims: list[int], entries: 
     claims at the same events (with the same sources) share one :class:`ClaimedRoute` (kept
     by the task's scorer)."""
     count, shift = sc._end_count, sc._hshift
-    kept: list[int] = []  # claim positions
+    at: list[int] = []  # the events of the claims kept
+    kept: list[Entry] = []  # their entries
     ends_kept: list[tuple[int, int]] = []
     seen = 0  # the or-ed entries of the claims kept: which route ends they touch
     other = False  # does a claim kept state what the reference route does not?
-    component, events, own = sc._ids[c], traj.events, sc._route_emask[c]
-    for k, (i, got) in enumerate(zip(claims, entries)):
-        serves = events[i].component  # type: ignore[union-attr]
-        if serves is not None and serves != component:
+    component, events, own, index = sc._ids[c], traj.events, sc._route_emask[c], sc._index
+    for i, ev in enumerate(events):
+        if ev.kind != "claim" or (ev.component is not None and ev.component != component):
             continue
+        got = index[(ev.subject, ev.relation, ev.object, ev.direction, ev.anchor)]
         ends = got >> shift
         a, b = ends & _NODE, ends >> 32 & _NODE
         # no statement (both 0), a loop, or a leaf: an end only this entry has (a route's
@@ -370,7 +364,8 @@ def claimed_route(sc: TaskScorer, traj: Trajectory, claims: list[int], entries: 
             continue
         seen |= got
         other = other or not got & own
-        kept.append(k)
+        at.append(i)
+        kept.append(got)
         ends_kept.append((a, b))
     if not other or seen >> sc._tshift + 2 * c & 3 != 3:
         return None
@@ -381,19 +376,18 @@ def claimed_route(sc: TaskScorer, traj: Trajectory, claims: list[int], entries: 
         return None
     names = sc._node_names
     nodes, used = tuple(names[x] for x in path[0]), path[1]
-    picked = [kept[j] for j in used]  # claim positions
     # the key: per step its event, claim (its number in the index), source and component;
     # flat, so that hashing it hashes no inner tuples
     rkey: list[object] = [start]
-    for k in picked:
-        ev = events[claims[k]]
-        rkey += (claims[k], entries[k] >> shift + 64, ev.source, ev.component)  # type: ignore[union-attr]
+    for j in used:
+        ev = events[at[j]]
+        rkey += (at[j], kept[j] >> shift + 64, ev.source, ev.component)  # type: ignore[union-attr]
     whole = tuple(rkey)
     known = sc._claimed_routes
     route = known.get(whole)
     if route is not None:
         return route
-    records, evs = sc._records, [events[claims[k]] for k in picked]
+    records, evs = sc._records, [events[at[j]] for j in used]
     recs = [records.get(key(ev)) or make_record(sc, ev) for ev in evs]  # type: ignore[arg-type]
     steps: list[tuple[str, Literal["forward", "backward"]]] = []
     for n, rec in enumerate(recs):
@@ -402,7 +396,7 @@ def claimed_route(sc: TaskScorer, traj: Trajectory, claims: list[int], entries: 
         # the walk nodes[n] -> nodes[n+1] is forward when nodes[n] is the statement's subject
         steps.append((mapped[1], "forward" if mapped[0] == nodes[n] else "backward"))
     premises = tuple(rec.ends[0] for rec in recs)  # type: ignore[index]
-    made = tuple(_claim(claims[k], rec, ev) for k, rec, ev in zip(picked, recs, evs))  # type: ignore[arg-type]
+    made = tuple(_claim(at[j], rec, ev) for j, rec, ev in zip(used, recs, evs))  # type: ignore[arg-type]
     route = known[whole] = ClaimedRoute(nodes, tuple(steps), made, premises)
     return route
 

@@ -365,13 +365,9 @@ def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True,
     """Resolve ``traj``'s claims, adjudicate the routes it claimed, and count NC and RC
     (``alternatives=False``: against the reference routes only, no route is looked for;
     ``claims``: the caller will read every claim and assertion, so read them on the way)."""
-    at: list[int] | None = None
-    entries: list[Entry] = []
-    if alternatives:
-        at = []
     records: list[int] | None = [] if claims else None
     asserted_: dict[int, str | None] | None = {} if claims else None
-    bits = read(sc, traj, at, entries, records, asserted_)
+    bits = read(sc, traj, records, asserted_)
     if bits is None:  # a claim of a value: the general path
         return _general(sc, traj, alternatives)
     routes: Sequence[Route] = sc.reference.routes
@@ -385,8 +381,7 @@ def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True,
         mask = sc._route_emask[c]
         if bits & mask == mask or touches >> 2 * c & 3 != 3 or not other >> c & 1:
             continue
-        assert at is not None
-        found = claimed_route(sc, traj, at, entries, c)
+        found = claimed_route(sc, traj, c)
         if found is None:
             continue
         known, rid = sc._adjudged[c], id(found)  # found is kept by the scorer (_claimed_routes)
