@@ -173,7 +173,7 @@ def linked(sc: TaskScorer, got: Entry) -> int:
     nodes each of which another entry names too, or a route's start or target — and the
     route search may use it: from bit ``sc._tshift`` the reference route ends its ends are
     (:attr:`ClaimRecord.touches`), from bit ``sc._oshift`` the components whose reference
-    route does not state its statement."""
+    route does not state its statement, and ``sc._linked_bit``."""
     ends = got >> sc._hshift
     names, route_ends = sc._node_names, sc._route_ends
     touches = route_ends.get(names[ends & _NODE], 0) | route_ends.get(names[ends >> 32 & _NODE], 0)
@@ -181,7 +181,7 @@ def linked(sc: TaskScorer, got: Entry) -> int:
     for c, own in enumerate(sc._route_emask):
         if not got & own:
             other |= 1 << c
-    return touches << sc._tshift | other << sc._oshift
+    return touches << sc._tshift | other << sc._oshift | sc._linked_bit
 
 
 def mention(sc: TaskScorer, text: str) -> int:
@@ -345,7 +345,7 @@ def claimed_route(sc: TaskScorer, traj: Trajectory, c: int) -> ClaimedRoute | No
     to have no route before any search). Items whose route is made of the same
     claims at the same events (with the same sources) share one :class:`ClaimedRoute` (kept
     by the task's scorer)."""
-    count, shift = sc._end_count, sc._hshift
+    shift, flag = sc._hshift, sc._linked_bit
     at: list[int] = []  # the events of the claims kept
     kept: list[Entry] = []  # their entries
     ends_kept: list[tuple[int, int]] = []
@@ -356,12 +356,12 @@ def claimed_route(sc: TaskScorer, traj: Trajectory, c: int) -> ClaimedRoute | No
         if ev.kind != "claim" or (ev.component is not None and ev.component != component):
             continue
         got = index[(ev.subject, ev.relation, ev.object, ev.direction, ev.anchor)]
+        # not linked: no statement, a loop, or a leaf (an end only this entry has; a route's
+        # start and target count 2 from the start: they are never leaves)
+        if not got & flag:
+            continue
         ends = got >> shift
         a, b = ends & _NODE, ends >> 32 & _NODE
-        # no statement (both 0), a loop, or a leaf: an end only this entry has (a route's
-        # start and target count 2 from the start: they are never leaves)
-        if a == b or count[a] < 2 or count[b] < 2:
-            continue
         seen |= got
         other = other or not got & own
         at.append(i)

@@ -158,7 +158,8 @@ class TaskScorer:
         self._vmask, self._emask = (1 << nv) - 1, ((1 << ne) - 1) << nv
         self._route_emask = [sum(self._ebit[e] for e in edges) for edges in self._ref_edges]
         self._oshift = self._tshift + 2 * len(self.reference.routes)
-        self._hshift = self._oshift + len(self.reference.routes)
+        self._linked_bit = 1 << self._oshift + len(self.reference.routes)
+        self._hshift = self._oshift + len(self.reference.routes) + 1
         self._low = (1 << self._hshift) - 1
         self._sole: dict[int, Key] = {}  # node number -> the one entry with it as an end
         self._flips = 0  # entries given their linked bits after they were made
