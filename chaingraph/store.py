@@ -3,8 +3,9 @@
 The schema (tables, columns, keys) is :mod:`chaingraph.store_schema`; fact reads beyond
 the edge primitive are :mod:`chaingraph.store_reads`, the crawl state and the SPARQL response
 cache :mod:`chaingraph.store_state` — all of them methods of :class:`Store`, and the only
-modules that write SQL naming the store's tables. All writes are ``INSERT OR IGNORE`` /
-upsert, so loading the same input twice changes nothing.
+modules that write SQL naming the store's tables. Every write keeps the rows whose key is
+already there (entities and properties: upsert), so loading the same input twice changes
+nothing.
 
 Traversal reads go through one primitive, :meth:`Store.edges`:
 
@@ -231,6 +232,19 @@ def check_store_path(path: str | Path) -> Path:
     return p
 
 
+def _keys_unique(data: pa.Table, keys: Sequence[str]) -> bool:
+    """Whether no key repeats among the rows of ``data`` (a hash count in Arrow, several
+    times cheaper than deduplicating the rows in SQL).
+
+    >>> _keys_unique(pa.table({"a": ["x", "x"], "b": [1, 2]}), ["a", "b"]), _keys_unique(
+    ...     pa.table({"a": ["x", "x"]}), ["a"])
+    (True, False)
+    """
+    if not all(k in data.column_names for k in keys):
+        return False
+    return bool(data.select(list(keys)).group_by(list(keys)).aggregate([]).num_rows == data.num_rows)
+
+
 def _ids(value: str | Collection[str] | None) -> list[str] | None:
     if value is None:
         return None
@@ -358,28 +372,16 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
 
     def write(self, batch: Batch) -> None:
         """Insert a batch in one transaction; rows already present are left as they are."""
-        fast = not self._in_tx
         try:
-            try:
-                self._write(batch, fast=fast)
-            except duckdb.ConstraintException:
-                if not fast:
-                    raise
-                self._write(batch, fast=False)  # the batch repeats a key: deduplicate it first
+            self._write(batch)
         except duckdb.Error as exc:
             raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc
 
-    def write_arrow(self, tables: Mapping[str, pa.Table], *, replace: Collection[str] = (),
-                    new_keys: bool = False) -> None:
+    def write_arrow(self, tables: Mapping[str, pa.Table], *, replace: Collection[str] = ()) -> None:
         """:meth:`write` for column-oriented rows: Arrow tables whose columns are named as
-        the table's columns (:data:`TABLE_COLUMNS`; missing value columns are NULL).
-
-        ``new_keys`` says the rows' keys are most likely not in the store yet (a dump loaded
-        into a new store): the rows are then appended and the primary keys alone check them,
-        without looking each key up in the table first; if a key is there after all, the
-        write is redone the usual way. Same result, and the cost of a write no longer grows
-        with the table.
+        the table's columns (:data:`TABLE_COLUMNS`; missing value columns are NULL). A
+        table whose keys do not repeat (counted in Arrow first) is not deduplicated in SQL.
 
         ``replace`` names entities this write brings whole (a dump's copy of each): those
         already in the store lose their row, statements, qualifiers, references and
@@ -397,20 +399,14 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
         unknown = set(tables) - set(TABLE_COLUMNS)
         if unknown:
             raise StoreError(f"write_arrow: unknown tables {sorted(unknown)}; use {sorted(TABLE_COLUMNS)}")
-        fast = not self._in_tx
         try:
-            try:
-                self._write_arrow(tables, fast=fast, replace=replace, append=fast and new_keys)
-            except duckdb.ConstraintException:
-                if not fast:
-                    raise
-                self._write_arrow(tables, fast=False, replace=replace)
+            self._write_arrow(tables, replace=replace)
         except duckdb.Error as exc:
             raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc
 
-    def _write_arrow(self, tables: Mapping[str, pa.Table], *, fast: bool, replace: Collection[str],
-                     append: bool = False) -> None:
+    def _write_arrow(self, tables: Mapping[str, pa.Table], *, replace: Collection[str] = (),
+                     unique: bool = False) -> None:
         with self.transaction():
             if replace:
                 self._forget_entities(list(replace))
@@ -421,11 +417,8 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
                 present = [c for c in columns if c in data.column_names]
                 self.con.register("_cg_incoming", data)
                 try:
-                    if append:  # a key already there raises ConstraintException: write_arrow redoes it
-                        cols = ", ".join(f'"{c}"' for c in present)
-                        self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _cg_incoming")
-                    else:
-                        self._insert_from(table, present, "_cg_incoming", fast=fast)
+                    self._insert_from(table, present, "_cg_incoming",
+                                      unique=unique or _keys_unique(data, KEYS[table]))
                 finally:
                     with suppress(duckdb.Error):
                         self.con.unregister("_cg_incoming")
@@ -474,45 +467,46 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
                              f"{str(exc).splitlines()[0]}") from exc
         return len(ids)
 
-    def _write(self, batch: Batch, *, fast: bool) -> None:
+    def _write(self, batch: Batch) -> None:
         with self.transaction():
             for table, columns in TABLE_COLUMNS.items():
                 rows = getattr(batch, table)
                 if rows:
-                    self._insert(table, columns, rows, fast=fast)
+                    self._insert(table, columns, rows)
             if batch.tables:
-                self._write_arrow(batch.tables, fast=fast or batch.tables_unique, replace=())
+                self._write_arrow(batch.tables, unique=batch.tables_unique)
 
-    def _insert(self, table: str, columns: list[str], rows: list[tuple[Any, ...]], *,
-                fast: bool = False) -> None:
+    def _insert(self, table: str, columns: list[str], rows: list[tuple[Any, ...]]) -> None:
         arrays = {col: pa.array(data, type=ARROW_TYPES.get(col, pa.string()))
                   for col, data in zip(columns, zip(*rows))}
         self.con.register("_cg_incoming", pa.table(arrays))
         try:
-            self._insert_from(table, columns, "_cg_incoming", fast=fast)
+            self._insert_from(table, columns, "_cg_incoming")
         finally:
             with suppress(duckdb.Error):  # an aborted transaction refuses even this
                 self.con.unregister("_cg_incoming")
 
     def _insert_from(self, table: str, columns: list[str], relation: str, params: Any = None, *,
-                     fast: bool = False) -> None:
+                     unique: bool = False) -> None:
+        """Insert the rows of ``relation`` whose key is not in ``table`` yet (entities and
+        properties: upsert), the first row of each key when ``relation`` repeats one (unless
+        ``unique`` promises it does not).
+
+        The fact tables have no primary-key index (:data:`~chaingraph.store_schema.INDEXLESS`):
+        their key is kept here, by one anti-join of the batch against the table, which
+        DuckDB runs as a parallel hash join built on the batch, so memory is bounded by the
+        batch and not by the table. Stores written before keep their primary keys; the
+        same statements work on them."""
         cols = ", ".join(f'"{c}"' for c in columns)
-        if fast and table not in UPSERT:
-            # Rows whose key is new, without deduplicating the batch: several times faster,
-            # and a repeated key inside the batch raises ConstraintException (callers fall back).
-            match = " AND ".join(f'_t."{k}" = _n."{k}"' for k in KEYS[table])
-            self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {relation} AS _n "
-                             f"WHERE NOT EXISTS (SELECT 1 FROM {table} AS _t WHERE {match})", params)
-            return
-        # Deduplicate within the batch too: INSERT OR IGNORE does not cover in-batch repeats.
-        key = {"entities": "id", "properties": "id", "statements": "statement_id"}.get(table)
-        source = (f"SELECT DISTINCT ON ({key}) {cols} FROM {relation}" if key
-                  else f"SELECT DISTINCT {cols} FROM {relation}")
+        key = ", ".join(f'"{k}"' for k in KEYS[table])
+        source = relation if unique else f"(SELECT DISTINCT ON ({key}) {cols} FROM {relation})"
         if table in UPSERT:
-            self.con.execute(f"INSERT INTO {table} ({cols}) {source} "
+            self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {source} "
                              f"ON CONFLICT DO UPDATE SET {UPSERT[table]}", params)
-        else:
-            self.con.execute(f"INSERT OR IGNORE INTO {table} ({cols}) {source}", params)
+            return
+        match = " AND ".join(f'_t."{k}" = _n."{k}"' for k in KEYS[table])
+        self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {source} AS _n "
+                         f"WHERE NOT EXISTS (SELECT 1 FROM {table} AS _t WHERE {match})", params)
 
     def insert_select(self, table: str, select: str, params: Sequence[Any] | None = None, *,
                       unique: bool = False) -> None:
@@ -520,8 +514,8 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
         query collapse, existing rows are kept, entities/properties are upserted): the bulk
         path for loaders that build rows inside DuckDB. The query's columns must be named as
         the table's columns (see :data:`TABLE_COLUMNS`). Joins the current transaction, if any.
-        ``unique=True`` promises that the query yields each key at most once (much faster;
-        a broken promise raises :class:`StoreError`).
+        ``unique=True`` promises that the query yields each key at most once (it is then not
+        deduplicated first; a broken promise stores the repeated rows).
 
         >>> s = Store()
         >>> s.insert_select("statements", "SELECT 'Q1$a' AS statement_id, 'Q1' AS subject, "
@@ -536,7 +530,7 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
                 described = self.con.execute(f"SELECT * FROM ({select}) LIMIT 0", params).description
                 present = [d[0] for d in described or ()]
                 columns = [c for c in TABLE_COLUMNS[table] if c in present]
-                self._insert_from(table, columns, f"({select})", params, fast=unique)
+                self._insert_from(table, columns, f"({select})", params, unique=unique)
         except duckdb.Error as exc:
             raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc

@@ -14,7 +14,8 @@ from test_load_json import CONTENT_TABLES, contents
 from chaingraph.resources import data_file
 from chaingraph.sources.loaders import json_dump
 from chaingraph.sources.loaders.json_dump import load_json_dump
-from chaingraph.store import Store
+from chaingraph.store import Batch, Store
+from chaingraph.store_schema import INDEXLESS, KEYED_SCHEMA, TABLE_COLUMNS
 
 SAMPLE = data_file("sample/douglas-adams.json")
 
@@ -71,6 +72,16 @@ def test_loading_over_a_store_that_holds_the_entities_gives_the_same_store(tmp_p
     assert bulk == rows
 
 
+def _rekey(store: Store) -> None:
+    """Give an empty store the fact tables of a store written before they lost their
+    primary-key indexes (:data:`KEYED_SCHEMA`)."""
+    for table in INDEXLESS:
+        store.con.execute(f"DROP TABLE {table}")
+    store.con.execute(KEYED_SCHEMA)
+    assert store.con.execute("SELECT count(*) FROM duckdb_constraints() WHERE constraint_type = 'PRIMARY KEY' "
+                             "AND table_name = 'statements'").fetchall()[0][0] == 1
+
+
 def _batch(ids: list[str], objects: list[str]) -> dict[str, pa.Table]:
     return {"statements": pa.table({
         "statement_id": ids, "subject": [i.split("$")[0] for i in ids], "property": ["P31"] * len(ids),
@@ -83,14 +94,26 @@ def _batch(ids: list[str], objects: list[str]) -> dict[str, pa.Table]:
     (["Q4$d", "Q4$d"], ["Q11", "Q11"]),  # a key twice in the batch
     (["Q5$e", "Q6$f"], ["Q12", "Q13"]),  # new keys only
 ])
-def test_write_arrow_new_keys_matches_the_keyed_write(second: tuple[list[str], list[str]]) -> None:
+def test_write_arrow_matches_the_row_write_on_a_keyed_and_an_indexless_store(
+        second: tuple[list[str], list[str]]) -> None:
+    """write_arrow skips deduplication when Arrow counts no repeated key; on the store's
+    indexless tables and on a store with the old primary keys it keeps what write keeps."""
     got = []
-    for new_keys in (False, True):
-        with Store() as store:
-            store.write_arrow(_batch(["Q1$a", "Q2$b"], ["Q7", "Q8"]), new_keys=new_keys)
-            store.write_arrow(_batch(*second), new_keys=new_keys)
-            got.append(contents(store, ("statements",)))
-    assert got[0] == got[1]
+    for keyed in (False, True):
+        for arrow in (False, True):
+            with Store() as store:
+                if keyed:
+                    _rekey(store)
+                for batch in (_batch(["Q1$a", "Q2$b"], ["Q7", "Q8"]), _batch(*second)):
+                    if arrow:
+                        store.write_arrow(batch)
+                    else:
+                        width = len(TABLE_COLUMNS["statements"])
+                        store.write(Batch(statements=[(*r.values(), *[None] * (width - len(r)))
+                                                      for r in batch["statements"].to_pylist()]))
+                got.append(contents(store, ("statements",)))
+    assert got[0] == got[1] == got[2] == got[3]
+    assert len(got[0]["statements"]) == len({r[0] for r in got[0]["statements"]})
 
 
 def test_an_interrupted_load_keeps_every_batch_handed_to_the_store_whole(

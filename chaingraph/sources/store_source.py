@@ -66,7 +66,7 @@ class StoreSource:
         """Put copied rows (Arrow, no Python object per row) and their provenance into ``out``."""
         prov = tables.pop("provenance")
         out.batch.tables.update(tables)
-        out.batch.tables_unique = True  # keys come from the source store's own primary keys
+        out.batch.tables_unique = True  # keys are unique in the source store (its writes keep them)
         if prov.num_rows == 0:
             return
         sources = prov.drop_columns(["statement_id"]).group_by(prov.column_names[1:]).aggregate([])

@@ -382,7 +382,7 @@ class _Writer:
                 if rows is None:
                     return
                 if self.error is None:
-                    self.store.write_arrow(rows.tables(), replace=rows.ids, new_keys=self.new_keys)
+                    self.store.write_arrow(rows.tables(), replace=rows.ids)
             except BaseException as exc:
                 self.error = exc
             finally:
