@@ -232,19 +232,6 @@ def check_store_path(path: str | Path) -> Path:
     return p
 
 
-def _keys_unique(data: pa.Table, keys: Sequence[str]) -> bool:
-    """Whether no key repeats among the rows of ``data`` (a hash count in Arrow, several
-    times cheaper than deduplicating the rows in SQL).
-
-    >>> _keys_unique(pa.table({"a": ["x", "x"], "b": [1, 2]}), ["a", "b"]), _keys_unique(
-    ...     pa.table({"a": ["x", "x"]}), ["a"])
-    (True, False)
-    """
-    if not all(k in data.column_names for k in keys):
-        return False
-    return bool(data.select(list(keys)).group_by(list(keys)).aggregate([]).num_rows == data.num_rows)
-
-
 def _ids(value: str | Collection[str] | None) -> list[str] | None:
     if value is None:
         return None
@@ -378,10 +365,14 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
             raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc
 
-    def write_arrow(self, tables: Mapping[str, pa.Table], *, replace: Collection[str] = ()) -> None:
+    def write_arrow(self, tables: Mapping[str, pa.Table], *, replace: Collection[str] = (),
+                    unique: Collection[str] = ()) -> None:
         """:meth:`write` for column-oriented rows: Arrow tables whose columns are named as
-        the table's columns (:data:`TABLE_COLUMNS`; missing value columns are NULL). A
-        table whose keys do not repeat (counted in Arrow first) is not deduplicated in SQL.
+        the table's columns (:data:`TABLE_COLUMNS`; missing value columns are NULL).
+
+        ``unique`` names the tables whose rows the caller promises repeat no key (rows may
+        still be in the store already): they are not deduplicated first, which saves a pass
+        over them. A broken promise stores the repeated rows.
 
         ``replace`` names entities this write brings whole (a dump's copy of each): those
         already in the store lose their row, statements, qualifiers, references and
@@ -392,7 +383,7 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
         >>> s = Store()
         >>> s.write_arrow({"statements": pa.table({"statement_id": ["Q1$a"], "subject": ["Q1"],
         ...     "property": ["P31"], "rank": ["normal"], "snaktype": ["value"],
-        ...     "value_type": ["item"], "object": ["Q5"]})})
+        ...     "value_type": ["item"], "object": ["Q5"]})}, unique=["statements"])
         >>> s.classes(["Q1"])
         {'Q1': ('Q5',)}
         """
@@ -400,13 +391,13 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
         if unknown:
             raise StoreError(f"write_arrow: unknown tables {sorted(unknown)}; use {sorted(TABLE_COLUMNS)}")
         try:
-            self._write_arrow(tables, replace=replace)
+            self._write_arrow(tables, replace=replace, unique=unique)
         except duckdb.Error as exc:
             raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc
 
     def _write_arrow(self, tables: Mapping[str, pa.Table], *, replace: Collection[str] = (),
-                     unique: bool = False) -> None:
+                     unique: Collection[str] = ()) -> None:
         with self.transaction():
             if replace:
                 self._forget_entities(list(replace))
@@ -417,8 +408,7 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
                 present = [c for c in columns if c in data.column_names]
                 self.con.register("_cg_incoming", data)
                 try:
-                    self._insert_from(table, present, "_cg_incoming",
-                                      unique=unique or _keys_unique(data, KEYS[table]))
+                    self._insert_from(table, present, "_cg_incoming", unique=table in unique)
                 finally:
                     with suppress(duckdb.Error):
                         self.con.unregister("_cg_incoming")
@@ -474,7 +464,7 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
                 if rows:
                     self._insert(table, columns, rows)
             if batch.tables:
-                self._write_arrow(batch.tables, unique=batch.tables_unique)
+                self._write_arrow(batch.tables, unique=list(batch.tables) if batch.tables_unique else ())
 
     def _insert(self, table: str, columns: list[str], rows: list[tuple[Any, ...]]) -> None:
         arrays = {col: pa.array(data, type=ARROW_TYPES.get(col, pa.string()))

@@ -47,7 +47,8 @@ import pyarrow as pa
 
 from chaingraph.values import VALUE_COLUMNS
 
-__all__ = ["ARROW_TYPES", "INDEXLESS", "KEYED_SCHEMA", "KEYS", "RANKS", "SCHEMA", "TABLES", "TABLE_COLUMNS", "TRAVERSABLE_RANKS", "UPSERT"]
+__all__ = ["ARROW_TYPES", "INDEXLESS", "KEYED_SCHEMA", "KEYS", "RANKS", "SCHEMA", "TABLES", "TABLE_COLUMNS",
+           "TRAVERSABLE_RANKS", "UPSERT"]
 
 RANKS = ("preferred", "normal", "deprecated")
 TRAVERSABLE_RANKS = ("preferred", "normal")

@@ -12,7 +12,7 @@ import pytest
 from test_load_json import CONTENT_TABLES, contents
 
 from chaingraph.resources import data_file
-from chaingraph.sources.loaders import json_dump
+from chaingraph.sources.loaders import json_chunks, json_dump
 from chaingraph.sources.loaders.json_dump import load_json_dump
 from chaingraph.store import Batch, Store
 from chaingraph.store_schema import INDEXLESS, KEYED_SCHEMA, TABLE_COLUMNS
@@ -78,8 +78,8 @@ def _rekey(store: Store) -> None:
     for table in INDEXLESS:
         store.con.execute(f"DROP TABLE {table}")
     store.con.execute(KEYED_SCHEMA)
-    assert store.con.execute("SELECT count(*) FROM duckdb_constraints() WHERE constraint_type = 'PRIMARY KEY' "
-                             "AND table_name = 'statements'").fetchall()[0][0] == 1
+    assert store.con.execute("SELECT count(*) FROM duckdb_constraints() WHERE table_name = 'statements' "
+                             "AND constraint_type = 'PRIMARY KEY'").fetchall()[0][0] == 1
 
 
 def _batch(ids: list[str], objects: list[str]) -> dict[str, pa.Table]:
@@ -124,6 +124,7 @@ def test_an_interrupted_load_keeps_every_batch_handed_to_the_store_whole(
         load_json_dump(SAMPLE, full)
         expected = {sid: subject for sid, subject, *_ in contents(full, ("statements",))["statements"]}
     monkeypatch.setattr(json_dump, "BULK_ROWS", 10)
+    monkeypatch.setattr(json_chunks, "CHUNK_BYTES", 4096)  # chunks are handed over whole
     add, seen = json_dump.EntityRows.add, []
 
     def interrupt_at_the_tenth_item(self: json_dump.EntityRows, entity: dict[str, object]) -> None:
