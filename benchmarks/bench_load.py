@@ -10,8 +10,11 @@ case, so the columns compare the same facts:
 
 * ``chaingraph JSON dump``          :func:`chaingraph.sources.loaders.load` on ``NAME.json.gz``;
 * ``chaingraph JSON (row at a time)`` the loader as it was before bulk writes
-                                    (``load_json_dump(..., row_at_a_time=True)``: 30k-row
-                                    batches, each key looked up before it is written);
+                                    (``load_json_dump(..., row_at_a_time=True)``: parsed in
+                                    one process, 30k-row batches, each key looked up before
+                                    it is written) into a store with the schema as it was,
+                                    primary-key indexes on the statement tables
+                                    (``KEYED_SCHEMA``);
 * ``DuckDB read_json + unnest``     plain SQL a DuckDB user would write: ``read_json`` of the
                                     same ``.json.gz`` (``format='array'``, an explicit column
                                     schema) and ``unnest`` of the claims into one table of
@@ -90,14 +93,19 @@ def chaingraph_load(name: str, ext: str, plain: bool = False) -> Run:
 
 
 def chaingraph_rows(name: str) -> Run:
-    """The JSON loader as it was: small batches, every key looked up before it is written."""
+    """The JSON loader as it was: small batches, every key looked up before it is written,
+    into the store as it was (primary-key indexes on the statement tables)."""
     from chaingraph.sources.loaders.json_dump import load_json_dump
     from chaingraph.store import Store
+    from chaingraph.store_schema import INDEXLESS, KEYED_SCHEMA
 
     path = _world(name, "json.gz")
 
     def run() -> tuple[int, dict[str, Any]]:
         with Store() as store:
+            for table in INDEXLESS:
+                store.con.execute(f"DROP TABLE {table}")
+            store.con.execute(KEYED_SCHEMA)
             load_json_dump(path, store, row_at_a_time=True)
             counts = store.counts()
             return counts["statements"], {"qualifiers": counts["qualifiers"]}

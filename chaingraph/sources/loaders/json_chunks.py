@@ -65,9 +65,11 @@ _TOTALS = ("entities", "properties", "statements", "qualifiers", "references")
 
 @dataclass
 class Part:
-    """Rows of consecutive entities of one chunk, none of them twice."""
+    """Rows of consecutive entities of one chunk, none of them twice: each table as Arrow
+    IPC bytes (what crosses to the main process in one copy) and without
+    ``statement_sources``, which the main process derives from ``statements``."""
 
-    tables: dict[str, pa.Table]
+    tables: dict[str, bytes]
     ids: set[str]
     totals: dict[str, int]
     #: the snak tables whose keys do not repeat within the part
@@ -83,12 +85,23 @@ class ChunkResult:
 
 
 def _part(rows: EntityRows) -> Part:
-    unique = {name for name, snaks, width in (("qualifiers", rows.qualifiers, 3), ("reference_snaks",
-                                                                                   rows.reference_snaks, 4))
-              if len({row[:width] for row in snaks}) == len(snaks)}  # the key is the first columns
-    return Part(rows.tables(), rows.ids, {
+    unique = rows.unique() & {"qualifiers", "reference_snaks"}  # statement ids: counted per batch
+    tables = rows.tables()
+    tables.pop("statement_sources", None)
+    return Part({name: _ipc(table) for name, table in tables.items()}, rows.ids, {
         "entities": len(rows.entities), "properties": len(rows.properties), "statements": rows.n_statements,
         "qualifiers": len(rows.qualifiers), "references": rows.references}, unique)
+
+
+def _ipc(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return bytes(sink.getvalue())
+
+
+def _table(data: bytes) -> pa.Table:
+    return pa.ipc.open_stream(pa.py_buffer(data)).read_all()
 
 
 def parse_chunk(data: bytes, first_line: int, source_id: str, *, stop_at_bad: bool) -> ChunkResult:
@@ -214,10 +227,12 @@ class _Pool:
 class _Merged:
     """Consecutive parts written as one batch (what the writer thread takes)."""
 
-    def __init__(self) -> None:
+    def __init__(self, source_id: str) -> None:
+        self.source_id = source_id
         self.parts: list[Part] = []
         self.ids: set[str] = set()
         self.statements = 0
+        self.statement_ids: pa.ChunkedArray | None = None
 
     def add(self, part: Part) -> None:
         self.parts.append(part)
@@ -226,15 +241,21 @@ class _Merged:
 
     def tables(self) -> dict[str, pa.Table]:
         names = {name for part in self.parts for name in part.tables}
-        return {name: pa.concat_tables([p.tables[name] for p in self.parts if name in p.tables])
-                for name in names}
+        out = {name: pa.concat_tables([_table(p.tables[name]) for p in self.parts if name in p.tables])
+               for name in names}
+        if "statements" in out:
+            ids = out["statements"]["statement_id"]
+            out["statement_sources"] = pa.table({
+                "statement_id": ids, "source_id": pa.nulls(len(ids), pa.string()).fill_null(self.source_id)})
+        self.statement_ids = ids if "statements" in out else None
+        return out
 
     def unique(self) -> set[str]:
         """The tables whose keys do not repeat in the batch. Every snak row belongs to a
         statement of its own part, so with statement ids unique over the batch a snak table
         is unique if it is in each part; statement provenance has one source per load."""
-        ids = [p.tables["statements"]["statement_id"] for p in self.parts if "statements" in p.tables]
-        if ids and pc.count_distinct(pa.chunked_array(ids)).as_py() != sum(len(i) for i in ids):
+        ids = self.statement_ids  # of the tables just made
+        if ids is not None and pc.count_distinct(ids).as_py() != len(ids):
             return set()
         snaks = {n for n in ("qualifiers", "reference_snaks") if all(n in p.unique for p in self.parts)}
         return {"statements", "statement_sources", *snaks}
@@ -257,13 +278,13 @@ def load_chunks(path: str | Path, stream: IO[bytes], counter: RawCounter, store:
     totals = dict.fromkeys(_TOTALS, 0)
     pool = _Pool(default_workers(path) if workers is None else workers, source_id, stop_at_bad=not guard.skip)
     writer = json_dump._Writer(store)
-    batch = _Merged()
+    batch = _Merged(source_id)
 
     def submit() -> None:
         nonlocal batch
         if batch.parts:
             writer.submit(batch)
-            batch = _Merged()
+            batch = _Merged(source_id)
 
     def flush() -> None:  # before raising on a bad line: commit everything parsed so far
         submit()

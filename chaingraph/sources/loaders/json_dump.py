@@ -328,9 +328,16 @@ class EntityRows:
     def full(self) -> bool:
         return self.n_entities >= self.limits[0] or self.n_statements >= self.limits[1]
 
-    def unique(self) -> tuple[str, ...]:
-        """Tables whose keys are known not to repeat: none (the store deduplicates)."""
-        return ()
+    def unique(self) -> set[str]:
+        """The tables of :meth:`tables` whose keys do not repeat in this batch (the store
+        then does not deduplicate them)."""
+        out = {name for name, rows, width in (("qualifiers", self.qualifiers, 3),
+                                              ("reference_snaks", self.reference_snaks, 4))
+               if len({row[:width] for row in rows}) == len(rows)}  # the key is the first columns
+        n = len(self.item_columns[0]) + len(self.statements)
+        if len({*self.item_columns[0], *(row[0] for row in self.statements)}) == n:
+            out |= {"statements", "statement_sources"}
+        return out
 
 
 def _entity_value(snak: dict[str, Any]) -> str | None:
