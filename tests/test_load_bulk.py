@@ -1,6 +1,8 @@
-"""The JSON loader's large appended batches give the store the row-at-a-time loader gives:
-on a real world dump, with an entity repeated across batches, into a store that already
-holds the entities, and for :meth:`Store.write_arrow` ``new_keys`` itself."""
+"""The JSON loader's parse workers and large batches give the store the row-at-a-time
+loader gives (every table, every row): on a real world dump and on the bundled sample cut
+into many small chunks, with an entity repeated across batches, into a store that already
+holds the entities, and into a store with the old primary keys; and
+:meth:`Store.write_arrow` keeps what :meth:`Store.write` keeps."""
 
 from __future__ import annotations
 
@@ -20,15 +22,25 @@ from chaingraph.store_schema import INDEXLESS, KEYED_SCHEMA, TABLE_COLUMNS
 SAMPLE = data_file("sample/douglas-adams.json")
 
 
-def _both(path: Path, *, into: Path | None = None) -> tuple[dict[str, list[tuple[object, ...]]], ...]:
+def everything(store: Store) -> dict[str, list[tuple[object, ...]]]:
+    """Every row of every table the loaders write (``sources`` without its load time)."""
+    out = contents(store, (*CONTENT_TABLES, "statement_sources"))
+    out["sources"] = sorted(store.con.execute(
+        "SELECT source_id, kind, location, query_file, query_hash, dump_date, revision FROM sources").fetchall())
+    return out
+
+
+def _both(path: Path, *, into: Path | None = None,
+          workers: int | None = 2) -> tuple[dict[str, list[tuple[object, ...]]], ...]:
+    """The store the default loader (on ``workers`` processes) and the row-at-a-time one give."""
     out = []
     for rows in (False, True):
         with Store() as store:
             if into is not None:
                 load_json_dump(into, store, row_at_a_time=True)
-            report = load_json_dump(path, store, row_at_a_time=rows)
+            report = load_json_dump(path, store, row_at_a_time=rows, workers=None if rows else workers)
             assert report.statements > 0
-            out.append(contents(store, (*CONTENT_TABLES, "statement_sources")))
+            out.append(everything(store))
     return tuple(out)
 
 
@@ -36,7 +48,32 @@ def _both(path: Path, *, into: Path | None = None) -> tuple[dict[str, list[tuple
 def test_codex_s_loads_to_the_same_store_either_way(shared_data: Path) -> None:
     bulk, rows = _both(shared_data / "world" / "codex-s.json.gz")
     assert bulk == rows
-    assert len(bulk["statements"]) == 39985
+    assert len(bulk["statements"]) == 39985 and len(bulk["statement_sources"]) == 39985
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_the_sample_in_small_chunks_and_batches_loads_to_the_same_store(
+        workers: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hundreds of chunks and batches: every entity, chunk and batch boundary of the
+    sample crossed, in this process and on two workers."""
+    monkeypatch.setattr(json_chunks, "CHUNK_BYTES", 512)
+    monkeypatch.setattr(json_dump, "BULK_ROWS", 40)
+    bulk, rows = _both(SAMPLE, workers=workers)
+    assert bulk == rows
+    assert len(bulk["qualifiers"]) > 10 and len(bulk["reference_snaks"]) > 10  # more than items
+
+
+def test_a_store_with_the_old_primary_keys_loads_the_same(tmp_path: Path) -> None:
+    """A store written before the statement tables lost their indexes is opened as it is:
+    loading into it (twice) gives the rows a new store gets."""
+    db = tmp_path / "old.duckdb"
+    with Store(db) as old:
+        _rekey(old)
+    with Store(db) as old, Store() as new:
+        for _ in range(2):
+            load_json_dump(SAMPLE, old, workers=2)
+        load_json_dump(SAMPLE, new)
+        assert everything(old) == everything(new)
 
 
 def _sample_entities() -> list[dict[str, object]]:
@@ -49,6 +86,7 @@ def test_an_entity_twice_across_small_batches_keeps_its_last_copy(tmp_path: Path
     """Batches of a few statements, so the two copies of Q42 land in different writes; the
     second copy drops one statement and renames another."""
     monkeypatch.setattr(json_dump, "BULK_ROWS", 7)
+    monkeypatch.setattr(json_chunks, "CHUNK_BYTES", 4096)  # and in different chunks
     entities = _sample_entities()
     q42 = next(e for e in entities if e["id"] == "Q42")
     second = json.loads(json.dumps(q42))
@@ -59,8 +97,9 @@ def test_an_entity_twice_across_small_batches_keeps_its_last_copy(tmp_path: Path
     first_group[0]["id"] = "Q42$RENAMED"
     dump = tmp_path / "twice.json"
     dump.write_text("[\n" + ",\n".join(json.dumps(e) for e in [*entities, second]) + "\n]\n")
-    bulk, rows = _both(dump)
-    assert bulk == rows
+    for workers in (0, 2):
+        bulk, rows = _both(dump, workers=workers)
+        assert bulk == rows
     ids = {r[0] for r in bulk["statements"]}
     assert "Q42$RENAMED" in ids and not any(r[1] == "Q42" and r[2] == dropped for r in bulk["statements"])
 
