@@ -25,8 +25,8 @@ SAMPLE = data_file("sample/douglas-adams.json")
 def everything(store: Store) -> dict[str, list[tuple[object, ...]]]:
     """Every row of every table the loaders write (``sources`` without its load time)."""
     out = contents(store, (*CONTENT_TABLES, "statement_sources"))
-    out["sources"] = sorted(store.con.execute(
-        "SELECT source_id, kind, location, query_file, query_hash, dump_date, revision FROM sources").fetchall())
+    out["sources"] = sorted(store.con.execute("SELECT source_id, kind, location, query_file, query_hash, "
+                                              "dump_date, revision FROM sources").fetchall())
     return out
 
 
