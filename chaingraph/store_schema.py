@@ -29,6 +29,12 @@ so loading the same input twice changes nothing):
 
 and the view ``entity_classes(id, class)``: non-deprecated ``P31`` values.
 
+The statement tables (:data:`INDEXLESS`) have no primary-key index: their keys
+(:data:`KEYS`) are kept by :class:`~chaingraph.store.Store`'s writes, one anti-join of each
+batch against the table, so a dump load neither updates an index per row nor holds one
+that grows with the store. Stores written before keep their indexes (:data:`KEYED_SCHEMA`);
+every write works on both.
+
 Only the store modules (:mod:`chaingraph.store`, :mod:`chaingraph.store_reads`,
 :mod:`chaingraph.store_state`) write SQL naming these tables (``tests/test_store_sql.py``
 checks it); everything else calls :class:`~chaingraph.store.Store` methods.
