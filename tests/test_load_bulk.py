@@ -7,6 +7,7 @@ holds the entities, and into a store with the old primary keys; and
 from __future__ import annotations
 
 import json
+import multiprocessing
 from pathlib import Path
 
 import pyarrow as pa
@@ -182,3 +183,22 @@ def test_an_interrupted_load_keeps_every_batch_handed_to_the_store_whole(
     subjects = set(stored.values())
     assert stored and subjects <= set(seen[:9])
     assert stored == {sid: s for sid, s in expected.items() if s in subjects}
+
+
+def _load_into(path: str, db: str) -> None:
+    with Store(db) as store:
+        load_json_dump(path, store, workers=2)
+
+
+def test_a_daemonic_process_which_may_not_fork_parses_in_process(tmp_path: Path) -> None:
+    """A multiprocessing pool worker (daemonic) may have no children: the loader parses
+    there itself rather than failing."""
+    ctx = multiprocessing.get_context("spawn")
+    db = tmp_path / "daemon.duckdb"
+    proc = ctx.Process(target=_load_into, args=(str(SAMPLE), str(db)), daemon=True)
+    proc.start()
+    proc.join(timeout=120)
+    assert proc.exitcode == 0
+    with Store(db, read_only=True) as loaded, Store() as here:
+        load_json_dump(SAMPLE, here)
+        assert contents(loaded) == contents(here)

@@ -162,7 +162,7 @@ class _Pool:
         self.ready: dict[int, ChunkResult | BaseException] = {}
         self.limit = 2 * workers
         self.procs: list[Any] = []
-        if workers:
+        if workers and _can_fork():
             # fork: the workers start at once with everything imported (nothing of the
             # store's DuckDB is used in them); before this process starts threads of its own
             ctx = multiprocessing.get_context("fork")
@@ -259,6 +259,12 @@ class _Merged:
             return set()
         snaks = {n for n in ("qualifiers", "reference_snaks") if all(n in p.unique for p in self.parts)}
         return {"statements", "statement_sources", *snaks}
+
+
+def _can_fork() -> bool:
+    """Whether this process may start workers by forking (not on Windows, nor inside a
+    daemonic process such as a ``multiprocessing.Pool`` worker, which may have no children)."""
+    return "fork" in multiprocessing.get_all_start_methods() and not multiprocessing.current_process().daemon
 
 
 def default_workers(path: str | Path) -> int:
