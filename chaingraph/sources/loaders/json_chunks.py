@@ -50,8 +50,8 @@ from chaingraph.sources.loaders.compression import RawCounter, read_blocks
 from chaingraph.sources.loaders.json_dump import EntityRows, describe_bad_line, parse_line
 from chaingraph.store import Store
 
-__all__ = ["CHUNK_BYTES", "PARALLEL_BYTES", "PARSE_WORKERS", "ChunkResult", "Part", "load_chunks",
-           "parse_chunk"]
+__all__ = ["CHUNK_BYTES", "PARALLEL_BYTES", "PARSE_WORKERS", "ChunkResult", "Part", "default_workers",
+           "load_chunks", "parse_chunk"]
 
 #: worker processes that parse (the main process decompresses and writes meanwhile)
 PARSE_WORKERS = 2
