@@ -22,7 +22,6 @@ whose key is already present are left as they are, as every load does).
 >>> from chaingraph.resources import data_file
 >>> from chaingraph.sources.loaders import load, summarize
 >>> from chaingraph.store import Store
-from chaingraph.store_schema import KEYS
 >>> with tempfile.TemporaryDirectory() as tmp, Store() as a, Store() as b:
 ...     _ = load([data_file("sample/douglas-adams.json")], a)
 ...     manifest = export(a, parquet=tmp)
