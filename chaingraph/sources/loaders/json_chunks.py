@@ -194,8 +194,8 @@ class _Pool:
                 seq, result = self.results.get(timeout=1.0)
             except queue.Empty:
                 if not all(proc.is_alive() for proc in self.procs):
-                    raise ChaingraphError("a JSON parsing worker process died (out of memory?); "
-                                          "load again, or with fewer workers") from None
+                    raise ChaingraphError("a JSON parsing worker process died (killed, or out of "
+                                          "memory?); load the file again") from None
                 continue
             self.ready[seq] = result
         result = self.ready.pop(self.done)
