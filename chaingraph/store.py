@@ -31,6 +31,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -232,6 +233,13 @@ def check_store_path(path: str | Path) -> Path:
     return p
 
 
+@cache
+def _default_limit() -> str:
+    """DuckDB's memory limit as a new database has it (how ``current_setting`` shows it)."""
+    with duckdb.connect() as con:
+        return str(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
+
+
 def _ids(value: str | Collection[str] | None) -> list[str] | None:
     if value is None:
         return None
@@ -412,6 +420,26 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
                 finally:
                     with suppress(duckdb.Error):
                         self.con.unregister("_cg_incoming")
+
+    def release_cache(self) -> None:
+        """Let DuckDB drop the blocks of the store file it keeps cached (they are read from the
+        file again when needed), so a long load's memory does not grow with what it has
+        written; between writes, never inside a transaction. Nothing for an in-memory store,
+        nor under a memory limit set by hand (which bounds the cache already).
+
+        DuckDB keeps every block it wrote or read until its memory limit is reached: the
+        limit is lowered for a moment (it evicts what it can) and reset to the default.
+        """
+        if self.path is None or self._in_tx:
+            return
+        if self.con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] != _default_limit():
+            return
+        try:
+            self.con.execute("SET memory_limit = '1MB'")
+        except duckdb.Error:
+            pass  # what is still in use stays: the rest is released all the same
+        finally:
+            self.con.execute("RESET memory_limit")
 
     def _forget_entities(self, ids: list[str]) -> None:
         """Delete what the store holds of those ``ids`` that it has an entity/property row for."""

@@ -399,8 +399,8 @@ class _Writer:
                 if rows is None:
                     return
                 if self.error is None:
-                    tables = rows.tables()
-                    self.store.write_arrow(tables, replace=rows.ids, unique=rows.unique())
+                    self.store.write_arrow(rows.tables(), replace=rows.ids, unique=rows.unique())
+                    self.store.release_cache()  # a store file's written blocks: memory stays flat
             except BaseException as exc:
                 self.error = exc
             finally:
