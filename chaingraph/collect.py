@@ -175,7 +175,7 @@ class _Crawl:
         kept: dict[str, tuple[list[Neighbour], list[Neighbour]]],
     ) -> None:
         """Write a batch, its provenance and the crawl state in one transaction."""
-        if part.statement_ids is not None:
+        if part.in_place:
             raise InvalidInput("source: this source copies no rows (StoreSource(copy=False)); crawl it "
                                "with collect_subset").about("source")
         with self.store.transaction():
@@ -206,15 +206,13 @@ class _Crawl:
 
 
 class _Picks:
-    """The crawl of a store read in place (:func:`collect_subset`): parts name statements
-    (:attr:`Neighbourhoods.statement_ids`) rather than bring rows; the ids and the
-    described entities are kept, and :meth:`finish` makes the source's subset of them.
-    Nothing is resumable (the subset starts empty every time)."""
+    """The crawl of a store read in place (:func:`collect_subset`): the source picks the
+    statements and entities of each part inside DuckDB (:attr:`Neighbourhoods.in_place`)
+    rather than bring rows, and :meth:`finish` makes the source's subset of them. Nothing
+    is resumable (the subset starts empty every time)."""
 
     def __init__(self, source: StoreSource) -> None:
         self.source = source
-        self.ids: list[pa.Array | pa.ChunkedArray] = []
-        self.entities: list[str] = []
         self.store: Store | None = None
         self.count = 0
 
@@ -229,19 +227,14 @@ class _Picks:
 
     def commit(self, part: Neighbourhoods, stage: str, depth: int, entities: Sequence[str],
                kept: dict[str, tuple[list[Neighbour], list[Neighbour]]]) -> None:
-        if part.statement_ids is None or len(part.batch):
-            raise InvalidInput("source: collect_subset needs a source that names statements and copies "
-                               "no rows").about("source")
-        self.ids.append(part.statement_ids)
-        if stage == "described":
-            self.entities += entities
+        if not part.in_place or len(part.batch):
+            raise InvalidInput("source: collect_subset needs a source that picks statements in place and "
+                               "copies no rows").about("source")
 
     def finish(self) -> None:
-        parts = [*self.ids, self.source.class_statement_ids(self.entities)]
-        chunks = [c for a in parts for c in (a.chunks if isinstance(a, pa.ChunkedArray) else [a])]
-        ids = pa.chunked_array(chunks, type=pa.string())
-        self.store = self.source.source.subset(ids, self.entities)
-        self.count = self.store.counts()["statements"]  # every id named is a statement of the source
+        assert self.source.picks is not None
+        self.store = self.source.picks.subset()
+        self.count = self.store.statement_count()  # every id picked is a statement of the source
 
     def statements(self) -> int:
         return self.count
@@ -365,7 +358,11 @@ def collect_subset(seeds: Sequence[str], radius: int, *, source: Store, limits: 
     limits = limits or CrawlLimits()
     reader = StoreSource(source, limits=limits, copy=False)
     picks = _Picks(reader)
-    report = _crawl(seed_ids, radius, reader, limits, selector, progress, lambda run_id: picks)
+    try:
+        report = _crawl(seed_ids, radius, reader, limits, selector, progress, lambda run_id: picks)
+    except BaseException:
+        reader.close()  # the subset was not made: drop what was picked
+        raise
     assert picks.store is not None
     return picks.store, report
 

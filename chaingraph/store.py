@@ -49,6 +49,7 @@ from chaingraph.store_schema import (
     UPSERT,
 )
 from chaingraph.store_state import CachedResponse, CrawlNeighbour, CrawlState, NeighbourCache, ResponseCache
+from chaingraph.store_subset import SubsetPicks
 from chaingraph.values import Value, value_columns
 
 __all__ = [
@@ -231,6 +232,25 @@ def check_store_path(path: str | Path) -> Path:
     return p
 
 
+_UNITS = {"": 1, "B": 1, "BYTES": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+          "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
+
+
+def _byte_count(text: str) -> int | None:
+    """Bytes of a DuckDB memory size as it shows one (``"18.8 GiB"``), rounded up; ``None``
+    when it is not one (no limit, or a form this does not read).
+
+    >>> _byte_count("18.8 GiB"), _byte_count("512.0 MiB"), _byte_count("1000B"), _byte_count("none")
+    (20186346292, 536870912, 1000, None)
+    """
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", text)
+    if m is None or m.group(2).upper() not in _UNITS:
+        return None
+    whole, _, frac = m.group(1).partition(".")
+    scale = _UNITS[m.group(2).upper()]
+    return int(-(-(int(whole + frac) * scale) // 10 ** len(frac)))  # exact, rounded up
+
+
 def _ids(value: str | Collection[str] | None) -> list[str] | None:
     if value is None:
         return None
@@ -268,6 +288,8 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
         self._in_tx = False
         #: whether this is a :meth:`subset` of another store (read only)
         self.is_subset = False
+        #: a subset's source tables (their qualified prefix, e.g. ``"world".main.``)
+        self.subset_source: str | None = None
 
     def _refuse_foreign(self) -> None:
         """Refuse someone else's DuckDB database before chaingraph writes a table into it."""
@@ -300,22 +322,64 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
         >>> len(s.edges())
         2
         """
-        def arrow(ids: pa.Array | pa.ChunkedArray | Sequence[str]) -> pa.Array | pa.ChunkedArray:
-            return ids if isinstance(ids, (pa.Array, pa.ChunkedArray)) else pa.array(list(ids), pa.string())
-
-        if self.is_subset:
-            raise StoreError("subset: this store is already a subset (its rows are temporary tables of "
-                             "another connection); collect into a Store() to narrow it further")
-        out = Store.__new__(Store)
-        out.path, out._in_tx, out.is_subset = self.path, False, True
         try:
-            out.con = self._subset_connection(arrow(statement_ids), arrow(entities))
+            picks = self.subset_picks()
+            try:
+                picks.add(statement_ids, entities)
+            except BaseException:
+                picks.close()
+                raise
+            return picks.subset()
         except duckdb.Error as exc:
             raise StoreError(f"cannot read store {self.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc
-        return out
+
+    def subset_picks(self) -> SubsetPicks:
+        """An empty :class:`~chaingraph.store_subset.SubsetPicks` of this store: pick
+        statements and entities batch by batch inside DuckDB, then make the :meth:`subset`."""
+        if self.is_subset:
+            raise StoreError("subset: this store is already a subset (its rows are temporary views of "
+                             "another connection); collect into a Store() to narrow it further")
+        return SubsetPicks(self)
 
     # -- life cycle -------------------------------------------------------------------
+    def release_memory(self) -> None:
+        """Hand back to the system the memory DuckDB's allocator keeps from the queries run
+        so far, for every connection to this store's database (it keeps what a query frees
+        for the next ones: a crawl's queries leave tens of MB), and ask Arrow's and the C
+        library's allocators to do the same. A few milliseconds; the bulk reads of a crawl
+        and of a graph build call it after themselves.
+
+        DuckDB flushes its allocator when its memory limit is set, so this sets the limit to
+        what it is, in bytes (the first call adopts the limit as DuckDB reports it, rounded
+        to 0.1 of its unit; a limit set since by someone else is left alone, unflushed).
+
+        >>> s = Store()
+        >>> s.release_memory()
+        >>> s.release_memory()
+        >>> s.counts()["statements"]
+        0
+        """
+        import ctypes
+
+        import pyarrow as pa
+
+        try:
+            shown = self.con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+            limit = getattr(self, "_memory_limit", None)
+            if limit is None or shown != limit[1]:
+                limit = (_byte_count(str(shown)), None)
+            if limit[0] is not None:
+                self.con.execute(f"SET memory_limit = '{limit[0]}B'")
+                self._memory_limit = (limit[0], self.con.execute(
+                    "SELECT current_setting('memory_limit')").fetchall()[0][0])
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot read store {self.path or ':memory:'}: "
+                             f"{str(exc).splitlines()[0]}") from exc
+        pa.default_memory_pool().release_unused()
+        with suppress(OSError, AttributeError):  # glibc only
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+
     def close(self) -> None:
         self.con.close()
 
