@@ -26,10 +26,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -251,6 +252,24 @@ def _byte_count(text: str) -> int | None:
     return int(-(-(int(whole + frac) * scale) // 10 ** len(frac)))  # exact, rounded up
 
 
+@cache
+def _libc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim`` (``None`` elsewhere)."""
+    import ctypes
+
+    try:
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+def _malloc_trim() -> None:
+    """Give the C library's free memory back to the system, where it can (glibc)."""
+    trim = _libc_trim()
+    if trim is not None:
+        trim(0)
+
+
 def _ids(value: str | Collection[str] | None) -> list[str] | None:
     if value is None:
         return None
@@ -360,8 +379,6 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
         >>> s.counts()["statements"]
         0
         """
-        import ctypes
-
         import pyarrow as pa
 
         try:
@@ -377,8 +394,7 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
             raise StoreError(f"cannot read store {self.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc
         pa.default_memory_pool().release_unused()
-        with suppress(OSError, AttributeError):  # glibc only
-            ctypes.CDLL("libc.so.6").malloc_trim(0)
+        _malloc_trim()
 
     def close(self) -> None:
         self.con.close()
