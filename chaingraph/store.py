@@ -233,25 +233,6 @@ def check_store_path(path: str | Path) -> Path:
     return p
 
 
-_UNITS = {"": 1, "B": 1, "BYTES": 1, "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
-          "KIB": 2**10, "MIB": 2**20, "GIB": 2**30, "TIB": 2**40}
-
-
-def _byte_count(text: str) -> int | None:
-    """Bytes of a DuckDB memory size as it shows one (``"18.8 GiB"``), rounded up; ``None``
-    when it is not one (no limit, or a form this does not read).
-
-    >>> _byte_count("18.8 GiB"), _byte_count("512.0 MiB"), _byte_count("1000B"), _byte_count("none")
-    (20186346292, 536870912, 1000, None)
-    """
-    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*", text)
-    if m is None or m.group(2).upper() not in _UNITS:
-        return None
-    whole, _, frac = m.group(1).partition(".")
-    scale = _UNITS[m.group(2).upper()]
-    return int(-(-(int(whole + frac) * scale) // 10 ** len(frac)))  # exact, rounded up
-
-
 @cache
 def _libc_trim() -> Callable[[int], int] | None:
     """glibc's ``malloc_trim`` (``None`` elsewhere)."""
@@ -300,6 +281,8 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
                 self._refuse_foreign()
             if not read_only:
                 self.con.execute(SCHEMA)
+            #: DuckDB's memory limit when this store opened its database (see release_memory)
+            self.opened_memory_limit: str | None = self._memory_limit()
         except (duckdb.Error, OSError) as exc:
             raise StoreError(f"cannot open store {self.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}; check the path and that no other "
@@ -369,12 +352,13 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
         library's allocators to do the same. A few milliseconds; the bulk reads of a crawl
         and of a graph build call it after themselves.
 
-        DuckDB flushes its allocator when its memory limit is set, so this sets the limit to
-        what it is, in bytes (the first call adopts the limit as DuckDB reports it, rounded
-        to 0.1 of its unit; a limit set since by someone else is left alone, unflushed).
+        DuckDB flushes its allocator when its memory limit is set, so the limit is set back to
+        DuckDB's default (``RESET``) if it is what it was when this store opened its database
+        (the default, unless the database was already open in this process with a limit of its
+        own); a limit set since is left alone, and the database unflushed (DuckDB shows a limit
+        rounded, so it could not be set back exactly).
 
         >>> s = Store()
-        >>> s.release_memory()
         >>> s.release_memory()
         >>> s.counts()["statements"]
         0
@@ -382,19 +366,16 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
         import pyarrow as pa
 
         try:
-            shown = self.con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
-            limit = getattr(self, "_memory_limit", None)
-            if limit is None or shown != limit[1]:
-                limit = (_byte_count(str(shown)), None)
-            if limit[0] is not None:
-                self.con.execute(f"SET memory_limit = '{limit[0]}B'")
-                self._memory_limit = (limit[0], self.con.execute(
-                    "SELECT current_setting('memory_limit')").fetchall()[0][0])
+            if self._memory_limit() == self.opened_memory_limit:
+                self.con.execute("RESET memory_limit")
         except duckdb.Error as exc:
             raise StoreError(f"cannot read store {self.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc
         pa.default_memory_pool().release_unused()
         _malloc_trim()
+
+    def _memory_limit(self) -> str:
+        return str(self.con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
 
     def close(self) -> None:
         self.con.close()

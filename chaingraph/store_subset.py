@@ -187,6 +187,6 @@ class SubsetPicks:
             raise
         out = Store.__new__(Store)
         out.path, out._in_tx, out.is_subset, out.con = self.store.path, False, True, con
-        out.subset_source = src
+        out.subset_source, out.opened_memory_limit = src, self.store.opened_memory_limit
         out.release_memory()
         return out
