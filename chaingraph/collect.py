@@ -331,11 +331,11 @@ def _checked(seeds: Sequence[str], radius: int) -> list[str]:
 def collect_subset(seeds: Sequence[str], radius: int, *, source: Store, limits: CrawlLimits | None = None,
                    selector: Selector | None = None, progress: Progress | None = None
                    ) -> tuple[Store, CollectReport]:
-    """:func:`collect` from the store ``source`` into a new store, without copying rows
-    through Python: the crawl reads ``source`` in place and keeps only statement ids, and
-    the store it returns is :meth:`Store.subset` of them (it shares ``source``'s database:
-    close it first). Same crawl, same rows, same report as collecting into an empty
-    :class:`Store` (DESIGN §13).
+    """:func:`collect` from the store ``source`` into a new store, without copying rows:
+    the crawl reads ``source`` in place and keeps the statement ids it picks inside DuckDB
+    (only the kept neighbours reach Python), and the store it returns is the
+    :meth:`Store.subset` of them (it shares ``source``'s database: close it first). Same
+    crawl, same rows, same report as collecting into an empty :class:`Store` (DESIGN §13).
 
     >>> from chaingraph.store import Batch, Store, statement_row
     >>> from chaingraph.values import EntityValue

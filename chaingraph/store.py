@@ -308,10 +308,12 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
                entities: pa.Array | pa.ChunkedArray | Sequence[str] = ()) -> Store:
         """A store holding only ``statement_ids`` (with their qualifiers, references,
         provenance and the property rows they use) and the entity rows of ``entities``:
-        what copying them into an empty store gives, copied inside DuckDB without a Python
-        object per row. It is for reading (writing its facts raises :class:`StoreError`) and
-        shares this store's database through a connection of its own (temporary tables, so
-        this store may be read only): close it before this one.
+        what copying them into an empty store gives, without copying them (views of this
+        store's tables filtered by the ids, kept in DuckDB: :mod:`chaingraph.store_subset`).
+        It is for reading (writing its facts raises :class:`StoreError`) and shares this
+        store's database through a connection of its own (temporary views and tables, so
+        this store may be read only): close it before this one, and do not change this
+        store's rows meanwhile (the views would show the change).
 
         >>> from chaingraph.values import EntityValue
         >>> s = Store()
