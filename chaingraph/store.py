@@ -26,11 +26,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -39,6 +38,7 @@ import pyarrow as pa
 
 from chaingraph.errors import StoreError
 from chaingraph.store_bulk import BulkReads
+from chaingraph.store_memory import memory_limit, release
 from chaingraph.store_reads import PropertyInfo, SourceInfo, StatementInfo, StatementRows, StoreReads
 from chaingraph.store_schema import (
     ARROW_TYPES,
@@ -233,24 +233,6 @@ def check_store_path(path: str | Path) -> Path:
     return p
 
 
-@cache
-def _libc_trim() -> Callable[[int], int] | None:
-    """glibc's ``malloc_trim`` (``None`` elsewhere)."""
-    import ctypes
-
-    try:
-        return ctypes.CDLL("libc.so.6").malloc_trim
-    except (OSError, AttributeError):
-        return None
-
-
-def _malloc_trim() -> None:
-    """Give the C library's free memory back to the system, where it can (glibc)."""
-    trim = _libc_trim()
-    if trim is not None:
-        trim(0)
-
-
 def _ids(value: str | Collection[str] | None) -> list[str] | None:
     if value is None:
         return None
@@ -282,7 +264,7 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
             if not read_only:
                 self.con.execute(SCHEMA)
             #: DuckDB's memory limit when this store opened its database (see release_memory)
-            self.opened_memory_limit: str | None = self._memory_limit()
+            self.opened_memory_limit: str | None = memory_limit(self.con)
         except (duckdb.Error, OSError) as exc:
             raise StoreError(f"cannot open store {self.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}; check the path and that no other "
@@ -354,30 +336,20 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
         library's allocators to do the same. A few milliseconds; the bulk reads of a crawl
         and of a graph build call it after themselves.
 
-        DuckDB flushes its allocator when its memory limit is set, so the limit is set back to
-        DuckDB's default (``RESET``) if it is what it was when this store opened its database
-        (the default, unless the database was already open in this process with a limit of its
-        own); a limit set since is left alone, and the database unflushed (DuckDB shows a limit
-        rounded, so it could not be set back exactly).
+        DuckDB flushes its allocator when its memory limit is set: the limit is set back to
+        DuckDB's default if it is what it was when this store opened its database, and left
+        alone otherwise (:func:`chaingraph.store_memory.release`).
 
         >>> s = Store()
         >>> s.release_memory()
         >>> s.counts()["statements"]
         0
         """
-        import pyarrow as pa
-
         try:
-            if self._memory_limit() == self.opened_memory_limit:
-                self.con.execute("RESET memory_limit")
+            release(self.con, self.opened_memory_limit)
         except duckdb.Error as exc:
             raise StoreError(f"cannot read store {self.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc
-        pa.default_memory_pool().release_unused()
-        _malloc_trim()
-
-    def _memory_limit(self) -> str:
-        return str(self.con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
 
     def close(self) -> None:
         self.con.close()
