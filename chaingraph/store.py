@@ -31,7 +31,6 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -233,13 +232,6 @@ def check_store_path(path: str | Path) -> Path:
             raise StoreError(f"store {text}: the file exists and is not a DuckDB database; "
                              "pass a new file or an existing store")
     return p
-
-
-@cache
-def _default_limit() -> str:
-    """DuckDB's memory limit as a new database has it (how ``current_setting`` shows it)."""
-    with duckdb.connect() as con:
-        return str(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
 
 
 def _ids(value: str | Collection[str] | None) -> list[str] | None:
@@ -463,11 +455,10 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
         nor under a memory limit set by hand (which bounds the cache already).
 
         DuckDB keeps every block it wrote or read until its memory limit is reached: the
-        limit is lowered for a moment (it evicts what it can) and reset to the default.
+        limit is lowered for a moment (it evicts what it can) and reset, when it is what the
+        store opened with (as :meth:`release_memory` does; the allocator is not trimmed).
         """
-        if self.path is None or self._in_tx:
-            return
-        if self.con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] != _default_limit():
+        if self.path is None or self._in_tx or memory_limit(self.con) != self.opened_memory_limit:
             return
         try:
             self.con.execute("SET memory_limit = '1MB'")
