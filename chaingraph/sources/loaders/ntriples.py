@@ -33,11 +33,13 @@ from typing import IO, Any
 
 import duckdb
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from chaingraph.sources.loaders.common import LineGuard
 from chaingraph.sources.loaders.compression import BLOCK_BYTES, read_blocks
+from chaingraph.sources.loaders.nt_views import ESCAPED, PLAIN, Split, equals, split_lines, starts_with, views
 
 __all__ = [
     "BLOCK_BYTES",
@@ -83,14 +85,27 @@ _NT_LINE = re.compile(r'\s*(<[^>\s]*>|_:\S+)\s+(<[^>\s]*>)\s+(<[^>\s]*>|_:\S+|"(
                       r'(?:@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^<[^>\s]*>)?)\s*\.\s*')
 _LITERAL = r'^"(?:[^"\\]|\\.)*"(?:@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^<[^>\s]*>)?$'
 
+#: every role a staged triple can have; ``seen`` stands for labels, descriptions and
+#: aliases in other languages than English and ``mul``, which only tell that their
+#: subject is an entity (one row per subject and block)
+KINDS: tuple[str, ...] = (*dict.fromkeys(PREDICATES.values()), *dict.fromkeys(_FAMILY_KIND.values()), "seen")
+_KIND_CODE = {kind: code for code, kind in enumerate(KINDS)}
+_KIND_NAMES = pa.array(KINDS, pa.string())
+_TERM_CODES = [_KIND_CODE[k] for k in ("label", "description", "alias")]
+_NOVALUE_PREFIX = b"<http://www.wikidata.org/prop/novalue/"
+_SUFFIX = r"@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^<[^>\s]*>"
+
 STAGING_DDL = "(line BIGINT, k VARCHAR, pid VARCHAR, s VARCHAR, o VARCHAR)"
 #: Staged triples are split by role into one table each, behind one view: every query
 #: filters on ``k``, and DuckDB's zone maps then skip the tables that cannot match.
 STAGING_GROUPS: dict[str, tuple[str, ...]] = {
     "claim": ("claim",),
     "wdt": ("wdt",),
-    "terms": ("label", "description", "alias", "ptype", "sitelinks", "version", "modified", "about"),
+    "terms": ("label", "description", "alias", "ptype", "sitelinks", "version", "modified", "about", "seen"),
 }  # everything else (ps/pq/pr, value nodes, rank, type, derived) goes to "main"
+#: staging-group number of each kind code (groups in the order of STAGING_GROUPS, then "main")
+_GROUP_OF_CODE = np.array([next((i for i, kinds in enumerate(STAGING_GROUPS.values()) if k in kinds),
+                                len(STAGING_GROUPS)) for k in KINDS], dtype=np.int8)
 
 
 def create_staging(con: duckdb.DuckDBPyConnection, table: str) -> None:
@@ -159,66 +174,133 @@ class _Stager:
     def block(self, data: bytes, first_line: int, flush: Callable[[], None]) -> int:
         """Stage one block of whole lines; ``first_line`` is the 1-based number of its first
         line. Returns the number of lines in the block."""
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            bad = first_line + data.count(b"\n", 0, exc.start)
-            keep = data[: data.rfind(b"\n", 0, exc.start) + 1]
-            if keep:
-                self.block(keep, first_line, flush)
-            self.guard.bad(bad, "the line is not UTF-8 text (is this a binary file?)", flush)
-            rest = data[data.find(b"\n", exc.start) + 1:] if b"\n" in data[exc.start:] else b""
-            if rest:
-                self.block(rest, bad + 1, flush)
-            return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-        buf = np.frombuffer(data, dtype=np.uint8)
-        ends = np.flatnonzero(buf == 10)
-        if len(ends) == 0 or ends[-1] != len(data) - 1:
-            ends = np.append(ends, len(data))
-        offsets = np.empty(len(ends) + 1, dtype=np.int32)
-        offsets[0] = 0
-        offsets[1:] = np.minimum(ends + 1, len(data))
-        n = len(ends)
-        lines = pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
-        parts = pc.split_pattern(lines, " ", max_splits=2)
-        counts = pc.list_value_length(parts).to_numpy(zero_copy_only=False)
-        starts = parts.offsets.to_numpy()[:-1]
-        ok = counts == 3
-        values, first = parts.values, starts[ok]
-        s, p, o_raw = (values.take(pa.array(first + i)) for i in range(3))
-        o_trim = pc.utf8_rtrim(o_raw, characters=" \t\r\n")
-        good = pc.and_(pc.and_(pc.ends_with(o_trim, "."), pc.starts_with(p, "<")),
-                       pc.or_(pc.starts_with(s, "<"), pc.starts_with(s, "_:")))
-        o = pc.utf8_rtrim(pc.utf8_rtrim(o_trim, characters="."), characters=" \t")
-        is_lit = pc.starts_with(o, '"')
-        lit_ok = pc.match_substring_regex(o, _LITERAL)
-        term_ok = pc.if_else(is_lit, lit_ok, pc.and_(
-            pc.invert(pc.match_substring(o, " ")),
-            pc.or_(pc.and_(pc.starts_with(o, "<"), pc.ends_with(o, ">")), pc.starts_with(o, "_:"))))
-        good = pc.and_(pc.and_(good, term_ok), pc.invert(pc.match_substring_regex(o, _SURROGATE_ESCAPE)))
-        numbers = pa.array(np.arange(first_line, first_line + n, dtype=np.int64)[ok])
-        # the slow path: lines that did not split into three clean parts
+        if not _is_utf8(data):
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                return self._around_bad_bytes(data, first_line, flush, exc)
+        split = split_lines(data)
+        n = split.lines
+        ok = split.ok.copy()
+        literal_rows = np.flatnonzero(ok & (split.literal > 0))
+        if len(literal_rows):
+            ok[self._bad_literals(split, literal_rows)] = False
+        # the slow path: lines the fast path did not take (comments, odd spacing, bad lines)
         slow_rows: list[tuple[int, str, str, str]] = []
-        bad_mask = np.ones(n, dtype=bool)
-        bad_mask[np.flatnonzero(ok)[good.to_numpy(zero_copy_only=False)]] = False
-        for i in np.flatnonzero(bad_mask):
-            text = data[offsets[i]:offsets[i + 1]].decode("utf-8").strip()
+        bad_lines: list[int] = []
+        for i in np.flatnonzero(~ok):
+            text = data[split.line_start[i]:split.line_end[i]].decode("utf-8").strip()
             if not text or text.startswith("#"):
                 continue
             parsed = None if _SURROGATE.search(text) else parse_line_slow(text)
             if parsed is None:
-                slow_rows.append((first_line + int(i), "", "", ""))
+                bad_lines.append(first_line + int(i))
             else:
                 slow_rows.append((first_line + int(i), *parsed))
-        bad_lines = [r[0] for r in slow_rows if not r[1]]
         stop = bad_lines[0] if bad_lines and not self.guard.skip else None
-        self._append(pa.table({"line": numbers, "s": s, "p": p, "o": o}), good, stop)
+        rows = np.flatnonzero(ok)
+        if stop is not None:
+            rows = rows[rows < stop - first_line]
+        self._stage_split(split, rows, first_line)
         if slow_rows:
-            self._append(_rows_table([r for r in slow_rows if r[1]]), None, stop)
+            self._append(_rows_table(slow_rows), None, stop)
         for line in bad_lines:
-            text = data[offsets[line - first_line]:offsets[line - first_line + 1]].decode().rstrip()
+            i = line - first_line
+            text = data[split.line_start[i]:split.line_end[i]].decode().rstrip()
             self.guard.bad(line, _problem(text), flush)
         return n
+
+    def _around_bad_bytes(self, data: bytes, first_line: int, flush: Callable[[], None],
+                          exc: UnicodeDecodeError) -> int:
+        """A block that is not UTF-8: the line of the first bad byte is a bad line; the lines
+        around it are staged."""
+        bad = first_line + data.count(b"\n", 0, exc.start)
+        keep = data[: data.rfind(b"\n", 0, exc.start) + 1]
+        if keep:
+            self.block(keep, first_line, flush)
+        self.guard.bad(bad, "the line is not UTF-8 text (is this a binary file?)", flush)
+        rest = data[data.find(b"\n", exc.start) + 1:] if b"\n" in data[exc.start:] else b""
+        if rest:
+            self.block(rest, bad + 1, flush)
+        return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+
+    def _bad_literals(self, split: Split, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """The rows among ``rows`` (literal objects) whose literal is malformed: DuckDB checks
+        the suffix (language tag, datatype) of a plain literal and the escapes of the others."""
+        buf, data = split.buf, split.data
+        literals = pa.table({"i": pa.array(rows), "kind": pa.array(split.literal[rows]),
+                             "o": views(buf, split.o_start[rows], split.o_end[rows], data),
+                             "suffix": views(buf, split.suffix_start[rows], split.o_end[rows], data)})
+        self.con.register("_cg_literals", literals)
+        try:
+            bad = self.con.execute(
+                f"SELECT i FROM _cg_literals WHERE NOT (CASE WHEN kind = {PLAIN} "
+                f"THEN suffix = '' OR regexp_full_match(suffix, '{_SUFFIX}') "
+                f"ELSE regexp_full_match(o, '{_LITERAL}') AND NOT regexp_matches(o, '{_SURROGATE_ESCAPE}') END)"
+            ).fetchnumpy()["i"]
+        finally:
+            self.con.unregister("_cg_literals")
+        return np.asarray(bad, dtype=np.int64)
+
+    def _stage_split(self, split: Split, rows: npt.NDArray[np.int64], first_line: int) -> None:
+        """Stage the fast-path ``rows`` of a block whose predicate matters, straight from views
+        of the block: each staging table gets one plain append."""
+        if len(rows) == 0:
+            return
+        buf, data = split.buf, split.data
+        encoded = pc.dictionary_encode(views(buf, split.p_start[rows], split.p_end[rows], data))
+        codes, pid_list = [], []
+        for term in encoded.dictionary.to_pylist():
+            if term not in self.classes:
+                self.classes[term] = classify_predicate(term)
+            kind, prop = self.classes[term]
+            codes.append(-1 if kind is None else _KIND_CODE[kind])
+            pid_list.append(prop)
+        entry = encoded.indices.to_numpy()
+        kind = np.asarray(codes, dtype=np.int8)[entry] if codes else np.zeros(0, np.int8)
+        o_start, o_end = split.o_start[rows], split.o_end[rows]
+        keep = kind >= 0
+        # rdf:type matters only for novalue classes (wdno:); normal rank is the default
+        typed = kind == _KIND_CODE["type"]
+        keep[typed] &= starts_with(buf, o_start[typed], o_end[typed], _NOVALUE_PREFIX)
+        ranked = kind == _KIND_CODE["rank"]
+        keep[ranked] &= ~equals(buf, o_start[ranked], o_end[ranked], _NORMAL_RANK.encode())
+        # labels, descriptions and aliases count in English or mul only; the others just say
+        # that their subject is an entity
+        term = np.isin(kind, _TERM_CODES)
+        english = (split.literal[rows] == ESCAPED) | (
+            (split.literal[rows] == PLAIN)
+            & (equals(buf, split.suffix_start[rows], o_end, b"@en")
+               | equals(buf, split.suffix_start[rows], o_end, b"@mul")))
+        seen = term & ~english
+        keep &= ~seen
+        lines = rows + first_line
+        pids = pa.array(pid_list, pa.string())
+        group = _GROUP_OF_CODE[np.maximum(kind, 0)]
+        for number, name in enumerate(self.groups):
+            take = np.flatnonzero(keep & (group == number))
+            if len(take) == 0:
+                continue
+            r = rows[take]
+            staged = pa.table({
+                "line": pa.array(lines[take]),
+                "k": pa.DictionaryArray.from_arrays(pa.array(kind[take]), _KIND_NAMES),
+                "pid": pa.DictionaryArray.from_arrays(encoded.indices.take(pa.array(take)), pids),
+                "s": views(buf, split.s_start[r], split.s_end[r], data),
+                "o": views(buf, split.o_start[r], split.o_end[r], data)})
+            self._insert(name, staged, "SELECT line, k, pid, s, o FROM _cg_block")
+        if seen.any():
+            r = rows[seen]
+            subjects = pa.table({"line": pa.array(lines[seen]),
+                                 "s": views(buf, split.s_start[r], split.s_end[r], data)})
+            self._insert("terms", subjects, "SELECT min(line), 'seen', NULL, s, NULL FROM _cg_block GROUP BY s")
+
+    def _insert(self, group: str, table: pa.Table, select: str) -> None:
+        self.con.register("_cg_block", table)
+        try:
+            self.con.execute(f"INSERT INTO {self.table}_{group} {select}")
+        finally:
+            self.con.unregister("_cg_block")
 
     def _append(self, table: pa.Table, good: pa.Array | None = None, stop: int | None = None) -> None:
         """Stage the rows of ``table`` (line, s, p, o) that are ``good``, come before line
@@ -258,6 +340,19 @@ class ReadError(Exception):
         self.line = line
         self.cause = cause
         super().__init__(f"cannot read past line {line - 1}: {cause}")
+
+
+def _is_utf8(data: bytes) -> bool:
+    """Is ``data`` UTF-8? (Arrow's vectorised check; ASCII first, the usual case.)"""
+    if data.isascii():
+        return True
+    whole = pa.Array.from_buffers(pa.string(), 1, [None, pa.py_buffer(np.array([0, len(data)], np.int32)),
+                                                   pa.py_buffer(data)])
+    try:
+        whole.validate(full=True)
+    except pa.ArrowInvalid:
+        return False
+    return True
 
 
 def _problem(text: str) -> str:

@@ -379,8 +379,8 @@ def _entities(store: Store, t: str) -> dict[str, int]:
     CREATE OR REPLACE TEMP TABLE _cg_ent AS
       WITH ids AS (
         SELECT DISTINCT {owner} AS id FROM {t}
-        WHERE k IN ('label', 'description', 'alias', 'claim', 'wdt', 'sitelinks', 'version', 'modified',
-                    'ptype')),
+        WHERE k IN ('label', 'description', 'alias', 'seen', 'claim', 'wdt', 'sitelinks', 'version',
+                    'modified', 'ptype')),
       labels AS (SELECT id, arg_min(text, (lang <> 'en', line)) AS label,
                         arg_min(lang, (lang <> 'en', line)) AS label_lang
                  FROM _cg_terms WHERE k = 'label' GROUP BY id),

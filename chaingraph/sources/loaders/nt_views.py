@@ -1,0 +1,171 @@
+"""Split a block of N-Triples lines into subject / predicate / object with numpy, copying nothing.
+
+A block (whole lines, as bytes) is searched once per byte class that matters — newlines,
+spaces, quotes, backslashes — with numpy; every line's first two spaces then come from
+one :func:`numpy.searchsorted`, and the three terms are handed to Arrow (and DuckDB) as
+*string views* into the block: each view is an (offset, length) pair, so a term is never
+copied out of the decompressed bytes. Python touches no line on this path.
+
+Only the common shape of a line takes this path: ``<s> <p> o .`` with single spaces, the
+subject an IRI or blank node, the predicate an IRI, the object an IRI or blank node without
+spaces or a literal, optionally ``\\r\\n``-terminated and with no space before the dot. A
+literal without backslashes is checked here (exactly two quotes; its suffix, a language
+tag or datatype, is returned as a view of its own for the caller to check); one with
+backslashes is marked for a full check of its escapes. Every other line — blank, comment,
+tabs, several spaces, or not a triple at all — is left for the caller's line-by-line path.
+
+>>> split = split_lines(b'<http://a> <http://b> "x y"@en .\\n# note\\n<http://a> <http://c> <http://d> .\\n')
+>>> split.ok.tolist(), split.literal.tolist()
+([True, False, True], [1, 0, 0])
+>>> import numpy as np
+>>> rows = np.flatnonzero(split.ok)
+>>> views(split.buf, split.o_start[rows], split.o_end[rows], split.data).to_pylist()
+['"x y"@en', '<http://d>']
+>>> views(split.buf, split.suffix_start[rows], split.o_end[rows], split.data).to_pylist()
+['@en', '']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+__all__ = ["ESCAPED", "PLAIN", "Split", "equals", "split_lines", "starts_with", "views"]
+
+Index = npt.NDArray[np.int64]
+Mask = npt.NDArray[np.bool_]
+
+#: :attr:`Split.literal` codes: the object is a literal without backslashes (only its
+#: suffix is left to check) or one with backslashes (its escapes are left to check)
+PLAIN, ESCAPED = 1, 2
+_NL, _CR, _SPACE, _TAB, _QUOTE, _BACKSLASH = 10, 13, 32, 9, 34, 92
+_LT, _GT, _UNDERSCORE, _COLON, _DOT = 60, 62, 95, 58, 46
+#: bytes of padding after a block, so that gathers near its end stay inside the buffer
+_PAD = 16
+
+
+@dataclass(frozen=True)
+class Split:
+    """The lines of one block: where each starts and ends, and where its terms are.
+
+    Offsets are into :attr:`buf` (the block's bytes followed by zero padding). ``ok``
+    marks the lines the fast path split; the term offsets of the other lines mean nothing.
+    """
+
+    data: bytes
+    buf: npt.NDArray[np.uint8]
+    line_start: Index
+    line_end: Index  # the newline (or the end of the block)
+    ok: Mask
+    s_start: Index
+    s_end: Index
+    p_start: Index
+    p_end: Index
+    o_start: Index
+    o_end: Index
+    literal: npt.NDArray[np.int8]  # 0, PLAIN or ESCAPED
+    suffix_start: Index  # after the closing quote of a PLAIN literal (else o_end)
+
+    @property
+    def lines(self) -> int:
+        return len(self.line_start)
+
+
+def _positions(buf: npt.NDArray[np.uint8], byte: int, size: int) -> Index:
+    return np.flatnonzero(buf[:size] == byte).astype(np.int64)
+
+
+def _count_between(positions: Index, start: Index, end: Index) -> Index:
+    """How many of the sorted ``positions`` lie in ``[start, end)``, per row."""
+    return np.searchsorted(positions, end) - np.searchsorted(positions, start)
+
+
+def split_lines(data: bytes) -> Split:
+    """Split every line of ``data`` (whole lines; the last may lack its newline)."""
+    size = len(data)
+    buf = np.zeros(size + _PAD, dtype=np.uint8)
+    buf[:size] = np.frombuffer(data, dtype=np.uint8)
+    newlines = _positions(buf, _NL, size)
+    if len(newlines) == 0 or newlines[-1] != size - 1:
+        newlines = np.append(newlines, size)
+    if size == 0:
+        newlines = np.zeros(0, dtype=np.int64)
+    starts = np.empty_like(newlines)
+    if len(newlines):
+        starts[0] = 0
+        starts[1:] = newlines[:-1] + 1
+    end = newlines - ((newlines > starts) & (buf[np.maximum(newlines - 1, 0)] == _CR))
+    spaces = _positions(buf, _SPACE, size)
+    i1 = np.searchsorted(spaces, starts)
+    padded = np.append(spaces, [size + 1, size + 1])  # a line without two spaces ends before these
+    sp1, sp2 = padded[i1], padded[i1 + 1]
+    ok = (sp2 < end) & (end - starts >= 9)  # the shortest triple: "<a> <b> <c> ."[without spaces]
+    first = buf[starts]
+    ok &= ((first == _LT) & (buf[sp1 - 1] == _GT)) | ((first == _UNDERSCORE) & (buf[starts + 1] == _COLON))
+    ok &= (buf[sp1 + 1] == _LT) & (buf[sp2 - 1] == _GT) & (sp2 - sp1 >= 3)
+    dot = end - 1
+    ok &= buf[dot] == _DOT
+    o_end = dot - (buf[dot - 1] == _SPACE)
+    o_start = sp2 + 1
+    ok &= (o_end > o_start) & (buf[o_end - 1] != _SPACE) & (buf[o_end - 1] != _TAB)
+    o_first = buf[o_start]
+    is_literal = o_first == _QUOTE
+    # an IRI or blank node object has no space; neither has anything a backslash in it
+    # outside a literal (escapes there go the careful way)
+    spaces_in_o = np.searchsorted(spaces, o_end) - (i1 + 2)
+    backslashes = _positions(buf, _BACKSLASH, size)
+    term_ok = (((o_first == _LT) & (buf[o_end - 1] == _GT))
+               | ((o_first == _UNDERSCORE) & (buf[o_start + 1] == _COLON))) & (spaces_in_o == 0)
+    if len(backslashes):
+        term_ok &= _count_between(backslashes, starts, o_end) == 0
+        escaped = is_literal & (_count_between(backslashes, o_start, o_end) > 0)
+        is_literal &= _count_between(backslashes, starts, o_start) == 0
+    else:
+        escaped = np.zeros(len(starts), dtype=np.bool_)
+    quotes = _positions(buf, _QUOTE, size)
+    last_quote_index = np.searchsorted(quotes, o_end) - 1
+    plain = is_literal & ~escaped & (last_quote_index - np.searchsorted(quotes, o_start) == 1)
+    suffix_start = np.where(plain, np.append(quotes, 0)[last_quote_index] + 1, o_end)
+    ok &= term_ok | plain | (is_literal & escaped)
+    literal = np.where(plain, PLAIN, np.where(is_literal & escaped, ESCAPED, 0)).astype(np.int8)
+    return Split(data=data, buf=buf, line_start=starts, line_end=newlines, ok=ok,
+                 s_start=starts, s_end=sp1, p_start=sp1 + 1, p_end=sp2, o_start=o_start, o_end=o_end,
+                 literal=literal, suffix_start=suffix_start)
+
+
+def views(buf: npt.NDArray[np.uint8], start: Index, end: Index, data: bytes) -> pa.Array:
+    """An Arrow ``string_view`` array of ``data[start[i]:end[i]]`` (``buf`` is ``data``
+    padded, as in :class:`Split`). Nothing is copied but the views themselves; the bytes
+    must be valid UTF-8 (the caller checks the block once)."""
+    n = len(start)
+    lengths = (end - start).astype(np.int32)
+    table = np.zeros((n, 4), dtype=np.int32)
+    table[:, 0] = lengths
+    raw = table.view(np.uint8).reshape(n, 16)
+    if n:
+        head = buf[np.minimum(start, len(buf) - 12)[:, None] + np.arange(12)]
+        short = lengths <= 12
+        head[~(np.arange(12)[None, :] < lengths[:, None])] = 0
+        raw[short, 4:16] = head[short]
+        long_rows = ~short
+        raw[long_rows, 4:8] = head[long_rows, :4]
+        table[long_rows, 3] = start[long_rows].astype(np.int32)  # buffer 0, at this offset
+    return pa.Array.from_buffers(pa.string_view(), n, [None, pa.py_buffer(table), pa.py_buffer(data)])
+
+
+def starts_with(buf: npt.NDArray[np.uint8], start: Index, end: Index, prefix: bytes) -> Mask:
+    """Per row: does ``buf[start:end]`` start with ``prefix``?"""
+    k = len(prefix)
+    if len(start) == 0:
+        return np.zeros(0, dtype=np.bool_)
+    at = np.minimum(start, len(buf) - k)
+    head = buf[at[:, None] + np.arange(k)]
+    return (end - start >= k) & (head == np.frombuffer(prefix, dtype=np.uint8)).all(axis=1)
+
+
+def equals(buf: npt.NDArray[np.uint8], start: Index, end: Index, value: bytes) -> Mask:
+    """Per row: is ``buf[start:end]`` exactly ``value``?"""
+    return (end - start == len(value)) & starts_with(buf, start, end, value)
