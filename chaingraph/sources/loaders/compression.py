@@ -139,7 +139,7 @@ def _gzip_reader(raw: BinaryIO) -> IO[bytes]:
     if importlib.util.find_spec("isal") is not None:
         from isal import igzip
 
-        return cast(IO[bytes], igzip.IGzipFile(fileobj=raw, mode="rb"))
+        return cast(IO[bytes], igzip.IGzipFile(fileobj=raw, mode="rb"))  # type: ignore[no-untyped-call]
     return cast(IO[bytes], gzip.GzipFile(fileobj=raw, mode="rb"))
 
 

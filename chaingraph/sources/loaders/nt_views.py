@@ -75,12 +75,17 @@ class Split:
 
 
 def _positions(buf: npt.NDArray[np.uint8], byte: int, size: int) -> Index:
-    return np.flatnonzero(buf[:size] == byte).astype(np.int64)
+    return np.flatnonzero(buf[:size] == byte)
 
 
 def _count_between(positions: Index, start: Index, end: Index) -> Index:
     """How many of the sorted ``positions`` lie in ``[start, end)``, per row."""
     return np.searchsorted(positions, end) - np.searchsorted(positions, start)
+
+
+def _words(buf: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint64]:
+    """``words[i]`` = the 8 bytes at ``buf[i:i + 8]`` as one little-endian integer."""
+    return np.ndarray(shape=(len(buf) - 7,), dtype="<u8", buffer=buf, offset=0, strides=(1,))
 
 
 def split_lines(data: bytes) -> Split:
@@ -89,10 +94,8 @@ def split_lines(data: bytes) -> Split:
     buf = np.zeros(size + _PAD, dtype=np.uint8)
     buf[:size] = np.frombuffer(data, dtype=np.uint8)
     newlines = _positions(buf, _NL, size)
-    if len(newlines) == 0 or newlines[-1] != size - 1:
+    if size and (len(newlines) == 0 or newlines[-1] != size - 1):
         newlines = np.append(newlines, size)
-    if size == 0:
-        newlines = np.zeros(0, dtype=np.int64)
     starts = np.empty_like(newlines)
     if len(newlines):
         starts[0] = 0
@@ -100,9 +103,9 @@ def split_lines(data: bytes) -> Split:
     end = newlines - ((newlines > starts) & (buf[np.maximum(newlines - 1, 0)] == _CR))
     spaces = _positions(buf, _SPACE, size)
     i1 = np.searchsorted(spaces, starts)
-    padded = np.append(spaces, [size + 1, size + 1])  # a line without two spaces ends before these
-    sp1, sp2 = padded[i1], padded[i1 + 1]
-    ok = (sp2 < end) & (end - starts >= 9)  # the shortest triple: "<a> <b> <c> ."[without spaces]
+    padded = np.append(spaces, [size + 1, size + 1, size + 1])  # lines without three spaces end before
+    sp1, sp2, sp3 = padded[i1], padded[i1 + 1], padded[i1 + 2]
+    ok = (sp2 < end) & (end - starts >= 9)  # the shortest triple: <> <> "".
     first = buf[starts]
     ok &= ((first == _LT) & (buf[sp1 - 1] == _GT)) | ((first == _UNDERSCORE) & (buf[starts + 1] == _COLON))
     ok &= (buf[sp1 + 1] == _LT) & (buf[sp2 - 1] == _GT) & (sp2 - sp1 >= 3)
@@ -110,30 +113,38 @@ def split_lines(data: bytes) -> Split:
     ok &= buf[dot] == _DOT
     o_end = dot - (buf[dot - 1] == _SPACE)
     o_start = sp2 + 1
-    ok &= (o_end > o_start) & (buf[o_end - 1] != _SPACE) & (buf[o_end - 1] != _TAB)
+    o_last = buf[o_end - 1]
+    ok &= (o_end > o_start) & (o_last != _SPACE) & (o_last != _TAB)
     o_first = buf[o_start]
-    is_literal = o_first == _QUOTE
-    # an IRI or blank node object has no space; neither has anything a backslash in it
-    # outside a literal (escapes there go the careful way)
-    spaces_in_o = np.searchsorted(spaces, o_end) - (i1 + 2)
-    backslashes = _positions(buf, _BACKSLASH, size)
-    term_ok = (((o_first == _LT) & (buf[o_end - 1] == _GT))
-               | ((o_first == _UNDERSCORE) & (buf[o_start + 1] == _COLON))) & (spaces_in_o == 0)
-    if len(backslashes):
+    is_literal = ok & (o_first == _QUOTE)
+    # an IRI or blank node object has no space
+    term_ok = (((o_first == _LT) & (o_last == _GT))
+               | ((o_first == _UNDERSCORE) & (buf[o_start + 1] == _COLON))) & (sp3 >= o_end)
+    escaped = np.zeros(len(starts), dtype=np.bool_)
+    if data.find(b"\\") >= 0:
+        # a backslash outside a literal object sends the line the careful way
+        backslashes = _positions(buf, _BACKSLASH, size)
         term_ok &= _count_between(backslashes, starts, o_end) == 0
-        escaped = is_literal & (_count_between(backslashes, o_start, o_end) > 0)
-        is_literal &= _count_between(backslashes, starts, o_start) == 0
-    else:
-        escaped = np.zeros(len(starts), dtype=np.bool_)
-    quotes = _positions(buf, _QUOTE, size)
-    last_quote_index = np.searchsorted(quotes, o_end) - 1
-    plain = is_literal & ~escaped & (last_quote_index - np.searchsorted(quotes, o_start) == 1)
-    suffix_start = np.where(plain, np.append(quotes, 0)[last_quote_index] + 1, o_end)
+        lit = np.flatnonzero(is_literal)
+        escaped[lit] = _count_between(backslashes, o_start[lit], o_end[lit]) > 0
+        is_literal[lit] &= _count_between(backslashes, starts[lit], o_start[lit]) == 0
+    plain = is_literal & ~escaped
+    suffix_start = o_end.copy()
+    candidates = np.flatnonzero(plain)
+    if len(candidates):
+        quotes = _positions(buf, _QUOTE, size)
+        last = np.searchsorted(quotes, o_end[candidates]) - 1
+        two = last - np.searchsorted(quotes, o_start[candidates]) == 1  # exactly two quotes
+        plain[candidates] = two
+        suffix_start[candidates] = np.where(two, quotes[last] + 1, o_end[candidates])
     ok &= term_ok | plain | (is_literal & escaped)
-    literal = np.where(plain, PLAIN, np.where(is_literal & escaped, ESCAPED, 0)).astype(np.int8)
+    literal = (plain * PLAIN + (is_literal & escaped) * ESCAPED).astype(np.int8)
     return Split(data=data, buf=buf, line_start=starts, line_end=newlines, ok=ok,
                  s_start=starts, s_end=sp1, p_start=sp1 + 1, p_end=sp2, o_start=o_start, o_end=o_end,
                  literal=literal, suffix_start=suffix_start)
+
+
+_LOW32 = np.uint64(0xFFFFFFFF)
 
 
 def views(buf: npt.NDArray[np.uint8], start: Index, end: Index, data: bytes) -> pa.Array:
@@ -141,31 +152,38 @@ def views(buf: npt.NDArray[np.uint8], start: Index, end: Index, data: bytes) -> 
     padded, as in :class:`Split`). Nothing is copied but the views themselves; the bytes
     must be valid UTF-8 (the caller checks the block once)."""
     n = len(start)
-    lengths = (end - start).astype(np.int32)
-    table = np.zeros((n, 4), dtype=np.int32)
-    table[:, 0] = lengths
-    raw = table.view(np.uint8).reshape(n, 16)
-    if n:
-        head = buf[np.minimum(start, len(buf) - 12)[:, None] + np.arange(12)]
-        short = lengths <= 12
-        head[~(np.arange(12)[None, :] < lengths[:, None])] = 0
-        raw[short, 4:16] = head[short]
-        long_rows = ~short
-        raw[long_rows, 4:8] = head[long_rows, :4]
-        table[long_rows, 3] = start[long_rows].astype(np.int32)  # buffer 0, at this offset
-    return pa.Array.from_buffers(pa.string_view(), n, [None, pa.py_buffer(table), pa.py_buffer(data)])
+    lengths = (end - start).astype(np.uint64)
+    words = _words(buf)
+    at = np.minimum(start, len(words) - 9)
+    head, tail = words[at], words[at + 8] & _LOW32
+    # a view is 16 bytes: length, then up to 12 bytes inline, or a 4-byte prefix, the
+    # buffer number (0) and the offset
+    short = lengths <= 12
+    keep_head = np.where(lengths >= 8, ~np.uint64(0),
+                         (np.uint64(1) << (np.minimum(lengths, 7) * np.uint64(8))) - np.uint64(1))
+    tail_bits = (np.maximum(lengths, 8) - np.uint64(8)) * np.uint64(8)
+    keep_tail = np.where(lengths >= 12, _LOW32, (np.uint64(1) << tail_bits) - np.uint64(1))
+    head &= keep_head
+    tail &= keep_tail
+    out = np.empty((n, 2), dtype=np.uint64)
+    out[:, 0] = lengths | ((head & _LOW32) << np.uint64(32))
+    out[:, 1] = np.where(short, (head >> np.uint64(32)) | (tail << np.uint64(32)),
+                         start.astype(np.uint64) << np.uint64(32))
+    return pa.Array.from_buffers(pa.string_view(), n, [None, pa.py_buffer(out), pa.py_buffer(data)])
 
 
 def starts_with(buf: npt.NDArray[np.uint8], start: Index, end: Index, prefix: bytes) -> Mask:
-    """Per row: does ``buf[start:end]`` start with ``prefix``?"""
+    """Per row: does ``buf[start:end]`` start with ``prefix``? (One byte rules most rows
+    out; only the rest are compared in full.)"""
     k = len(prefix)
-    if len(start) == 0:
-        return np.zeros(0, dtype=np.bool_)
-    at = np.minimum(start, len(buf) - k)
-    head = buf[at[:, None] + np.arange(k)]
-    return (end - start >= k) & (head == np.frombuffer(prefix, dtype=np.uint8)).all(axis=1)
+    result = (end - start >= k) & (buf[np.minimum(start + k - 1, len(buf) - 1)] == prefix[-1])
+    rows = np.flatnonzero(result)
+    if len(rows):
+        head = buf[np.minimum(start[rows], len(buf) - k)[:, None] + np.arange(k)]
+        result[rows] = (head == np.frombuffer(prefix, dtype=np.uint8)).all(axis=1)
+    return np.asarray(result, dtype=np.bool_)
 
 
 def equals(buf: npt.NDArray[np.uint8], start: Index, end: Index, value: bytes) -> Mask:
     """Per row: is ``buf[start:end]`` exactly ``value``?"""
-    return (end - start == len(value)) & starts_with(buf, start, end, value)
+    return np.asarray((end - start == len(value)) & starts_with(buf, start, end, value), dtype=np.bool_)

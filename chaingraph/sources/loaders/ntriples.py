@@ -37,6 +37,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from chaingraph.ids import ENTITY_PATTERN
 from chaingraph.sources.loaders.common import LineGuard
 from chaingraph.sources.loaders.compression import BLOCK_BYTES, read_blocks
 from chaingraph.sources.loaders.nt_views import ESCAPED, PLAIN, Split, equals, split_lines, starts_with, views
@@ -153,6 +154,7 @@ class _Stager:
         self.classes: dict[str, tuple[str | None, str | None]] = {}
         self.groups = [*STAGING_GROUPS, "main"]
         self._group_of = {k: i for i, kinds in enumerate(STAGING_GROUPS.values()) for k in kinds}
+        self._pid_numbers: dict[str | None, int] = {}
 
     def _classify(self, predicates: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array]:
         """Role, property id and staging-group number of each predicate (role and group are
@@ -180,35 +182,35 @@ class _Stager:
             except UnicodeDecodeError as exc:
                 return self._around_bad_bytes(data, first_line, flush, exc)
         split = split_lines(data)
-        n = split.lines
         ok = split.ok.copy()
         literal_rows = np.flatnonzero(ok & (split.literal > 0))
         if len(literal_rows):
             ok[self._bad_literals(split, literal_rows)] = False
+        rows = np.flatnonzero(ok)
+        kind, entry, pids = self._classify_views(split, rows)
+        problems = self._bad_claims(split, rows[kind == _KIND_CODE["claim"]])  # row -> problem
         # the slow path: lines the fast path did not take (comments, odd spacing, bad lines)
         slow_rows: list[tuple[int, str, str, str]] = []
-        bad_lines: list[int] = []
         for i in np.flatnonzero(~ok):
             text = data[split.line_start[i]:split.line_end[i]].decode("utf-8").strip()
             if not text or text.startswith("#"):
                 continue
             parsed = None if _SURROGATE.search(text) else parse_line_slow(text)
             if parsed is None:
-                bad_lines.append(first_line + int(i))
+                problems[int(i)] = _problem(text)
+            elif self._classes(parsed[1])[0] == "claim" and not _claim_ok(parsed[0], parsed[2]):
+                problems[int(i)] = _claim_problem(parsed[0], parsed[2])
             else:
                 slow_rows.append((first_line + int(i), *parsed))
-        stop = bad_lines[0] if bad_lines and not self.guard.skip else None
-        rows = np.flatnonzero(ok)
-        if stop is not None:
-            rows = rows[rows < stop - first_line]
-        self._stage_split(split, rows, first_line)
+        bad = sorted(problems)
+        stop = bad[0] if bad and not self.guard.skip else split.lines
+        take = (rows < stop) & ~np.isin(rows, bad)
+        self._stage_split(split, rows[take], kind[take], entry[take], pids, first_line)
         if slow_rows:
-            self._append(_rows_table(slow_rows), None, stop)
-        for line in bad_lines:
-            i = line - first_line
-            text = data[split.line_start[i]:split.line_end[i]].decode().rstrip()
-            self.guard.bad(line, _problem(text), flush)
-        return n
+            self._append(_rows_table([r for r in slow_rows if r[0] < first_line + stop]))
+        for row in bad:
+            self.guard.bad(first_line + row, problems[row], flush)
+        return split.lines
 
     def _around_bad_bytes(self, data: bytes, first_line: int, flush: Callable[[], None],
                           exc: UnicodeDecodeError) -> int:
@@ -236,46 +238,71 @@ class _Stager:
             bad = self.con.execute(
                 f"SELECT i FROM _cg_literals WHERE NOT (CASE WHEN kind = {PLAIN} "
                 f"THEN suffix = '' OR regexp_full_match(suffix, '{_SUFFIX}') "
-                f"ELSE regexp_full_match(o, '{_LITERAL}') AND NOT regexp_matches(o, '{_SURROGATE_ESCAPE}') END)"
+                f"ELSE regexp_full_match(o, '{_LITERAL}') "
+                f"AND NOT regexp_matches(o, '{_SURROGATE_ESCAPE}') END)"
             ).fetchnumpy()["i"]
         finally:
             self.con.unregister("_cg_literals")
         return np.asarray(bad, dtype=np.int64)
 
-    def _stage_split(self, split: Split, rows: npt.NDArray[np.int64], first_line: int) -> None:
+    def _classes(self, term: str) -> tuple[str | None, str | None]:
+        if term not in self.classes:
+            self.classes[term] = classify_predicate(term)
+        return self.classes[term]
+
+    def _classify_views(self, split: Split, rows: npt.NDArray[np.int64]
+                        ) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int32], pa.Array]:
+        """Kind code (-1: a predicate that does not matter) and predicate number of each row,
+        and the property id of each predicate number; Python sees each distinct predicate once."""
+        encoded = pc.dictionary_encode(views(split.buf, split.p_start[rows], split.p_end[rows], split.data))
+        codes, pid_list = [], []
+        for term in encoded.dictionary.to_pylist():
+            kind, prop = self._classes(term)
+            codes.append(-1 if kind is None else _KIND_CODE[kind])
+            pid_list.append(prop)
+        entry = encoded.indices.to_numpy().astype(np.int32)
+        return np.asarray(codes, dtype=np.int8)[entry], entry, pa.array(pid_list, pa.string())
+
+    def _bad_claims(self, split: Split, rows: npt.NDArray[np.int64]) -> dict[int, str]:
+        """``p:`` triples among ``rows`` whose subject is no entity IRI or whose object is no
+        statement IRI: row -> problem."""
+        if len(rows) == 0:
+            return {}
+        claims = pa.table({"i": pa.array(rows), "s": views(split.buf, split.s_start[rows], split.s_end[rows],
+                                                             split.data),
+                           "o": views(split.buf, split.o_start[rows], split.o_end[rows], split.data)})
+        self.con.register("_cg_claims", claims)
+        try:
+            valid = f"regexp_full_match(s, '{_CLAIM_S}') AND regexp_full_match(o, '{_CLAIM_O}')"
+            bad = self.con.execute(f"SELECT i, s, o FROM _cg_claims WHERE NOT ({valid})").fetchall()
+        finally:
+            self.con.unregister("_cg_claims")
+        return {int(i): _claim_problem(s, o) for i, s, o in bad}
+
+    def _stage_split(self, split: Split, rows: npt.NDArray[np.int64], kind: npt.NDArray[np.int8],
+                     entry: npt.NDArray[np.int32], pids: pa.Array, first_line: int) -> None:
         """Stage the fast-path ``rows`` of a block whose predicate matters, straight from views
         of the block: each staging table gets one plain append."""
         if len(rows) == 0:
             return
         buf, data = split.buf, split.data
-        encoded = pc.dictionary_encode(views(buf, split.p_start[rows], split.p_end[rows], data))
-        codes, pid_list = [], []
-        for term in encoded.dictionary.to_pylist():
-            if term not in self.classes:
-                self.classes[term] = classify_predicate(term)
-            kind, prop = self.classes[term]
-            codes.append(-1 if kind is None else _KIND_CODE[kind])
-            pid_list.append(prop)
-        entry = encoded.indices.to_numpy()
-        kind = np.asarray(codes, dtype=np.int8)[entry] if codes else np.zeros(0, np.int8)
         o_start, o_end = split.o_start[rows], split.o_end[rows]
         keep = kind >= 0
         # rdf:type matters only for novalue classes (wdno:); normal rank is the default
-        typed = kind == _KIND_CODE["type"]
-        keep[typed] &= starts_with(buf, o_start[typed], o_end[typed], _NOVALUE_PREFIX)
-        ranked = kind == _KIND_CODE["rank"]
-        keep[ranked] &= ~equals(buf, o_start[ranked], o_end[ranked], _NORMAL_RANK.encode())
+        typed = np.flatnonzero(kind == _KIND_CODE["type"])
+        keep[typed] = starts_with(buf, o_start[typed], o_end[typed], _NOVALUE_PREFIX)
+        ranked = np.flatnonzero(kind == _KIND_CODE["rank"])
+        keep[ranked] = ~equals(buf, o_start[ranked], o_end[ranked], _NORMAL_RANK.encode())
         # labels, descriptions and aliases count in English or mul only; the others just say
         # that their subject is an entity
-        term = np.isin(kind, _TERM_CODES)
-        english = (split.literal[rows] == ESCAPED) | (
-            (split.literal[rows] == PLAIN)
-            & (equals(buf, split.suffix_start[rows], o_end, b"@en")
-               | equals(buf, split.suffix_start[rows], o_end, b"@mul")))
-        seen = term & ~english
-        keep &= ~seen
+        terms = np.flatnonzero(np.isin(kind, _TERM_CODES))
+        literal, suffix = split.literal[rows[terms]], split.suffix_start[rows[terms]]
+        english = (literal == ESCAPED) | ((literal == PLAIN) & (
+            equals(buf, suffix, o_end[terms], b"@en") | equals(buf, suffix, o_end[terms], b"@mul")))
+        seen = terms[~english]
+        keep[seen] = False
+        keep &= ~self._truthy_with_claim(split, rows, kind, entry, pids)
         lines = rows + first_line
-        pids = pa.array(pid_list, pa.string())
         group = _GROUP_OF_CODE[np.maximum(kind, 0)]
         for number, name in enumerate(self.groups):
             take = np.flatnonzero(keep & (group == number))
@@ -285,15 +312,35 @@ class _Stager:
             staged = pa.table({
                 "line": pa.array(lines[take]),
                 "k": pa.DictionaryArray.from_arrays(pa.array(kind[take]), _KIND_NAMES),
-                "pid": pa.DictionaryArray.from_arrays(encoded.indices.take(pa.array(take)), pids),
+                "pid": pa.DictionaryArray.from_arrays(pa.array(entry[take]), pids),
                 "s": views(buf, split.s_start[r], split.s_end[r], data),
-                "o": views(buf, split.o_start[r], split.o_end[r], data)})
+                "o": views(buf, o_start[take], o_end[take], data)})
             self._insert(name, staged, "SELECT line, k, pid, s, o FROM _cg_block")
-        if seen.any():
+        if len(seen):
             r = rows[seen]
             subjects = pa.table({"line": pa.array(lines[seen]),
                                  "s": views(buf, split.s_start[r], split.s_end[r], data)})
-            self._insert("terms", subjects, "SELECT min(line), 'seen', NULL, s, NULL FROM _cg_block GROUP BY s")
+            self._insert("terms", subjects,
+                         "SELECT min(line), 'seen', NULL, s, NULL FROM _cg_block GROUP BY s")
+
+    def _truthy_with_claim(self, split: Split, rows: npt.NDArray[np.int64], kind: npt.NDArray[np.int8],
+                           entry: npt.NDArray[np.int32], pids: pa.Array) -> npt.NDArray[np.bool_]:
+        """``wdt:`` rows whose (subject, property) has a ``p:`` statement in the same block:
+        they would be ignored anyway (a dump writes an entity's truthy and full statements
+        side by side, so this drops nearly all of them before they are staged)."""
+        out = np.zeros(len(rows), dtype=np.bool_)
+        is_claim, is_truthy = kind == _KIND_CODE["claim"], kind == _KIND_CODE["wdt"]
+        if not is_claim.any() or not is_truthy.any():
+            return out
+        both = np.flatnonzero(is_claim | is_truthy)
+        r = rows[both]
+        subject = pc.dictionary_encode(views(split.buf, split.s_start[r], split.s_end[r], split.data))
+        pid_number = np.asarray([self._pid_numbers.setdefault(p, len(self._pid_numbers))
+                                 for p in pids.to_pylist()], dtype=np.int64)
+        key = (subject.indices.to_numpy().astype(np.int64) << 32) | pid_number[entry[both]]
+        claimed = is_claim[both]
+        out[both[~claimed]] = np.isin(key[~claimed], key[claimed])
+        return out
 
     def _insert(self, group: str, table: pa.Table, select: str) -> None:
         self.con.register("_cg_block", table)
@@ -340,6 +387,19 @@ class ReadError(Exception):
         self.line = line
         self.cause = cause
         super().__init__(f"cannot read past line {line - 1}: {cause}")
+
+
+_CLAIM_S = r"<http://www\.wikidata\.org/entity/" + ENTITY_PATTERN + ">"
+_CLAIM_O = r"<http://www\.wikidata\.org/entity/statement/[QPLqpl][0-9]+-[^$]+>"
+_CLAIM_S_RE, _CLAIM_O_RE = re.compile(_CLAIM_S), re.compile(_CLAIM_O)
+
+
+def _claim_ok(s: str, o: str) -> bool:
+    return bool(_CLAIM_S_RE.fullmatch(s) and _CLAIM_O_RE.fullmatch(o))
+
+
+def _claim_problem(s: str, o: str) -> str:
+    return f"subject {s} or statement {o} is not a Wikidata entity / statement IRI"
 
 
 def _is_utf8(data: bytes) -> bool:
