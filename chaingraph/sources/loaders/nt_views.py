@@ -107,7 +107,8 @@ def split_lines(data: bytes) -> Split:
     sp1, sp2, sp3 = padded[i1], padded[i1 + 1], padded[i1 + 2]
     ok = (sp2 < end) & (end - starts >= 9)  # the shortest triple: <> <> "".
     first = buf[starts]
-    ok &= ((first == _LT) & (buf[sp1 - 1] == _GT)) | ((first == _UNDERSCORE) & (buf[starts + 1] == _COLON))
+    ok &= ((first == _LT) & (buf[sp1 - 1] == _GT)) | (
+        (first == _UNDERSCORE) & (buf[starts + 1] == _COLON) & (sp1 - starts >= 3))
     ok &= (buf[sp1 + 1] == _LT) & (buf[sp2 - 1] == _GT) & (sp2 - sp1 >= 3)
     dot = end - 1
     ok &= buf[dot] == _DOT
@@ -119,7 +120,8 @@ def split_lines(data: bytes) -> Split:
     is_literal = ok & (o_first == _QUOTE)
     # an IRI or blank node object has no space
     term_ok = (((o_first == _LT) & (o_last == _GT))
-               | ((o_first == _UNDERSCORE) & (buf[o_start + 1] == _COLON))) & (sp3 >= o_end)
+               | ((o_first == _UNDERSCORE) & (buf[o_start + 1] == _COLON) & (o_end - o_start >= 3))
+               ) & (sp3 >= o_end)
     escaped = np.zeros(len(starts), dtype=np.bool_)
     if data.find(b"\\") >= 0:
         # a backslash outside a literal object sends the line the careful way
@@ -187,3 +189,45 @@ def starts_with(buf: npt.NDArray[np.uint8], start: Index, end: Index, prefix: by
 def equals(buf: npt.NDArray[np.uint8], start: Index, end: Index, value: bytes) -> Mask:
     """Per row: is ``buf[start:end]`` exactly ``value``?"""
     return np.asarray((end - start == len(value)) & starts_with(buf, start, end, value), dtype=np.bool_)
+
+
+_ENTITY_IRI = b"<http://www.wikidata.org/entity/"
+_STATEMENT_IRI = b"<http://www.wikidata.org/entity/statement/"
+_DIGIT_LOW, _DIGIT_HIGH, _DOLLAR, _DASH = 48, 57, 36, 45
+
+
+def _digits(buf: npt.NDArray[np.uint8], start: Index, width: int) -> npt.NDArray[np.bool_]:
+    """``(rows, width)``: is each of the ``width`` bytes from ``start`` an ASCII digit?"""
+    block = buf[np.minimum(start, len(buf) - width)[:, None] + np.arange(width)]
+    return (block >= _DIGIT_LOW) & (block <= _DIGIT_HIGH)
+
+
+def surely_claims(split: Split, rows: Index) -> Mask:
+    """Per row (``p:`` triples): surely ``<…entity/[QP][1-9][0-9]{0,11}>`` as subject and
+    ``<…entity/statement/[QPLqpl][0-9]+-[^$]+>`` as object? ``False`` only means "check it
+    exactly" (the caller does, with the regular expressions): digit runs longer than 14 are
+    left to that check."""
+    buf = split.buf
+    s0, s1, o0, o1 = split.s_start[rows], split.s_end[rows], split.o_start[rows], split.o_end[rows]
+    n = len(rows)
+    if n == 0:
+        return np.zeros(0, dtype=np.bool_)
+    ok = starts_with(buf, s0, s1, _ENTITY_IRI) & (buf[s1 - 1] == _GT)
+    local = s0 + len(_ENTITY_IRI)
+    width = s1 - 1 - local  # the id's length
+    letter = buf[local]
+    ok &= (width >= 2) & (width <= 13) & ((letter == ord("Q")) | (letter == ord("P")))
+    ok &= (buf[local + 1] >= ord("1")) & (buf[local + 1] <= _DIGIT_HIGH)
+    digits = _digits(buf, local + 1, 12)
+    ok &= (digits | (np.arange(12)[None, :] >= (width - 1)[:, None])).all(axis=1)
+    ok &= starts_with(buf, o0, o1, _STATEMENT_IRI) & (buf[o1 - 1] == _GT)
+    local = o0 + len(_STATEMENT_IRI)
+    ok &= np.isin(buf[local], np.frombuffer(b"QPLqpl", dtype=np.uint8))
+    run = _digits(buf, local + 1, 15)
+    digit_count = np.argmin(run, axis=1)  # the first non-digit (0 when all 15 are digits: checked below)
+    dash = local + 1 + digit_count
+    ok &= (digit_count >= 1) & (buf[dash] == _DASH) & (o1 - 1 - (dash + 1) >= 1)
+    if split.data.find(b"$") >= 0:
+        dollars = np.flatnonzero(buf[: len(split.data)] == _DOLLAR)
+        ok &= np.searchsorted(dollars, o1) == np.searchsorted(dollars, dash)
+    return np.asarray(ok, dtype=np.bool_)

@@ -40,7 +40,16 @@ import pyarrow.compute as pc
 from chaingraph.ids import ENTITY_PATTERN
 from chaingraph.sources.loaders.common import LineGuard
 from chaingraph.sources.loaders.compression import BLOCK_BYTES, read_blocks
-from chaingraph.sources.loaders.nt_views import ESCAPED, PLAIN, Split, equals, split_lines, starts_with, views
+from chaingraph.sources.loaders.nt_views import (
+    ESCAPED,
+    PLAIN,
+    Split,
+    equals,
+    split_lines,
+    starts_with,
+    surely_claims,
+    views,
+)
 
 __all__ = [
     "BLOCK_BYTES",
@@ -266,18 +275,14 @@ class _Stager:
     def _bad_claims(self, split: Split, rows: npt.NDArray[np.int64]) -> dict[int, str]:
         """``p:`` triples among ``rows`` whose subject is no entity IRI or whose object is no
         statement IRI: row -> problem."""
-        if len(rows) == 0:
-            return {}
-        claims = pa.table({"i": pa.array(rows), "s": views(split.buf, split.s_start[rows], split.s_end[rows],
-                                                             split.data),
-                           "o": views(split.buf, split.o_start[rows], split.o_end[rows], split.data)})
-        self.con.register("_cg_claims", claims)
-        try:
-            valid = f"regexp_full_match(s, '{_CLAIM_S}') AND regexp_full_match(o, '{_CLAIM_O}')"
-            bad = self.con.execute(f"SELECT i, s, o FROM _cg_claims WHERE NOT ({valid})").fetchall()
-        finally:
-            self.con.unregister("_cg_claims")
-        return {int(i): _claim_problem(s, o) for i, s, o in bad}
+        unsure = rows[~surely_claims(split, rows)]
+        problems = {}
+        for i in unsure:
+            s = split.data[split.s_start[i]:split.s_end[i]].decode()
+            o = split.data[split.o_start[i]:split.o_end[i]].decode()
+            if not _claim_ok(s, o):
+                problems[int(i)] = _claim_problem(s, o)
+        return problems
 
     def _stage_split(self, split: Split, rows: npt.NDArray[np.int64], kind: npt.NDArray[np.int8],
                      entry: npt.NDArray[np.int32], pids: pa.Array, first_line: int) -> None:
@@ -389,9 +394,8 @@ class ReadError(Exception):
         super().__init__(f"cannot read past line {line - 1}: {cause}")
 
 
-_CLAIM_S = r"<http://www\.wikidata\.org/entity/" + ENTITY_PATTERN + ">"
-_CLAIM_O = r"<http://www\.wikidata\.org/entity/statement/[QPLqpl][0-9]+-[^$]+>"
-_CLAIM_S_RE, _CLAIM_O_RE = re.compile(_CLAIM_S), re.compile(_CLAIM_O)
+_CLAIM_S_RE = re.compile(r"<http://www\.wikidata\.org/entity/" + ENTITY_PATTERN + ">")
+_CLAIM_O_RE = re.compile(r"<http://www\.wikidata\.org/entity/statement/[QPLqpl][0-9]+-[^$]+>")
 
 
 def _claim_ok(s: str, o: str) -> bool:
