@@ -44,7 +44,8 @@ def _fast_terms(data: bytes) -> list[tuple[str, str, str] | None]:
         s, p, o = (views(split.buf, a[row], b[row], data).to_pylist()[0] for a, b in (
             (split.s_start, split.s_end), (split.p_start, split.p_end), (split.o_start, split.o_end)))
         suffix = views(split.buf, split.suffix_start[row], split.o_end[row], data).to_pylist()[0]
-        if (split.literal[i] == PLAIN and suffix and not _SUFFIX_RE.fullmatch(suffix)) or (split.literal[i] == ESCAPED and not _LITERAL_RE.fullmatch(o)):
+        bad_suffix = split.literal[i] == PLAIN and suffix and not _SUFFIX_RE.fullmatch(suffix)
+        if bad_suffix or (split.literal[i] == ESCAPED and not _LITERAL_RE.fullmatch(o)):
             out.append(None)
         else:
             out.append((s, p, o))
