@@ -24,11 +24,16 @@ expression; lines that match nothing are bad lines (:class:`~chaingraph.sources.
 
 from __future__ import annotations
 
-import importlib.util
+import os
+import queue
 import re
+import threading
 import zlib
-from collections.abc import Callable, Iterator
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import closing
+from dataclasses import dataclass, field
 from typing import IO, Any
 
 import duckdb
@@ -63,7 +68,6 @@ __all__ = [
     "drop_staging",
     "parse_line_slow",
     "stage_ntriples",
-    "stage_turtle",
 ]
 
 _WB = "http://wikiba.se/ontology#"
@@ -153,6 +157,25 @@ def parse_line_slow(line: str) -> tuple[str, str, str] | None:
     return (m.group(1), m.group(2), m.group(3)) if m else None
 
 
+#: worker threads that prepare blocks (the reader thread decompresses, this one appends)
+STAGING_THREADS = min(2, os.cpu_count() or 1)
+
+
+_Append = tuple[str, pa.Table, str]  # staging group, rows, SELECT over them (as _cg_block)
+
+
+@dataclass
+class _Prepared:
+    """A block ready to append (see :meth:`_Stager.prepare`)."""
+
+    first_line: int
+    lines: int
+    problems: dict[int, str] = field(default_factory=dict)  # row in the block -> problem
+    slow_rows: list[tuple[int, str, str, str]] = field(default_factory=list)
+    tables: list[_Append] = field(default_factory=list)
+    bad_bytes: tuple[bytes, UnicodeDecodeError] | None = None
+
+
 class _Stager:
     """Appends classified triples to the staging table, block by block."""
 
@@ -164,6 +187,8 @@ class _Stager:
         self.groups = [*STAGING_GROUPS, "main"]
         self._group_of = {k: i for i, kinds in enumerate(STAGING_GROUPS.values()) for k in kinds}
         self._pid_numbers: dict[str | None, int] = {}
+        self._lock = threading.Lock()
+        self._cursors: queue.SimpleQueue[duckdb.DuckDBPyConnection] = queue.SimpleQueue()
 
     def _classify(self, predicates: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array]:
         """Role, property id and staging-group number of each predicate (role and group are
@@ -185,11 +210,18 @@ class _Stager:
     def block(self, data: bytes, first_line: int, flush: Callable[[], None]) -> int:
         """Stage one block of whole lines; ``first_line`` is the 1-based number of its first
         line. Returns the number of lines in the block."""
+        return self.commit(self.prepare(data, first_line), flush)
+
+    def prepare(self, data: bytes, first_line: int) -> _Prepared:
+        """Everything of :meth:`block` but writing to the staging tables: split, check and
+        classify the lines, and build the Arrow tables to append. Runs on a worker thread
+        (numpy, Arrow and DuckDB release the GIL), several blocks at once."""
+        lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
         if not _is_utf8(data):
             try:
                 data.decode("utf-8")
             except UnicodeDecodeError as exc:
-                return self._around_bad_bytes(data, first_line, flush, exc)
+                return _Prepared(first_line, lines, bad_bytes=(data, exc))
         split = split_lines(data)
         ok = split.ok.copy()
         literal_rows = np.flatnonzero(ok & (split.literal > 0))
@@ -211,18 +243,28 @@ class _Stager:
                 problems[int(i)] = _claim_problem(parsed[0], parsed[2])
             else:
                 slow_rows.append((first_line + int(i), *parsed))
-        bad = sorted(problems)
-        stop = bad[0] if bad and not self.guard.skip else split.lines
-        take = (rows < stop) & ~np.isin(rows, bad)
-        self._stage_split(split, rows[take], kind[take], entry[take], pids, first_line)
-        if slow_rows:
-            self._append(_rows_table([r for r in slow_rows if r[0] < first_line + stop]))
-        for row in bad:
-            self.guard.bad(first_line + row, problems[row], flush)
-        return split.lines
+        take = ~np.isin(rows, list(problems))
+        tables = self._tables(split, rows[take], kind[take], entry[take], pids, first_line)
+        return _Prepared(first_line, lines, problems=problems, slow_rows=slow_rows, tables=tables)
 
-    def _around_bad_bytes(self, data: bytes, first_line: int, flush: Callable[[], None],
-                          exc: UnicodeDecodeError) -> int:
+    def commit(self, prepared: _Prepared, flush: Callable[[], None]) -> int:
+        """Append a prepared block to the staging tables, up to its first bad line unless
+        skipping (then ``flush`` commits everything before it and the bad line raises)."""
+        if prepared.bad_bytes is not None:
+            return self._around_bad_bytes(*prepared.bad_bytes, prepared.first_line, flush)
+        bad = sorted(prepared.problems)
+        stop = prepared.first_line + bad[0] if bad and not self.guard.skip else 2**62
+        for group, table, select in prepared.tables:
+            self._insert(group, table, select, stop)
+        slow = [r for r in prepared.slow_rows if r[0] < stop]
+        if slow:
+            self._append(_rows_table(slow))
+        for row in bad:
+            self.guard.bad(prepared.first_line + row, prepared.problems[row], flush)
+        return prepared.lines
+
+    def _around_bad_bytes(self, data: bytes, exc: UnicodeDecodeError, first_line: int,
+                          flush: Callable[[], None]) -> int:
         """A block that is not UTF-8: the line of the first bad byte is a bad line; the lines
         around it are staged."""
         bad = first_line + data.count(b"\n", 0, exc.start)
@@ -242,17 +284,28 @@ class _Stager:
         literals = pa.table({"i": pa.array(rows), "kind": pa.array(split.literal[rows]),
                              "o": views(buf, split.o_start[rows], split.o_end[rows], data),
                              "suffix": views(buf, split.suffix_start[rows], split.o_end[rows], data)})
-        self.con.register("_cg_literals", literals)
         try:
-            bad = self.con.execute(
+            cursor = self._cursors.get_nowait()
+        except queue.Empty:
+            with self._lock:
+                cursor = self.con.cursor()
+        cursor.register("_cg_literals", literals)
+        try:
+            bad = cursor.execute(
                 f"SELECT i FROM _cg_literals WHERE NOT (CASE WHEN kind = {PLAIN} "
                 f"THEN suffix = '' OR regexp_full_match(suffix, '{_SUFFIX}') "
                 f"ELSE regexp_full_match(o, '{_LITERAL}') "
                 f"AND NOT regexp_matches(o, '{_SURROGATE_ESCAPE}') END)"
             ).fetchnumpy()["i"]
         finally:
-            self.con.unregister("_cg_literals")
+            cursor.unregister("_cg_literals")
+            self._cursors.put(cursor)
         return np.asarray(bad, dtype=np.int64)
+
+    def close(self) -> None:
+        """Close the worker threads' DuckDB cursors."""
+        while not self._cursors.empty():
+            self._cursors.get_nowait().close()
 
     def _classes(self, term: str) -> tuple[str | None, str | None]:
         if term not in self.classes:
@@ -284,12 +337,14 @@ class _Stager:
                 problems[int(i)] = _claim_problem(s, o)
         return problems
 
-    def _stage_split(self, split: Split, rows: npt.NDArray[np.int64], kind: npt.NDArray[np.int8],
-                     entry: npt.NDArray[np.int32], pids: pa.Array, first_line: int) -> None:
-        """Stage the fast-path ``rows`` of a block whose predicate matters, straight from views
-        of the block: each staging table gets one plain append."""
+    def _tables(self, split: Split, rows: npt.NDArray[np.int64], kind: npt.NDArray[np.int8],
+                entry: npt.NDArray[np.int32], pids: pa.Array, first_line: int) -> list[_Append]:
+        """The appends that stage the fast-path ``rows`` of a block whose predicate matters,
+        as (staging group, Arrow table of views into the block, SELECT over ``_cg_block``
+        with a ``?`` for the first line not to stage)."""
+        out: list[_Append] = []
         if len(rows) == 0:
-            return
+            return out
         buf, data = split.buf, split.data
         o_start, o_end = split.o_start[rows], split.o_end[rows]
         keep = kind >= 0
@@ -320,13 +375,14 @@ class _Stager:
                 "pid": pa.DictionaryArray.from_arrays(pa.array(entry[take]), pids),
                 "s": views(buf, split.s_start[r], split.s_end[r], data),
                 "o": views(buf, o_start[take], o_end[take], data)})
-            self._insert(name, staged, "SELECT line, k, pid, s, o FROM _cg_block")
+            out.append((name, staged, "SELECT line, k, pid, s, o FROM _cg_block WHERE line < ?"))
         if len(seen):
             r = rows[seen]
             subjects = pa.table({"line": pa.array(lines[seen]),
                                  "s": views(buf, split.s_start[r], split.s_end[r], data)})
-            self._insert("terms", subjects,
-                         "SELECT min(line), 'seen', NULL, s, NULL FROM _cg_block GROUP BY s")
+            out.append(("terms", subjects, "SELECT min(line), 'seen', NULL, s, NULL FROM _cg_block "
+                                           "WHERE line < ? GROUP BY s"))
+        return out
 
     def _truthy_with_claim(self, split: Split, rows: npt.NDArray[np.int64], kind: npt.NDArray[np.int8],
                            entry: npt.NDArray[np.int32], pids: pa.Array) -> npt.NDArray[np.bool_]:
@@ -340,17 +396,18 @@ class _Stager:
         both = np.flatnonzero(is_claim | is_truthy)
         r = rows[both]
         subject = pc.dictionary_encode(views(split.buf, split.s_start[r], split.s_end[r], split.data))
-        pid_number = np.asarray([self._pid_numbers.setdefault(p, len(self._pid_numbers))
-                                 for p in pids.to_pylist()], dtype=np.int64)
+        with self._lock:  # workers share the numbering
+            pid_number = np.asarray([self._pid_numbers.setdefault(p, len(self._pid_numbers))
+                                     for p in pids.to_pylist()], dtype=np.int64)
         key = (subject.indices.to_numpy().astype(np.int64) << 32) | pid_number[entry[both]]
         claimed = is_claim[both]
         out[both[~claimed]] = np.isin(key[~claimed], key[claimed])
         return out
 
-    def _insert(self, group: str, table: pa.Table, select: str) -> None:
+    def _insert(self, group: str, table: pa.Table, select: str, stop: int) -> None:
         self.con.register("_cg_block", table)
         try:
-            self.con.execute(f"INSERT INTO {self.table}_{group} {select}")
+            self.con.execute(f"INSERT INTO {self.table}_{group} {select}", [stop])
         finally:
             self.con.unregister("_cg_block")
 
@@ -430,80 +487,45 @@ def _problem(text: str) -> str:
 
 def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str, guard: LineGuard,
                    flush: Callable[[], None], tick: Callable[[], None] | None = None,
-                   block_bytes: int = BLOCK_BYTES) -> int:
-    """Stage every triple of an N-Triples stream; return the number of lines read."""
-    stager = _Stager(con, table, guard)
-    line = 1
-    try:
-        with closing(read_blocks(stream, block_bytes)) as blocks:  # stop the reader before the stream closes
-            for data in blocks:
-                line += stager.block(data, line, flush)
-                if tick is not None:
-                    tick()
-    except (EOFError, OSError, zlib.error) as exc:
-        raise ReadError(line, exc) from exc
-    return line - 1
+                   block_bytes: int = BLOCK_BYTES, threads: int = STAGING_THREADS) -> int:
+    """Stage every triple of an N-Triples stream; return the number of lines read.
 
-
-def _turtle_terms(stream: IO[bytes]) -> Iterator[tuple[str, str, str]]:
-    """Triples of a Turtle stream as N-Triples terms: pyoxigraph's streaming parser when it
-    is installed, else rdflib (which builds the whole graph in memory first; literal
-    normalisation is switched off so lexical forms stay as written)."""
-    if importlib.util.find_spec("pyoxigraph") is not None:
-        import pyoxigraph
-
-        for quad in pyoxigraph.parse(stream, format=pyoxigraph.RdfFormat.TURTLE):
-            yield str(quad.subject), str(quad.predicate), str(quad.object)
-        return
-    import rdflib
-
-    previous, rdflib.NORMALIZE_LITERALS = rdflib.NORMALIZE_LITERALS, False
-    try:
-        graph = rdflib.Graph()
-        try:
-            graph.parse(stream, format="turtle")
-        except Exception as exc:  # rdflib's BadSyntax is not a SyntaxError
-            if type(exc).__name__ != "BadSyntax":
-                raise
-            error = SyntaxError(str(exc).splitlines()[0] if str(exc) else "bad syntax")
-            error.lineno = int(getattr(exc, "lines", 0)) + 1
-            raise error from exc
-    finally:
-        rdflib.NORMALIZE_LITERALS = previous
-    for subject, predicate, obj in graph:
-        yield subject.n3(), predicate.n3(), obj.n3()
-
-
-def stage_turtle(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str, guard: LineGuard,
-                 flush: Callable[[], None], tick: Callable[[], None] | None = None,
-                 batch: int = 200_000) -> int:
-    """Stage a Turtle stream (see :func:`_turtle_terms`); return the number of triples read.
-
-    A syntax error is reported at its line; with ``skip_bad_lines`` the rest of the file
-    is skipped (Turtle cannot be resynchronised line by line) and counted as one bad line.
+    ``threads`` workers prepare blocks (:meth:`_Stager.prepare`) while this thread appends
+    the prepared ones in file order, so bad lines stop or count exactly as one by one.
     """
     stager = _Stager(con, table, guard)
-    rows: list[tuple[int, str, str, str]] = []
-    count = 0
-    try:
-        for subject, predicate, obj in _turtle_terms(stream):
-            count += 1
-            rows.append((count, subject, predicate, obj))
-            if len(rows) >= batch:
-                stager._append(_rows_table(rows))
-                rows = []
-                if tick is not None:
-                    tick()
-    except (EOFError, OSError, zlib.error) as exc:
-        stager._append(_rows_table(rows))
-        raise ReadError(count + 1, exc) from exc
-    except SyntaxError as exc:
-        stager._append(_rows_table(rows))
-        rows = []
-        line = getattr(exc, "lineno", None) or 0
-        guard.bad(int(line), f"Turtle syntax error: {str(exc).splitlines()[0]}", flush)
-    stager._append(_rows_table(rows))
-    return count
+    line = 1
+    pending: deque[Future[_Prepared]] = deque()
+    workers = max(threads, 1)
+
+    def commit_one() -> None:
+        stager.commit(pending.popleft().result(), flush)
+        if tick is not None:
+            tick()
+
+    failure: BaseException | None = None
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="chaingraph-stage") as pool:
+        try:
+            # closing(): the reader thread stops before the stream closes
+            with closing(read_blocks(stream, block_bytes)) as blocks:
+                try:
+                    for data in blocks:
+                        pending.append(pool.submit(stager.prepare, data, line))
+                        line += data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+                        while len(pending) > workers:
+                            commit_one()
+                except (EOFError, OSError, zlib.error) as exc:
+                    failure = exc  # every whole line before the damage is still staged
+            while pending:
+                commit_one()
+        finally:
+            for future in pending:
+                future.cancel()
+            wait(pending)
+            stager.close()
+    if failure is not None:
+        raise ReadError(line, failure) from failure
+    return line - 1
 
 
 def _rows_table(rows: list[tuple[int, str, str, str]]) -> pa.Table:

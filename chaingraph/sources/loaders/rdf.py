@@ -50,8 +50,8 @@ from chaingraph.sources.loaders.ntriples import (
     delete_staged,
     drop_staging,
     stage_ntriples,
-    stage_turtle,
 )
+from chaingraph.sources.loaders.turtle import stage_turtle
 from chaingraph.store import Store, snak_hash_columns
 from chaingraph.values import VALUE_COLUMNS, TimeValue
 
