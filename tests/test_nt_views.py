@@ -1,16 +1,24 @@
 """The vectorised N-Triples splitter agrees with the line-by-line regular expression: every
-line it takes is a triple with the same three terms, and what it refuses goes the slow way."""
+line it takes is a triple with the same three terms, and what it refuses goes the slow way;
+blocks prepared on worker threads stage exactly what one block read in order would."""
 
 from __future__ import annotations
 
+import gzip
 import re
+from pathlib import Path
+from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from chaingraph.errors import BadDumpLine
+from chaingraph.sources.loaders import load, ntriples
 from chaingraph.sources.loaders.nt_views import ESCAPED, PLAIN, split_lines, surely_claims, views
 from chaingraph.sources.loaders.ntriples import _LITERAL, _SUFFIX, parse_line_slow
+from chaingraph.store import Store
 
 _LITERAL_RE, _SUFFIX_RE = re.compile(_LITERAL), re.compile(_SUFFIX)
 _CLAIM_S = re.compile(r"<http://www\.wikidata\.org/entity/[QP][1-9][0-9]{0,11}>")
@@ -88,3 +96,54 @@ def test_surely_claims_never_vouches_for_an_id_the_regex_refuses(ids: list[tuple
         assert not sure or exact, lines[row]
         if ids[row][0] == "Q42" and ids[row][1] == "Q42-ABC":
             assert sure
+
+
+@pytest.fixture(scope="module")
+def codex_s_lines(shared_data: Path) -> list[bytes]:
+    return gzip.decompress((shared_data / "world" / "codex-s.nt.gz").read_bytes()).split(b"\n")
+
+
+def _content(store: Store) -> dict[str, list[tuple[Any, ...]]]:
+    return {t: sorted(store.con.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
+            for t in ("statements", "qualifiers", "reference_snaks", "entities", "properties")}
+
+
+def test_small_blocks_on_worker_threads_give_the_store_one_block_gives(
+        codex_s_lines: list[bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "codex-s.nt"
+    path.write_bytes(b"\n".join(codex_s_lines))
+    with Store() as store:
+        load([path], store)
+        whole = _content(store)
+    monkeypatch.setattr(ntriples, "BLOCK_BYTES", 1 << 16)  # ~600 blocks, prepared two at a time
+    with Store() as store:
+        load([path], store)
+        assert _content(store) == whole
+        assert len(whole["statements"]) == 39_985
+
+
+def test_bad_lines_in_later_blocks_stop_or_count_exactly(codex_s_lines: list[bytes], tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ntriples, "BLOCK_BYTES", 1 << 16)
+    broken = b"<http://www.wikidata.org/entity/Q1> <broken"
+    bad_at = [60_000, 60_001, 150_000]  # 0-based positions in the original lines
+    lines = list(codex_s_lines)
+    for shift, at in enumerate(bad_at):
+        lines.insert(at + shift, broken)
+    path = tmp_path / "broken.nt"
+    path.write_bytes(b"\n".join(lines))
+    before = tmp_path / "before.nt"  # what a load that stops at the first bad line keeps
+    before.write_bytes(b"\n".join(codex_s_lines[:bad_at[0]]))
+    with Store() as store:
+        load([before], store)
+        kept = _content(store)
+    with Store() as store:
+        with pytest.raises(BadDumpLine, match=rf"broken\.nt:{bad_at[0] + 1}:"):
+            load([path], store)
+        assert _content(store) == kept
+    with Store() as store:
+        report = load([path], store, skip_bad_lines=True)
+        assert report.files[0].bad_lines == 3
+        assert [e.split(": ")[0] for e in report.files[0].bad_line_examples] == [
+            f"{path}:{at + shift + 1}" for shift, at in enumerate(bad_at)]
+        assert store.counts()["statements"] == 39_985

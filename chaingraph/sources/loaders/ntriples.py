@@ -487,7 +487,7 @@ def _problem(text: str) -> str:
 
 def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str, guard: LineGuard,
                    flush: Callable[[], None], tick: Callable[[], None] | None = None,
-                   block_bytes: int = BLOCK_BYTES, threads: int = STAGING_THREADS) -> int:
+                   block_bytes: int | None = None, threads: int = STAGING_THREADS) -> int:
     """Stage every triple of an N-Triples stream; return the number of lines read.
 
     ``threads`` workers prepare blocks (:meth:`_Stager.prepare`) while this thread appends
@@ -507,7 +507,7 @@ def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="chaingraph-stage") as pool:
         try:
             # closing(): the reader thread stops before the stream closes
-            with closing(read_blocks(stream, block_bytes)) as blocks:
+            with closing(read_blocks(stream, block_bytes or BLOCK_BYTES)) as blocks:
                 try:
                     for data in blocks:
                         pending.append(pool.submit(stager.prepare, data, line))
