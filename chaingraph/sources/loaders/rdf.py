@@ -138,6 +138,8 @@ def _local(col: str, prefix: str) -> str:
 
 
 _ENTITY_LOCAL = _local("{c}", ENT)
+#: the local name of a statement node as staged (``Q42-GUID>``, see ``NODE_PREFIX``); NULL for other terms
+_NODE_LOCAL = "CASE WHEN NOT starts_with({c}, '<') AND NOT starts_with({c}, '_:') THEN {c}[:-2] END"
 #: ids an entity value may have (items, properties, lexemes and their forms/senses, schemas, media);
 #: any other IRI under wd: is kept as a string, never as an entity id
 _VALUE_ENTITY = VALUE_ENTITY_PATTERN
@@ -267,7 +269,7 @@ def _build(store: Store, t: str, source_id: str) -> dict[str, int]:
     node_kinds = "('psv', 'pqv', 'prv')"
     role = "CASE WHEN k IN ('ps', 'psv') THEN 'S' WHEN k IN ('pq', 'pqv') THEN 'Q' ELSE 'R' END"
     claims, truthy, main = f"{t}_claim", f"{t}_wdt", f"{t}_main"  # the staging tables (see ntriples)
-    statement_local = _local("o", STMT)
+    statement_local = _NODE_LOCAL.format(c="o")
     _script(con, f"""
     CREATE OR REPLACE TEMP TABLE _cg_st AS
       SELECT node, subject, pid, CASE WHEN instr(local, '-') > 0  -- Q42-GUID -> Q42$GUID
@@ -445,7 +447,7 @@ def _validate_ids(store: Store, t: str, guard: LineGuard) -> int | None:
     rows = store.con.execute(f"""
       SELECT line, s, o FROM {t}
       WHERE k = 'claim' AND (NOT coalesce(regexp_full_match({ent}, '{ENTITY_PATTERN}'), false)
-         OR NOT coalesce(regexp_full_match({_local('o', STMT)}, '[QPLqpl][0-9]+-[^$]+'), false))
+         OR NOT coalesce(regexp_full_match({_NODE_LOCAL.format(c='o')}, '[QPLqpl][0-9]+-[^$]+'), false))
       ORDER BY line LIMIT 1000""").fetchall()
     if not rows:
         return None
