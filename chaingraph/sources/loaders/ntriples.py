@@ -1,18 +1,27 @@
-"""Read N-Triples (and Turtle, through a streaming parser) into a staging table, fast.
+"""Read N-Triples into DuckDB staging tables, fast (Turtle: :mod:`~chaingraph.sources.loaders.turtle`).
 
-An RDF dump is read in blocks of about :data:`BLOCK_BYTES` decompressed bytes. Each block
-becomes an Arrow array of lines without copying (newline offsets come from numpy), is
-split into subject / predicate / object with Arrow's vectorised string kernels, and only
-the triples whose predicate matters to the statement model are appended to DuckDB
-staging tables ``(line, k, pid, s, o)`` (one per :data:`STAGING_GROUPS` role group,
-read through one view): ``k`` is the predicate's role (see :data:`PREDICATES` and
-:func:`classify_predicate`), ``pid`` its property id, ``s`` and ``o`` the subject and
-object as N-Triples terms. Python touches each *distinct predicate* once, never each
-line; decompression runs ahead on a second thread. Memory is one block plus what DuckDB
-keeps (it spills to disk for file-backed stores).
+An RDF dump is read in blocks of about :data:`BLOCK_BYTES` decompressed bytes (ISA-L
+decompresses gzip on a reader thread). Worker threads (:data:`STAGING_THREADS`) prepare
+blocks while this thread appends them in file order:
 
-Lines the fast path cannot split (tabs, several spaces) go through a regular
-expression; lines that match nothing are bad lines (:class:`~chaingraph.sources.loaders.common.LineGuard`).
+* :func:`~chaingraph.sources.loaders.nt_views.split_lines` finds every line's subject,
+  predicate and object with numpy and hands them on as Arrow *string views* into the
+  block, so no term is copied out of the decompressed bytes; DuckDB checks the literals'
+  suffixes and escapes, numpy the ids of ``p:`` triples;
+* each *distinct* predicate is classified once in Python (:func:`classify_predicate`:
+  ``k`` is its role, see :data:`PREDICATES`, ``pid`` its property id), and rows that cannot
+  matter are dropped before DuckDB sees them: ``rdf:type`` but novalue classes, normal
+  ranks, ``wdt:`` triples whose ``p:`` statement is in the same block, and labels,
+  descriptions and aliases outside ``en``/``mul`` (one ``seen`` row per subject instead);
+* the rest is appended to the staging tables ``(line, k, pid, s, o)``, one per
+  :data:`STAGING_GROUPS` role group (read through one view), statement nodes without
+  their namespace (:data:`NODE_PREFIX`).
+
+Memory is a few blocks plus what DuckDB keeps (it spills to disk for file-backed stores).
+Lines the fast path does not take (comments, tabs, several spaces) go through a regular
+expression one by one; lines that match nothing are bad lines
+(:class:`~chaingraph.sources.loaders.common.LineGuard`), and the first one stops staging
+exactly where a one-by-one reader would.
 
 >>> classify_predicate("<http://www.wikidata.org/prop/qualifier/value/P580>")
 ('pqv', 'P580')
