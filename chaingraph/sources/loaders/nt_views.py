@@ -231,3 +231,19 @@ def surely_claims(split: Split, rows: Index) -> Mask:
         dollars = np.flatnonzero(buf[: len(split.data)] == _DOLLAR)
         ok &= np.searchsorted(dollars, o1) == np.searchsorted(dollars, dash)
     return np.asarray(ok, dtype=np.bool_)
+
+
+def surely_entity_values(buf: npt.NDArray[np.uint8], start: Index, end: Index) -> Mask:
+    """Per object term: surely ``<…entity/[QPLEM][1-9][0-9]{0,11}>``, an entity value? (Form
+    and sense ids, ``L1-F1``, are left to the caller's exact check, like anything else
+    ``False``.)"""
+    if len(start) == 0:
+        return np.zeros(0, dtype=np.bool_)
+    local = start + len(_ENTITY_IRI)
+    width = end - 1 - local
+    ok = starts_with(buf, start, end, _ENTITY_IRI) & (buf[end - 1] == _GT) & (width >= 2) & (width <= 13)
+    ok &= np.isin(buf[local], np.frombuffer(b"QPLEM", dtype=np.uint8))
+    ok &= (buf[local + 1] >= ord("1")) & (buf[local + 1] <= _DIGIT_HIGH)
+    digits = _digits(buf, local + 1, 12)
+    ok &= (digits | (np.arange(12)[None, :] >= (width - 1)[:, None])).all(axis=1)
+    return np.asarray(ok, dtype=np.bool_)

@@ -51,7 +51,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from chaingraph.ids import ENTITY_PATTERN
+from chaingraph.ids import ENTITY_PATTERN, VALUE_ENTITY_PATTERN
 from chaingraph.sources.loaders.common import LineGuard
 from chaingraph.sources.loaders.compression import BLOCK_BYTES, read_blocks
 from chaingraph.sources.loaders.nt_views import (
@@ -62,11 +62,13 @@ from chaingraph.sources.loaders.nt_views import (
     split_lines,
     starts_with,
     surely_claims,
+    surely_entity_values,
     views,
 )
 
 __all__ = [
     "BLOCK_BYTES",
+    "ENTITY_PREFIX",
     "NODE_PREFIX",
     "PREDICATES",
     "STAGING_DDL",
@@ -131,6 +133,16 @@ def _strip_node(col: str) -> str:
     """SQL: ``col`` without :data:`NODE_PREFIX`, as the fast path stages it."""
     return f"CASE WHEN starts_with({col}, '{NODE_PREFIX}') THEN {col}[{len(NODE_PREFIX) + 1}:] ELSE {col} END"
 
+
+#: The object of a ``ps:``/``pq:``/``pr:`` triple that is an entity IRI with a valid id is
+#: staged as the id alone (``Q5``: no other term starts with a letter); the statement
+#: model then needs no pattern matching for the bulk of a dump's values.
+ENTITY_PREFIX = "<http://www.wikidata.org/entity/"
+_VALUE_CODES = [_KIND_CODE[k] for k in ("ps", "pq", "pr")]
+_STRIP_ENTITY_VALUE = (
+    f"CASE WHEN k IN ('ps', 'pq', 'pr') AND starts_with(o, '{ENTITY_PREFIX}') AND ends_with(o, '>') "
+    f"AND regexp_full_match(o[{len(ENTITY_PREFIX) + 1}:-2], '{VALUE_ENTITY_PATTERN}') "
+    f"THEN o[{len(ENTITY_PREFIX) + 1}:-2] ELSE o END")
 
 STAGING_DDL = "(line BIGINT, k VARCHAR, pid VARCHAR, s VARCHAR, o VARCHAR)"
 #: Staged triples are split by role into one table each, behind one view: every query
@@ -398,12 +410,19 @@ class _Stager:
                 if name == "claim":
                     o_from = o_from + len(NODE_PREFIX) * starts_with(buf, o_from, o_end[take],
                                                                        NODE_PREFIX.encode())
+            o_to = o_end[take]
+            if name == "main":  # entity values of snaks are staged as their ids (see ENTITY_PREFIX)
+                values = np.flatnonzero(np.isin(kind[take], _VALUE_CODES))
+                plain = values[surely_entity_values(buf, o_from[values], o_to[values])]
+                o_from, o_to = o_from.copy(), o_to.copy()
+                o_from[plain] += len(ENTITY_PREFIX)
+                o_to[plain] -= 1
             staged = pa.table({
                 "line": pa.array(lines[take]),
                 "k": pa.DictionaryArray.from_arrays(pa.array(kind[take]), _KIND_NAMES),
                 "pid": pa.DictionaryArray.from_arrays(pa.array(entry[take]), pids),
                 "s": views(buf, s_start, s_end, data),
-                "o": views(buf, o_from, o_end[take], data)})
+                "o": views(buf, o_from, o_to, data)})
             out.append((name, staged, "SELECT line, k, pid, s, o FROM _cg_block WHERE line < ?"))
         if len(seen):
             r = rows[seen]
@@ -461,7 +480,7 @@ class _Stager:
         try:
             for number, group in enumerate(self.groups):
                 s = _strip_node("s") if group in _NODE_GROUPS else "s"
-                o = _strip_node("o") if group == "claim" else "o"
+                o = {"claim": _strip_node("o"), "main": _STRIP_ENTITY_VALUE}.get(group, "o")
                 self.con.execute(f"INSERT INTO {self.table}_{group} SELECT line, k, pid, {s}, {o} "
                                  "FROM _cg_block WHERE g = ? AND line < ?", [number, limit])
         finally:

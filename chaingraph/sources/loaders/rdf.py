@@ -237,17 +237,17 @@ def _value_sql() -> str:
 
 # The bulk of a dump is item values: they take a short path with no pattern matching and
 # are never materialised with the other value columns.
-_PLAIN_LOCAL = f"o[{len(ENT) + 2}:-2]"
-#: is the snak in ``_cg_snak`` (columns owner, role, pid, line, o, vn, novalue) a plain entity value?
-_PLAIN_ENTITY = (f"NOT novalue AND vn IS NULL AND starts_with(o, '<{ENT}') AND ends_with(o, '>') "
-                 f"AND regexp_full_match({_PLAIN_LOCAL}, '{VALUE_ENTITY_PATTERN}')")
-_PLAIN_COLUMNS = {"value_type": f"CASE {_PLAIN_LOCAL}[1] WHEN 'Q' THEN 'item' WHEN 'P' THEN 'property' "
-                                f"WHEN 'L' THEN 'lexeme' ELSE 'entity' END", "object": _PLAIN_LOCAL}
+#: is the snak in ``_cg_snak`` (columns owner, role, pid, line, o, vn, novalue) a plain entity
+#: value? Those are staged as the bare id (see ``ENTITY_PREFIX``), every other term starts
+#: with ``<``, ``_:`` or ``"``.
+_PLAIN_ENTITY = "NOT novalue AND vn IS NULL AND left(o, 1) IN ('Q', 'P', 'L', 'E', 'M')"
 
 
-def _plain_values(prefix: str = "") -> str:
-    """The value columns of a plain entity snak of ``_cg_snak`` (alias ``prefix``)."""
-    cols = {c: e.replace("o[", f"{prefix}o[") for c, e in _PLAIN_COLUMNS.items()}
+def _plain_values(alias: str = "") -> str:
+    """The value columns of a plain entity snak of ``_cg_snak`` (table alias ``alias``)."""
+    o = f"{alias}o"
+    cols = {"value_type": f"CASE {o}[1] WHEN 'Q' THEN 'item' WHEN 'P' THEN 'property' "
+                          f"WHEN 'L' THEN 'lexeme' ELSE 'entity' END", "object": o}
     return ", ".join(f"{cols.get(c, 'NULL')} AS {c}" for c in VALUE_COLUMNS)
 
 
