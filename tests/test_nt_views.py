@@ -16,7 +16,14 @@ from hypothesis import strategies as st
 
 from chaingraph.errors import BadDumpLine
 from chaingraph.sources.loaders import load, ntriples
-from chaingraph.sources.loaders.nt_views import ESCAPED, PLAIN, split_lines, surely_claims, views
+from chaingraph.sources.loaders.nt_views import (
+    ESCAPED,
+    PLAIN,
+    split_lines,
+    surely_claims,
+    surely_entity_values,
+    views,
+)
 from chaingraph.sources.loaders.ntriples import _LITERAL, _SUFFIX, parse_line_slow
 from chaingraph.store import Store
 
@@ -147,3 +154,20 @@ def test_bad_lines_in_later_blocks_stop_or_count_exactly(codex_s_lines: list[byt
         assert [e.split(": ")[0] for e in report.files[0].bad_line_examples] == [
             f"{path}:{at + shift + 1}" for shift, at in enumerate(bad_at)]
         assert store.counts()["statements"] == 39_985
+
+
+_VALUE = re.compile(r"<http://www\.wikidata\.org/entity/[QPLEM][1-9][0-9]{0,11}(?:-[FS][1-9][0-9]{0,11})?>")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_IDS, st.sampled_from(["L1-F1", "M5", "E12", "Q5>", "Q05"])), min_size=1,
+                max_size=6))
+def test_surely_entity_values_never_vouches_for_a_value_the_regex_refuses(ids: list[str]) -> None:
+    terms = [f"<http://www.wikidata.org/entity/{i}>" for i in ids] + ["<http://www.wikidata.org/entity/Q5>"]
+    data = "\n".join(f"_:s <http://www.wikidata.org/prop/statement/P31> {t} ." for t in terms).encode()
+    split = split_lines(data)
+    rows = np.flatnonzero(split.ok)
+    sure = surely_entity_values(split.buf, split.o_start[rows], split.o_end[rows])
+    for row, vouched in zip(rows, sure):
+        assert not vouched or _VALUE.fullmatch(terms[row]), terms[row]
+    assert sure[-1]
