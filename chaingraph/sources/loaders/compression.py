@@ -210,9 +210,10 @@ def open_dump(path: str | Path, fmt: Format) -> tuple[IO[bytes], RawCounter]:
 def read_blocks(stream: IO[bytes], size: int = BLOCK_BYTES) -> Generator[bytes, None, None]:
     r"""Blocks of whole lines from ``stream`` (only the last may lack its newline).
 
-    A background thread reads ahead one block: ISA-L, zlib and bz2 release the GIL, so
-    decompression runs on a second core while the caller parses. A read error (truncated
-    or corrupt file) is raised here, after every complete line read before it.
+    A background thread reads ahead and cuts the blocks at their last newline: ISA-L, zlib
+    and bz2 release the GIL, so decompression runs on another core while the caller
+    parses. A read error (truncated or corrupt file) is raised here, after every complete
+    line read before it.
 
     >>> import io
     >>> list(read_blocks(io.BytesIO(b"a\nbb\nccc"), size=3))
@@ -225,6 +226,13 @@ def read_blocks(stream: IO[bytes], size: int = BLOCK_BYTES) -> Generator[bytes, 
 
     def reader() -> None:
         buf = bytearray()
+
+        def put_lines() -> None:  # the whole lines of buf, copied once
+            cut = buf.rfind(b"\n") + 1
+            if cut:
+                chunks.put(bytes(memoryview(buf)[:cut]))
+                del buf[:cut]
+
         try:
             while not stop.is_set():
                 chunk = read(size)
@@ -232,11 +240,9 @@ def read_blocks(stream: IO[bytes], size: int = BLOCK_BYTES) -> Generator[bytes, 
                     break
                 buf += chunk
                 if len(buf) >= size:
-                    chunks.put(bytes(buf))
-                    buf.clear()
-        except BaseException as exc:  # handed to the consumer (after the data before it)
-            if buf:
-                chunks.put(bytes(buf))
+                    put_lines()
+        except BaseException as exc:  # handed to the consumer (after the lines before it)
+            put_lines()  # a partial last line before the damage is not handed on
             chunks.put(_as_os_error(exc))
             return
         if buf:
@@ -245,21 +251,14 @@ def read_blocks(stream: IO[bytes], size: int = BLOCK_BYTES) -> Generator[bytes, 
 
     thread = threading.Thread(target=reader, name="chaingraph-read", daemon=True)
     thread.start()
-    rest = b""
     try:
         while True:
             item = chunks.get()
             if isinstance(item, BaseException):
-                raise item  # a partial last line before the damage is not yielded
+                raise item
             if item is None:
-                if rest:
-                    yield rest
                 return
-            data = rest + item if rest else item
-            cut = data.rfind(b"\n") + 1
-            rest = data[cut:]
-            if cut:
-                yield data[:cut]
+            yield item
     finally:
         stop.set()
         while thread.is_alive():  # unblock a reader waiting on a full queue

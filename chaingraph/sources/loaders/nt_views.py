@@ -27,7 +27,9 @@ tabs, several spaces, or not a triple at all — is left for the caller's line-b
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -51,8 +53,9 @@ _PAD = 16
 class Split:
     """The lines of one block: where each starts and ends, and where its terms are.
 
-    Offsets are into :attr:`buf` (the block's bytes followed by zero padding). ``ok``
-    marks the lines the fast path split; the term offsets of the other lines mean nothing.
+    Offsets are into :attr:`buf` (the block's bytes followed by zero padding, in an array
+    the thread reuses for its next block). ``ok`` marks the lines the fast path split; the
+    term offsets of the other lines mean nothing.
     """
 
     data: bytes
@@ -74,8 +77,22 @@ class Split:
         return len(self.line_start)
 
 
+_scratch = threading.local()  # per thread: arrays reused from block to block (no fresh pages)
+
+
+def _reused(name: str, size: int, dtype: type[np.generic]) -> npt.NDArray[Any]:
+    """A scratch array of ``size`` elements, this thread's own, reused by the next call."""
+    array: npt.NDArray[Any] | None = getattr(_scratch, name, None)
+    if array is None or len(array) < size:
+        array = np.empty(max(size, 1), dtype=dtype)
+        setattr(_scratch, name, array)
+    return array[:size]
+
+
 def _positions(buf: npt.NDArray[np.uint8], byte: int, size: int) -> Index:
-    return np.flatnonzero(buf[:size] == byte)
+    found = _reused("found", size, np.bool_)
+    np.equal(buf[:size], byte, out=found)
+    return np.flatnonzero(found)
 
 
 def _count_between(positions: Index, start: Index, end: Index) -> Index:
@@ -91,8 +108,9 @@ def _words(buf: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint64]:
 def split_lines(data: bytes) -> Split:
     """Split every line of ``data`` (whole lines; the last may lack its newline)."""
     size = len(data)
-    buf = np.zeros(size + _PAD, dtype=np.uint8)
+    buf = _reused("block", size + _PAD, np.uint8)  # valid until this thread splits its next block
     buf[:size] = np.frombuffer(data, dtype=np.uint8)
+    buf[size:] = 0
     newlines = _positions(buf, _NL, size)
     if size and (len(newlines) == 0 or newlines[-1] != size - 1):
         newlines = np.append(newlines, size)
@@ -175,14 +193,19 @@ def views(buf: npt.NDArray[np.uint8], start: Index, end: Index, data: bytes) -> 
 
 
 def starts_with(buf: npt.NDArray[np.uint8], start: Index, end: Index, prefix: bytes) -> Mask:
-    """Per row: does ``buf[start:end]`` start with ``prefix``? (One byte rules most rows
-    out; only the rest are compared in full.)"""
+    """Per row: does ``buf[start:end]`` start with ``prefix``? (Compared 8 bytes at a time.)"""
     k = len(prefix)
-    result = (end - start >= k) & (buf[np.minimum(start + k - 1, len(buf) - 1)] == prefix[-1])
-    rows = np.flatnonzero(result)
-    if len(rows):
-        head = buf[np.minimum(start[rows], len(buf) - k)[:, None] + np.arange(k)]
-        result[rows] = (head == np.frombuffer(prefix, dtype=np.uint8)).all(axis=1)
+    result = end - start >= k
+    if len(start) == 0 or k == 0:
+        return np.asarray(result, dtype=np.bool_)
+    words = _words(buf)
+    padded = prefix + bytes(-k % 8)
+    at = np.minimum(start, len(words) - len(padded))
+    for offset in range(0, len(padded), 8):
+        want = int.from_bytes(padded[offset:offset + 8], "little")
+        width = min(8, k - offset)
+        mask = np.uint64((1 << (8 * width)) - 1)
+        result &= (words[at + offset] & mask) == np.uint64(want & int(mask))
     return np.asarray(result, dtype=np.bool_)
 
 

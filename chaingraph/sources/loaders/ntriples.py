@@ -196,17 +196,17 @@ def parse_line_slow(line: str) -> tuple[str, str, str] | None:
 STAGING_THREADS = min(2, os.cpu_count() or 1)
 
 
-_Append = tuple[str, pa.Table, str]  # staging group, rows, SELECT over them (as _cg_block)
+#: staging group, rows, SELECT over them (as _cg_block) with parameters first line, first row not to stage
+_Append = tuple[str, pa.Table, str]
 
 
 @dataclass
 class _Prepared:
     """A block ready to append (see :meth:`_Stager.prepare`)."""
 
-    first_line: int
     lines: int
     problems: dict[int, str] = field(default_factory=dict)  # row in the block -> problem
-    slow_rows: list[tuple[int, str, str, str]] = field(default_factory=list)
+    slow_rows: list[tuple[int, str, str, str]] = field(default_factory=list)  # (row, s, p, o)
     tables: list[_Append] = field(default_factory=list)
     bad_bytes: tuple[bytes, UnicodeDecodeError] | None = None
 
@@ -245,18 +245,19 @@ class _Stager:
     def block(self, data: bytes, first_line: int, flush: Callable[[], None]) -> int:
         """Stage one block of whole lines; ``first_line`` is the 1-based number of its first
         line. Returns the number of lines in the block."""
-        return self.commit(self.prepare(data, first_line), flush)
+        return self.commit(self.prepare(data), first_line, flush)
 
-    def prepare(self, data: bytes, first_line: int) -> _Prepared:
+    def prepare(self, data: bytes) -> _Prepared:
         """Everything of :meth:`block` but writing to the staging tables: split, check and
         classify the lines, and build the Arrow tables to append. Runs on a worker thread
-        (numpy, Arrow and DuckDB release the GIL), several blocks at once."""
-        lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+        (numpy, Arrow and DuckDB release the GIL), several blocks at once, before their
+        line numbers are known: rows are numbered within the block."""
         if not _is_utf8(data):
             try:
                 data.decode("utf-8")
             except UnicodeDecodeError as exc:
-                return _Prepared(first_line, lines, bad_bytes=(data, exc))
+                lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+                return _Prepared(lines, bad_bytes=(data, exc))
         split = split_lines(data)
         ok = split.ok.copy()
         literal_rows = np.flatnonzero(ok & (split.literal > 0))
@@ -277,25 +278,25 @@ class _Stager:
             elif self._classes(parsed[1])[0] == "claim" and not _claim_ok(parsed[0], parsed[2]):
                 problems[int(i)] = _claim_problem(parsed[0], parsed[2])
             else:
-                slow_rows.append((first_line + int(i), *parsed))
+                slow_rows.append((int(i), *parsed))
         take = ~np.isin(rows, list(problems))
-        tables = self._tables(split, rows[take], kind[take], entry[take], pids, first_line)
-        return _Prepared(first_line, lines, problems=problems, slow_rows=slow_rows, tables=tables)
+        tables = self._tables(split, rows[take], kind[take], entry[take], pids)
+        return _Prepared(split.lines, problems=problems, slow_rows=slow_rows, tables=tables)
 
-    def commit(self, prepared: _Prepared, flush: Callable[[], None]) -> int:
+    def commit(self, prepared: _Prepared, first_line: int, flush: Callable[[], None]) -> int:
         """Append a prepared block to the staging tables, up to its first bad line unless
         skipping (then ``flush`` commits everything before it and the bad line raises)."""
         if prepared.bad_bytes is not None:
-            return self._around_bad_bytes(*prepared.bad_bytes, prepared.first_line, flush)
+            return self._around_bad_bytes(*prepared.bad_bytes, first_line, flush)
         bad = sorted(prepared.problems)
-        stop = prepared.first_line + bad[0] if bad and not self.guard.skip else 2**62
+        stop = bad[0] if bad and not self.guard.skip else prepared.lines  # the first row not to stage
         for group, table, select in prepared.tables:
-            self._insert(group, table, select, stop)
-        slow = [r for r in prepared.slow_rows if r[0] < stop]
+            self._insert(group, table, select, [first_line, stop])
+        slow = [(first_line + row, s, p, o) for row, s, p, o in prepared.slow_rows if row < stop]
         if slow:
             self._append(_rows_table(slow))
         for row in bad:
-            self.guard.bad(prepared.first_line + row, prepared.problems[row], flush)
+            self.guard.bad(first_line + row, prepared.problems[row], flush)
         return prepared.lines
 
     def _around_bad_bytes(self, data: bytes, exc: UnicodeDecodeError, first_line: int,
@@ -373,7 +374,7 @@ class _Stager:
         return problems
 
     def _tables(self, split: Split, rows: npt.NDArray[np.int64], kind: npt.NDArray[np.int8],
-                entry: npt.NDArray[np.int32], pids: pa.Array, first_line: int) -> list[_Append]:
+                entry: npt.NDArray[np.int32], pids: pa.Array) -> list[_Append]:
         """The appends that stage the fast-path ``rows`` of a block whose predicate matters,
         as (staging group, Arrow table of views into the block, SELECT over ``_cg_block``
         with a ``?`` for the first line not to stage)."""
@@ -397,7 +398,7 @@ class _Stager:
         seen = terms[~english]
         keep[seen] = False
         keep &= ~self._truthy_with_claim(split, rows, kind, entry, pids)
-        lines = rows + first_line
+        lines = rows  # numbered within the block until it is appended
         group = _GROUP_OF_CODE[np.maximum(kind, 0)]
         for number, name in enumerate(self.groups):
             take = np.flatnonzero(keep & (group == number))
@@ -423,12 +424,12 @@ class _Stager:
                 "pid": pa.DictionaryArray.from_arrays(pa.array(entry[take]), pids),
                 "s": views(buf, s_start, s_end, data),
                 "o": views(buf, o_from, o_to, data)})
-            out.append((name, staged, "SELECT line, k, pid, s, o FROM _cg_block WHERE line < ?"))
+            out.append((name, staged, "SELECT ? + line, k, pid, s, o FROM _cg_block WHERE line < ?"))
         if len(seen):
             r = rows[seen]
             subjects = pa.table({"line": pa.array(lines[seen]),
                                  "s": views(buf, split.s_start[r], split.s_end[r], data)})
-            out.append(("terms", subjects, "SELECT min(line), 'seen', NULL, s, NULL FROM _cg_block "
+            out.append(("terms", subjects, "SELECT ? + min(line), 'seen', NULL, s, NULL FROM _cg_block "
                                            "WHERE line < ? GROUP BY s"))
         return out
 
@@ -452,10 +453,10 @@ class _Stager:
         out[both[~claimed]] = np.isin(key[~claimed], key[claimed])
         return out
 
-    def _insert(self, group: str, table: pa.Table, select: str, stop: int) -> None:
+    def _insert(self, group: str, table: pa.Table, select: str, params: list[int]) -> None:
         self.con.register("_cg_block", table)
         try:
-            self.con.execute(f"INSERT INTO {self.table}_{group} {select}", [stop])
+            self.con.execute(f"INSERT INTO {self.table}_{group} {select}", params)
         finally:
             self.con.unregister("_cg_block")
 
@@ -549,7 +550,8 @@ def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str
     workers = max(threads, 1)
 
     def commit_one() -> None:
-        stager.commit(pending.popleft().result(), flush)
+        nonlocal line
+        line += stager.commit(pending.popleft().result(), line, flush)
         if tick is not None:
             tick()
 
@@ -560,8 +562,7 @@ def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str
             with closing(read_blocks(stream, block_bytes or BLOCK_BYTES)) as blocks:
                 try:
                     for data in blocks:
-                        pending.append(pool.submit(stager.prepare, data, line))
-                        line += data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+                        pending.append(pool.submit(stager.prepare, data))
                         while len(pending) > workers:
                             commit_one()
                 except (EOFError, OSError, zlib.error) as exc:
