@@ -35,8 +35,8 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-__all__ = ["ESCAPED", "PLAIN", "Split", "equals", "split_lines", "starts_with", "surely_claims", "surely_entity_values",
-           "views"]
+__all__ = ["ESCAPED", "PLAIN", "Split", "equals", "split_lines", "starts_with", "surely_claims",
+           "surely_entity_values", "views"]
 
 Index = npt.NDArray[np.int64]
 Mask = npt.NDArray[np.bool_]
