@@ -1,6 +1,6 @@
 """Loading Wikidata dumps: chaingraph's store against pyoxigraph, rdflib and DuckDB, same facts.
 
-    python benchmarks/bench_load.py [--quick] [--json] [--scale N]
+    python benchmarks/bench_load.py [--quick] [--json] [--scale N] [--before ROOT]
 
 Input: ``world/codex-m`` (227,878 statements; the JSON dump and its N-Triples, 1.39 M
 triples) — ``--quick`` uses ``world/codex-s`` (39,985 statements). Every case runs in a
@@ -28,6 +28,10 @@ case, so the columns compare the same facts:
 * ``chaingraph Parquet``            :func:`chaingraph.sources.loaders.load` of the directory
                                     ``chaingraph export --parquet`` wrote from the loaded
                                     JSON dump (export prepared in setup, not timed).
+
+``--before ROOT`` adds ``chaingraph N-Triples (before)``: the N-Triples case with the
+chaingraph package of the checkout at ``ROOT`` (``git worktree add --detach ROOT main``),
+to time a change against main in the same run.
 
 ``--json`` runs only the JSON-dump cases (chaingraph both ways and DuckDB) and the memory check.
 
@@ -88,6 +92,16 @@ def chaingraph_load(name: str, ext: str, plain: bool = False) -> Run:
             report = load([path], store)
             return report.summary.statements, {"qualifiers": report.summary.qualifiers}
     return run
+
+
+def chaingraph_load_from(root: str, name: str, ext: str) -> Run:
+    """:func:`chaingraph_load` with the chaingraph of another checkout (``--before ROOT``)."""
+    sys.path.insert(0, root)
+    import chaingraph
+
+    if not Path(chaingraph.__file__).resolve().is_relative_to(Path(root).resolve()):
+        raise RuntimeError(f"chaingraph was imported from {chaingraph.__file__}, not from {root}")
+    return chaingraph_load(name, ext)
 
 
 def chaingraph_rows(name: str) -> Run:
@@ -303,6 +317,10 @@ def main(argv: list[str]) -> int:
         Case("chaingraph Parquet", f"{MODULE}:chaingraph_parquet", {"name": name}, repeat),
         Case("rdflib Graph.parse", f"{MODULE}:rdflib_parse", {"name": name}, 1),
     ]
+    if "--before" in argv:  # the N-Triples loader of another checkout, e.g. a worktree of main
+        root = argv[argv.index("--before") + 1]
+        cases.insert(4, Case("chaingraph N-Triples (before)", f"{MODULE}:chaingraph_load_from",
+                             {"root": root, "name": name, "ext": "nt.gz"}, repeat))
     if "--json" in argv:
         cases = [c for c in cases if "JSON" in c.name.upper()]
     print(f"<!-- load average before: {_load_average()} -->", file=sys.stderr, flush=True)
