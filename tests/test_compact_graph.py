@@ -71,3 +71,44 @@ def test_argsort_keys_is_a_stable_lexsort_however_wide_the_keys(widths: tuple[in
     # few distinct values per key, so that rows tie on some keys and stability shows
     keys = [rng.choice(rng.integers(0, 2**w, 40, dtype=np.int64), n) for w in widths]
     assert argsort_keys(keys).tolist() == np.lexsort(keys[::-1]).tolist()
+
+
+def test_argsort_keys_takes_int32_keys_as_they_are() -> None:
+    rng = np.random.default_rng(3)
+    keys = [rng.integers(0, 2**31 - 1, 20_000).astype(np.int32), rng.integers(0, 5, 20_000).astype(np.int32)]
+    assert argsort_keys(keys).tolist() == np.lexsort(keys[::-1]).tolist()
+
+
+def _chunked(values: list[str], cuts: list[int]) -> pa.ChunkedArray:
+    bounds = [0, *cuts, len(values)]
+    return pa.chunked_array([pa.array(values[a:b], pa.string()) for a, b in zip(bounds, bounds[1:])],
+                            type=pa.string())
+
+
+@pytest.mark.parametrize("cuts", [[0], [7], [50, 50, 51], [1, 200, 399]])
+def test_columns_in_several_chunks_build_the_arrays_of_one_chunk(cuts: list[int]) -> None:
+    """Statement ids are taken chunk by chunk when few rows are asked for (ties) and from one
+    joined copy when most are; both give what one chunk gives, byte for byte."""
+    from chaingraph.compact import build_arrays
+
+    rng = np.random.default_rng(len(cuts))
+    m = 400
+    s = [f"Q{v}" for v in rng.integers(1, 30, m)]
+    o = [f"Q{v}" for v in rng.integers(1, 30, m)]
+    p = [f"P{v}" for v in rng.choice([1, 2, 31, 279], m)]
+    sid = [f"{a}${i:03d}" for i, a in enumerate(s)]
+    order = rng.permutation(m).tolist()  # statement ids out of order, so ties need their strings
+    sid = [sid[i] for i in order]
+    lits = dict(literal_statement_id=pa.array([f"L{i}" for i in range(9)]),
+                literal_subject=pa.array([f"Q{i}" for i in range(9)]), literal_property=pa.array(["P5"] * 9))
+    kw = dict(class_properties=frozenset({"P31", "P279"}), allows=lambda q: q != "P279", **lits)
+    one = build_arrays(*(pa.array(c, pa.string()) for c in (sid, s, p, o)), **kw)  # type: ignore[arg-type]
+    many = build_arrays(*(_chunked(c, cuts) for c in (sid, s, p, o)), **kw)  # type: ignore[arg-type]
+    for name in one.__dataclass_fields__:
+        a, b = getattr(one, name), getattr(many, name)
+        if isinstance(a, np.ndarray):
+            assert a.dtype == b.dtype and np.array_equal(a, b), name
+        elif isinstance(a, pa.Table):
+            assert a.to_pydict() == b.to_pydict(), name
+        else:
+            assert a == b or a.to_pylist() == b.to_pylist(), name
