@@ -20,7 +20,7 @@ and statement ids are compared as strings only where two arcs tie on everything 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -89,6 +89,67 @@ def _sorted_codes(values: pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
         np.take(rank, c.indices.to_numpy(zero_copy_only=False), out=codes[at:at + len(c)], mode="clip")
         at += len(c)
     return pc.take(dictionary, pa.array(order, type=pa.int64()), memory_pool=_POOL), codes
+
+
+def _item_codes(values: pa.ChunkedArray) -> tuple[pa.Array, np.ndarray] | None:
+    """What :func:`_sorted_codes` gives, without hashing a string, when every value is an
+    item id (``Q`` + 1–12 digits, no leading zero) and the ids are dense: no larger than
+    the number of values (a large dump, or the synthetic graph). Then a table indexed by
+    the number finds the distinct ids, and their string order (``Q10`` < ``Q2``) comes from
+    sorting the numbers left-aligned to 12 digits, shorter first on a tie. ``None`` otherwise
+    (decided first from the longest string, so a sparse store pays almost nothing).
+
+    >>> names, codes = _item_codes(pa.chunked_array([["Q2", "Q10", "Q1"], ["Q2"] * 8]))
+    >>> names.to_pylist(), codes[:4].tolist()
+    (['Q1', 'Q10', 'Q2'], [2, 1, 0, 2])
+    >>> _item_codes(pa.chunked_array([["Q2", "Q10", "Q01"], ["Q2"] * 8])) is None
+    True
+    """
+    n = len(values)
+    if n == 0 or values.null_count:
+        return None
+    number = np.empty(n, dtype=np.int32 if n < 2**31 else np.int64)  # dense: every id <= n
+    at = 0
+    for block in _blocks(values):  # a block at a time, so every pass over it runs in cache
+        length = pc.binary_length(block).to_numpy(zero_copy_only=False)
+        if int(length.max()) > 1 + len(str(n)) or not pc.all(pc.starts_with(block, "Q")).as_py():
+            return None  # too long to be dense, or not an item id
+        try:
+            parsed = pc.cast(pc.utf8_slice_codeunits(block, 1), pa.int64()).to_numpy(zero_copy_only=False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return None
+        if int(parsed.min()) < 1 or int(parsed.max()) > n or not np.array_equal(length, _digits(parsed) + 1):
+            return None  # sparse ids, or "Q01", "Q+1", "Q 1" (they parse too, but are not ids)
+        number[at:at + len(parsed)] = parsed
+        at += len(parsed)
+    top = int(number.max())
+    present = np.zeros(top + 1, dtype=bool)
+    present[number] = True
+    distinct = np.flatnonzero(present)
+    del present
+    width = _digits(distinct)
+    order = np.argsort(distinct * 10 ** (12 - width) * 16 + width, kind="stable")
+    rank = np.zeros(top + 1, dtype=np.int32)
+    rank[distinct[order]] = np.arange(len(order), dtype=np.int32)
+    codes = np.take(rank, number)
+    names = pc.binary_join_element_wise("Q", pc.cast(pa.array(distinct[order]), pa.string()), "",
+                                        memory_pool=_POOL)
+    return names, codes
+
+
+def _blocks(values: pa.ChunkedArray, size: int = 1 << 18) -> Iterator[pa.Array]:
+    """The values in order, as zero-copy slices of at most ``size``."""
+    for chunk in values.chunks:
+        for start in range(0, len(chunk), size):
+            yield chunk.slice(start, size)
+
+
+def _digits(number: np.ndarray) -> np.ndarray:
+    """Decimal digits of each positive number below 10**12."""
+    out = np.ones(len(number), dtype=np.int64)
+    for k in range(1, 12):
+        out += number >= 10**k
+    return out
 
 
 def _joined(values: pa.ChunkedArray) -> pa.Array:
@@ -180,19 +241,20 @@ def argsort_keys(keys: list[np.ndarray]) -> np.ndarray:
     return order
 
 
-def _order(keys: list[np.ndarray], sids: pa.ChunkedArray, rows_of: np.ndarray) -> np.ndarray:
+def _order(keys: list[np.ndarray], sids: pa.ChunkedArray, rows_of: np.ndarray
+           ) -> tuple[np.ndarray, list[np.ndarray]]:
     """Indices sorting rows by ``keys`` (most significant first), ties by statement id
-    (row ``i`` has statement id ``sids[rows_of[i]]``); only rows that tie on the keys
-    compare their statement ids as strings."""
+    (row ``i`` has statement id ``sids[rows_of[i]]``), and the keys in that order (gathered
+    once: a gather of millions of rows is a cache miss per row); only rows that tie on the
+    keys compare their statement ids as strings."""
     n = len(rows_of)
     if n == 0:
-        return np.zeros(0, dtype=np.int64)
+        return np.zeros(0, dtype=np.int64), [k[:0] for k in keys]
     order = argsort_keys(keys)
+    ordered = [k[order] for k in keys]
     same = np.ones(n - 1, dtype=bool)
-    for k in keys:
-        ks = k[order]
+    for ks in ordered:
         same &= ks[1:] == ks[:-1]
-        del ks
     tie = np.flatnonzero(same)
     del same
     if len(tie):
@@ -200,7 +262,7 @@ def _order(keys: list[np.ndarray], sids: pa.ChunkedArray, rows_of: np.ndarray) -
         rows = order[members]
         rank = _string_rank(_take(sids, rows_of[rows]))
         order[members] = rows[np.lexsort((rank, *[k[rows] for k in keys[::-1]]))]
-    return order
+    return order, ordered
 
 
 def item_mask(names: pa.Array) -> np.ndarray:
@@ -249,7 +311,9 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
 
     # vertices: every step endpoint, class-edge subject, literal subject and literal node,
     # numbered in id order (strings are encoded once, then only integers move)
-    dictionary, vcodes = _sorted_codes(_concat([subj, obj, lsubj, lit_node]))
+    ends = _concat([subj, obj, lsubj, lit_node])
+    dictionary, vcodes = _item_codes(ends) or _sorted_codes(ends)
+    del ends
     ml_all = len(lsid)
     s_all, o_all = vcodes[:m_all], vcodes[m_all:2 * m_all]
     ls_all, ln_code = vcodes[2 * m_all:2 * m_all + ml_all], vcodes[2 * m_all + ml_all:]
@@ -266,12 +330,13 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
 
     # edges: items by (subject, property, object, statement id), then literals by
     # (subject, property, statement id)
-    e_order = _order([s_code, p_code, o_code], sid, step_rows)
-    l_order = _order([ls_code, lp_code], lsid, lit_keep)
+    e_order, (s_e, p_e, o_e) = _order([s_code, p_code, o_code], sid, step_rows)
+    l_order, (ls_l, lp_l) = _order([ls_code, lp_code], lsid, lit_keep)
     m, ml = len(e_order), len(l_order)
-    src = np.concatenate([s_code[e_order], ls_code[l_order]]).astype(np.int32)
-    dst = np.concatenate([o_code[e_order], ln_code[l_order]]).astype(np.int32)
-    eprop = np.concatenate([p_code[e_order], lp_code[l_order]]).astype(np.int32)
+    src = np.concatenate([s_e, ls_l], dtype=np.int32)
+    dst = np.concatenate([o_e, ln_code[l_order]], dtype=np.int32)
+    eprop = np.concatenate([p_e, lp_l], dtype=np.int32)
+    del s_e, p_e, o_e, ls_l, lp_l
     # statement ids in edge order: the one big string copy, made while little else is alive
     sids = _take(_concat([sid, lsid]), np.concatenate([step_rows[e_order], m_all + lit_keep[l_order]]))
     del s_code, o_code, p_code, e_order, l_order
@@ -282,12 +347,12 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
     at, nbr = np.empty(2 * total, dtype=np.int32), np.empty(2 * total, dtype=np.int32)
     at[0::2], at[1::2] = dst, src  # arc 2e: edge e from its object; 2e + 1: from its subject
     nbr[0::2], nbr[1::2] = src, dst
-    arc_order = _arc_order(at, nbr, eprop, lambda e: pc.take(sids, pa.array(e), memory_pool=_POOL))
+    degree = np.bincount(at, minlength=n)
+    arc_order, nbr_sorted = _arc_order(at, nbr, eprop, degree,
+                                       lambda e: pc.take(sids, pa.array(e), memory_pool=_POOL))
+    del at, nbr
     indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(at, minlength=n), out=indptr[1:])
-    del at
-    nbr_sorted = nbr[arc_order]
-    del nbr
+    np.cumsum(degree, out=indptr[1:])
     fwd = (arc_order & 1).astype(bool)
     np.right_shift(arc_order, 1, out=arc_order)
     arc_edge_sorted = arc_order.astype(edge_dtype)
@@ -311,8 +376,8 @@ def _runs(tie: np.ndarray, n: int) -> np.ndarray:
     return np.flatnonzero(mask)
 
 
-def _arc_order(at: np.ndarray, nbr: np.ndarray, eprop: np.ndarray,
-               sid_of: Callable[[np.ndarray], pa.Array]) -> np.ndarray:
+def _arc_order(at: np.ndarray, nbr: np.ndarray, eprop: np.ndarray, degree: np.ndarray,
+               sid_of: Callable[[np.ndarray], pa.Array]) -> tuple[np.ndarray, np.ndarray]:
     """Order of the arcs by (at, neighbour) — vertices are numbered in id order, so this is
     neighbour-id order — then (property, edge, forward); where one property links two
     different vertices both ways (mutual statements), by (statement id, forward) instead.
@@ -322,20 +387,23 @@ def _arc_order(at: np.ndarray, nbr: np.ndarray, eprop: np.ndarray,
     property) needs no key for it. Edges are in (subject, property, object, statement id)
     order, so among parallel arcs of one direction and property the edge index is the
     statement-id order; statement ids are compared as strings only where both directions
-    meet."""
+    meet. Returns the order and the neighbours in it (sorted ``at`` is each vertex
+    ``degree`` times: no gather)."""
     if len(at) == 0:
-        return np.zeros(0, dtype=np.int64)
+        return np.zeros(0, dtype=np.int64), nbr[:0]
     arc_prop = np.repeat(eprop, 2)
     order = argsort_keys([at, nbr, arc_prop])
-    same = np.ones(len(at) - 1, dtype=bool)
-    for k in (at, nbr, arc_prop):  # one sorted key alive at a time
-        ks = k[order]
-        same &= ks[1:] == ks[:-1]
-        del ks
+    nbr_sorted = nbr[order]
+    same = nbr_sorted[1:] == nbr_sorted[:-1]
+    ks = np.repeat(np.arange(len(degree), dtype=np.int32), degree)
+    same &= ks[1:] == ks[:-1]
+    ks = eprop[order >> 1]  # the half-size table: fewer cache misses than arc_prop[order]
+    same &= ks[1:] == ks[:-1]
+    del ks
     tie = np.flatnonzero(same)
     del same
     if len(tie) == 0:
-        return order
+        return order, nbr_sorted
     members = _runs(tie, len(at))
     rows = order[members]
     forward = (rows & 1).astype(bool)
@@ -356,4 +424,4 @@ def _arc_order(at: np.ndarray, nbr: np.ndarray, eprop: np.ndarray,
         fix = np.lexsort((forward[idx], rank, group[idx]))
         rows[idx] = rows[idx][fix]
         order[members] = rows
-    return order
+    return order, nbr_sorted

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
+import re
+
 import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_chains_properties import World, build, worlds
 
 from chaingraph.compact import argsort_keys
@@ -81,7 +85,7 @@ def test_argsort_keys_takes_int32_keys_as_they_are() -> None:
 
 def _chunked(values: list[str], cuts: list[int]) -> pa.ChunkedArray:
     bounds = [0, *cuts, len(values)]
-    return pa.chunked_array([pa.array(values[a:b], pa.string()) for a, b in zip(bounds, bounds[1:])],
+    return pa.chunked_array([pa.array(values[a:b], pa.string()) for a, b in itertools.pairwise(bounds)],
                             type=pa.string())
 
 
@@ -112,3 +116,33 @@ def test_columns_in_several_chunks_build_the_arrays_of_one_chunk(cuts: list[int]
             assert a.to_pydict() == b.to_pydict(), name
         else:
             assert a == b or a.to_pylist() == b.to_pylist(), name
+
+
+@st.composite
+def id_lists(draw: st.DrawFn) -> list[str]:
+    """Item ids, dense (no number above the count) unless drawn otherwise, maybe with one
+    string that only looks like an id."""
+    n = draw(st.integers(1, 80))
+    top = draw(st.sampled_from([n, n, 10 * n + 7]))
+    ids = [f"Q{i}" for i in draw(st.lists(st.integers(1, top), min_size=n, max_size=n))]
+    odd = draw(st.sampled_from([None, "Q0", "Q01", "Q+3", "Q 4", "Q5 ", "P7", "Q", "Q1$x#value", "q3"]))
+    if odd is not None:
+        ids[draw(st.integers(0, n - 1))] = odd
+    return ids
+
+
+@settings(max_examples=200, deadline=None)
+@given(id_lists(), st.integers(1, 3))
+def test_dense_item_ids_are_numbered_as_a_string_sort_numbers_them(ids: list[str], chunks: int) -> None:
+    """The dense item-id path gives the sorted distinct strings and codes of the general
+    one, and declines anything that is not exactly ``Q`` + digits without a leading zero."""
+    from chaingraph.compact import _item_codes, _sorted_codes
+
+    cut = len(ids) // chunks
+    values = pa.chunked_array([pa.array(ids[:cut], pa.string()), pa.array(ids[cut:], pa.string())])
+    fast = _item_codes(values)
+    names, codes = _sorted_codes(values)
+    valid = all(re.fullmatch(r"Q[1-9][0-9]*", i) for i in ids)
+    assert (fast is not None) == (valid and max(int(i[1:]) for i in ids) <= len(ids))
+    if fast is not None:
+        assert fast[0].to_pylist() == names.to_pylist() and fast[1].tolist() == codes.tolist()
