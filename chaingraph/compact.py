@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -108,7 +109,8 @@ def _item_codes(values: pa.ChunkedArray) -> tuple[pa.Array, np.ndarray] | None:
     n = len(values)
     if n == 0 or values.null_count:
         return None
-    number = np.empty(n, dtype=np.int32 if n < 2**31 else np.int64)  # dense: every id <= n
+    itype: type[np.signedinteger[Any]] = np.int32 if n < 2**31 else np.int64
+    number = np.empty(n, dtype=itype)  # dense: every id <= n
     at = 0
     for block in _blocks(values):  # a block at a time, so every pass over it runs in cache
         length = pc.binary_length(block).to_numpy(zero_copy_only=False)
