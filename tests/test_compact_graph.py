@@ -146,21 +146,3 @@ def test_dense_item_ids_are_numbered_as_a_string_sort_numbers_them(ids: list[str
     assert (fast is not None) == (valid and max(int(i[1:]) for i in ids) <= len(ids))
     if fast is not None:
         assert fast[0].to_pylist() == names.to_pylist() and fast[1].tolist() == codes.tolist()
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 2**31 - 1), st.integers(0, 5)), min_size=1, max_size=5),
-       st.integers(1, 3000), st.sampled_from([1, 7, 64, 500]))
-def test_sort_rows_in_buckets_is_a_stable_lexsort(shape: list[tuple[int, int]], n: int, block: int) -> None:
-    """However the rows are split (skewed keys, constant keys, buckets larger than the block),
-    the order is ``np.lexsort``'s and the keys come back in it."""
-    from chaingraph.compact import sort_rows
-
-    rng = np.random.default_rng(n)
-    # per key: a few distinct values (ties; one value when distinct is 0)
-    keys = [rng.choice(rng.integers(0, top + 1, distinct + 1), n).astype(np.int32) for top, distinct in shape]
-    if n > 3:
-        keys[0][: n // 2] = keys[0][0]  # half the rows share the first key: a bucket that cannot split
-    order, ordered = sort_rows(keys, block=block)
-    assert order.tolist() == np.lexsort(keys[::-1]).tolist()
-    assert all(np.array_equal(k[order], o) and k.dtype == o.dtype for k, o in zip(keys, ordered))
