@@ -169,8 +169,15 @@ def _ranges(indptr: np.ndarray, vertices: np.ndarray) -> np.ndarray:
     total = int(lens.sum())
     if total == 0:
         return np.zeros(0, dtype=np.int64)
-    shift = np.repeat(starts - (np.cumsum(lens) - lens), lens)
-    return shift + np.arange(total, dtype=np.int64)
+    # ones, with a jump to the next range's first arc where a range starts, summed up: one
+    # array written once (a repeat plus an arange wrote two)
+    full = np.flatnonzero(lens)
+    first = starts[full]
+    jump = first.copy()
+    jump[1:] -= first[:-1] + lens[full[:-1]] - 1
+    pos = np.ones(total, dtype=np.int64)
+    pos[(np.cumsum(lens) - lens)[full]] = jump
+    return np.cumsum(pos, out=pos)
 
 
 def distances(graph: EvidenceGraph, seed: int | str) -> np.ndarray:
