@@ -167,10 +167,13 @@ def _joined(values: pa.ChunkedArray) -> pa.Array:
 def _take(values: pa.ChunkedArray, rows: np.ndarray) -> pa.Array:
     """``values[rows]`` as one array. Arrow's ``take`` on a chunked array first joins every
     chunk (a copy of the whole column, even for a handful of rows), so a few rows are taken
-    chunk by chunk instead; most of the column is joined once and taken from."""
+    chunk by chunk instead, and most of the column by :func:`_gather_strings`."""
     index = pa.array(rows, type=pa.int64())
-    if values.num_chunks <= 1 or len(rows) * 4 >= len(values):
+    if values.num_chunks <= 1:
         return pc.take(_joined(values), index, memory_pool=_POOL)
+    if len(rows) * 4 >= len(values):
+        gathered = _gather_strings(values, rows)
+        return gathered if gathered is not None else pc.take(_joined(values), index, memory_pool=_POOL)
     bounds = np.cumsum([0, *(len(c) for c in values.chunks)])
     chunk = np.searchsorted(bounds, rows, side="right") - 1
     by_chunk = np.argsort(chunk, kind="stable")
@@ -181,6 +184,50 @@ def _take(values: pa.ChunkedArray, rows: np.ndarray) -> pa.Array:
     back = np.empty(len(rows), dtype=np.int64)
     back[by_chunk] = np.arange(len(rows), dtype=np.int64)
     return pc.take(taken, pa.array(back), memory_pool=_POOL)
+
+
+def _gather_strings(values: pa.ChunkedArray, rows: np.ndarray, block: int = 1 << 16) -> pa.Array | None:
+    """``values[rows]`` for most of a string column in several chunks, written straight
+    into the result's buffers: no joined copy of the column (Arrow's ``take`` makes one, the
+    build's largest transient). Rows of one chunk and one byte length are moved as
+    fixed-width rows (overlapping windows of the byte buffers), ``block`` at a time.
+    ``None`` when the column has nulls or is too large for 32-bit offsets, or when its
+    strings come in too many distinct lengths for this to pay."""
+    if values.null_count or values.type != pa.string() or len(rows) == 0:
+        return None
+    bounds = np.cumsum([0, *(len(c) for c in values.chunks)])
+    chunk = (np.searchsorted(bounds, rows, side="right") - 1).astype(np.int32)
+    start = np.empty(len(rows), dtype=np.int64)
+    length = np.empty(len(rows), dtype=np.int32)
+    for c, part in enumerate(values.chunks):
+        sel = np.flatnonzero(chunk == c)
+        offsets = np.frombuffer(part.buffers()[1], dtype=np.int32, count=len(part) + 1,
+                                offset=4 * part.offset)
+        local = rows[sel] - bounds[c]
+        start[sel] = offsets[local]
+        length[sel] = offsets[local + 1] - offsets[local]
+    groups = np.unique(chunk.astype(np.int64) << 32 | length)
+    total = int(length.sum(dtype=np.int64))
+    if total >= 2**31 or len(groups) > 512:
+        return None
+    out_offsets = np.zeros(len(rows) + 1, dtype=np.int32)
+    np.cumsum(length, out=out_offsets[1:])
+    data = np.empty(total, dtype=np.uint8)
+    for g in groups.tolist():
+        c, width = g >> 32, g & 0xFFFFFFFF
+        if width == 0:
+            continue
+        members = np.flatnonzero((chunk == c) & (length == width))
+        raw = values.chunk(c).buffers()[2]
+        source = np.frombuffer(raw, dtype=np.uint8) if raw is not None else np.zeros(0, dtype=np.uint8)
+        src = np.lib.stride_tricks.as_strided(source, (len(source) - width + 1, width), (1, 1),
+                                              writeable=False)
+        dst = np.lib.stride_tricks.as_strided(data, (total - width + 1, width), (1, 1))
+        for i in range(0, len(members), block):
+            at = members[i:i + block]
+            dst[out_offsets[at]] = src[start[at]]
+    buffers = [None, pa.py_buffer(out_offsets), pa.py_buffer(data)]
+    return pa.Array.from_buffers(pa.string(), len(rows), buffers)
 
 
 def _string_rank(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -338,10 +385,14 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
     src = np.concatenate([s_e, ls_l], dtype=np.int32)
     dst = np.concatenate([o_e, ln_code[l_order]], dtype=np.int32)
     eprop = np.concatenate([p_e, lp_l], dtype=np.int32)
-    del s_e, p_e, o_e, ls_l, lp_l
+    sid_rows = np.concatenate([step_rows[e_order], m_all + lit_keep[l_order]])
+    del s_e, p_e, o_e, ls_l, lp_l, s_code, o_code, p_code, ls_code, ln_code, lp_code, e_order, l_order
+    del step_rows, class_rows, lit_keep, ip, lp, pcodes, step_mask
     # statement ids in edge order: the one big string copy, made while little else is alive
-    sids = _take(_concat([sid, lsid]), np.concatenate([step_rows[e_order], m_all + lit_keep[l_order]]))
-    del s_code, o_code, p_code, e_order, l_order
+    # and after the memory freed so far is handed back (C allocator: malloc_trim)
+    _POOL.release_unused()
+    sids = _take(_concat([sid, lsid]), sid_rows)
+    del sid_rows
 
     # CSR adjacency over both directions, by (neighbour, property, statement id, forward)
     total = m + ml

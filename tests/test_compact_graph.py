@@ -146,3 +146,23 @@ def test_dense_item_ids_are_numbered_as_a_string_sort_numbers_them(ids: list[str
     assert (fast is not None) == (valid and max(int(i[1:]) for i in ids) <= len(ids))
     if fast is not None:
         assert fast[0].to_pylist() == names.to_pylist() and fast[1].tolist() == codes.tolist()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.text(max_size=6), min_size=1, max_size=40), st.lists(st.integers(0, 40), max_size=4),
+       st.integers(0, 3), st.randoms(use_true_random=False))
+def test_strings_gathered_from_chunks_equal_arrows_take(values: list[str], cuts: list[int], skip: int,
+                                                        rnd: object) -> None:
+    """The byte-level gather of a chunked string column gives what Arrow's ``take`` gives:
+    any lengths (empty, multi-byte), chunks sliced off a larger buffer, rows repeated."""
+    from chaingraph.compact import _gather_strings
+
+    cuts = sorted(min(c, len(values)) for c in cuts)
+    bounds = [0, *cuts, len(values)]
+    padded = pa.array(["pad"] * skip + values, pa.string())  # a chunk that starts inside its buffer
+    chunks = [padded.slice(skip + a, b - a) for a, b in itertools.pairwise(bounds)]
+    column = pa.chunked_array(chunks, type=pa.string())
+    rows = np.asarray([rnd.randrange(len(values)) for _ in range(len(values) * 2)], dtype=np.int64)  # type: ignore[attr-defined]
+    got = _gather_strings(column, rows)
+    assert got is not None and got.to_pylist() == [values[r] for r in rows]
+    got.validate(full=True)
