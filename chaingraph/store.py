@@ -38,6 +38,7 @@ import pyarrow as pa
 
 from chaingraph.errors import StoreError
 from chaingraph.store_bulk import BulkReads
+from chaingraph.store_memory import memory_limit, release
 from chaingraph.store_reads import PropertyInfo, SourceInfo, StatementInfo, StatementRows, StoreReads
 from chaingraph.store_schema import (
     ARROW_TYPES,
@@ -49,6 +50,7 @@ from chaingraph.store_schema import (
     UPSERT,
 )
 from chaingraph.store_state import CachedResponse, CrawlNeighbour, CrawlState, NeighbourCache, ResponseCache
+from chaingraph.store_subset import SubsetPicks
 from chaingraph.values import Value, value_columns
 
 __all__ = [
@@ -261,6 +263,8 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
                 self._refuse_foreign()
             if not read_only:
                 self.con.execute(SCHEMA)
+            #: DuckDB's memory limit when this store opened its database (see release_memory)
+            self.opened_memory_limit: str | None = memory_limit(self.con)
         except (duckdb.Error, OSError) as exc:
             raise StoreError(f"cannot open store {self.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}; check the path and that no other "
@@ -268,6 +272,8 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
         self._in_tx = False
         #: whether this is a :meth:`subset` of another store (read only)
         self.is_subset = False
+        #: a subset's source tables (their qualified prefix, e.g. ``"world".main.``)
+        self.subset_source: str | None = None
 
     def _refuse_foreign(self) -> None:
         """Refuse someone else's DuckDB database before chaingraph writes a table into it."""
@@ -284,10 +290,12 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
                entities: pa.Array | pa.ChunkedArray | Sequence[str] = ()) -> Store:
         """A store holding only ``statement_ids`` (with their qualifiers, references,
         provenance and the property rows they use) and the entity rows of ``entities``:
-        what copying them into an empty store gives, copied inside DuckDB without a Python
-        object per row. It is for reading (writing its facts raises :class:`StoreError`) and
-        shares this store's database through a connection of its own (temporary tables, so
-        this store may be read only): close it before this one.
+        what copying them into an empty store gives, without copying them (views of this
+        store's tables filtered by the ids, kept in DuckDB: :mod:`chaingraph.store_subset`).
+        It is for reading (writing its facts raises :class:`StoreError`) and shares this
+        store's database through a connection of its own (temporary views and tables, so
+        this store may be read only): close it before this one, and do not change this
+        store's rows meanwhile (the views would show the change).
 
         >>> from chaingraph.values import EntityValue
         >>> s = Store()
@@ -300,22 +308,49 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
         >>> len(s.edges())
         2
         """
-        def arrow(ids: pa.Array | pa.ChunkedArray | Sequence[str]) -> pa.Array | pa.ChunkedArray:
-            return ids if isinstance(ids, (pa.Array, pa.ChunkedArray)) else pa.array(list(ids), pa.string())
-
-        if self.is_subset:
-            raise StoreError("subset: this store is already a subset (its rows are temporary tables of "
-                             "another connection); collect into a Store() to narrow it further")
-        out = Store.__new__(Store)
-        out.path, out._in_tx, out.is_subset = self.path, False, True
         try:
-            out.con = self._subset_connection(arrow(statement_ids), arrow(entities))
+            picks = self.subset_picks()
+            try:
+                picks.add(statement_ids, entities)
+            except BaseException:
+                picks.close()
+                raise
+            return picks.subset()
         except duckdb.Error as exc:
             raise StoreError(f"cannot read store {self.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc
-        return out
+
+    def subset_picks(self) -> SubsetPicks:
+        """An empty :class:`~chaingraph.store_subset.SubsetPicks` of this store: pick
+        statements and entities batch by batch inside DuckDB, then make the :meth:`subset`."""
+        if self.is_subset:
+            raise StoreError("subset: this store is already a subset (its rows are temporary views of "
+                             "another connection); collect into a Store() to narrow it further")
+        return SubsetPicks(self)
 
     # -- life cycle -------------------------------------------------------------------
+    def release_memory(self) -> None:
+        """Hand back to the system the memory DuckDB's allocator keeps from the queries run
+        so far, for every connection to this store's database (it keeps what a query frees
+        for the next ones: a crawl's queries leave tens of MB), and ask Arrow's and the C
+        library's allocators to do the same. A few milliseconds; the bulk reads of a crawl
+        and of a graph build call it after themselves.
+
+        DuckDB flushes its allocator when its memory limit is set: the limit is set back to
+        DuckDB's default if it is what it was when this store opened its database, and left
+        alone otherwise (:func:`chaingraph.store_memory.release`).
+
+        >>> s = Store()
+        >>> s.release_memory()
+        >>> s.counts()["statements"]
+        0
+        """
+        try:
+            release(self.con, self.opened_memory_limit)
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot read store {self.path or ':memory:'}: "
+                             f"{str(exc).splitlines()[0]}") from exc
+
     def close(self) -> None:
         self.con.close()
 
