@@ -21,7 +21,7 @@ rows without a Python object per row, ready for :meth:`Store.write_arrow`.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -72,9 +72,7 @@ class BulkReads:
     con: duckdb.DuckDBPyConnection
     is_subset: bool
     subset_source: str | None
-
-    def release_memory(self) -> None:  # Store's
-        raise NotImplementedError
+    release_memory: Callable[[], None]  # Store.release_memory
 
     def _columns(self, table: str) -> str:
         return ", ".join(f'"{c}"' for c in TABLE_COLUMNS[table])
