@@ -461,9 +461,8 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
         if self.path is None or self._in_tx or memory_limit(self.con) != self.opened_memory_limit:
             return
         try:
-            self.con.execute("SET memory_limit = '1MB'")
-        except duckdb.Error:
-            pass  # what is still in use stays: the rest is released all the same
+            with suppress(duckdb.Error):  # what is still in use stays: the rest is released all the same
+                self.con.execute("SET memory_limit = '1MB'")
         finally:
             self.con.execute("RESET memory_limit")
 
