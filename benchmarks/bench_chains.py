@@ -27,6 +27,11 @@ and igraph's paths as the same multiset of vertex paths, and networkx's as the s
 It also times the top-20 chains by ``s_div`` (branch and bound) against enumerating every
 chain and sorting, and checks both lists are equal. Each case runs in a fresh process
 (``benchmarks/harness.py``); tables give medians, rates, peak memory and ratios.
+
+Last, ``chaingraph expand`` runs as a whole process (process start included); with
+``--expand-before CHECKOUT`` the same commands import chaingraph from another checkout
+too (main's, say), runs alternating, after checking both print the same chains. The
+expand table alone: ``--worlds --synthetic 0 --expand-before ../main``.
 """
 
 from __future__ import annotations
@@ -231,6 +236,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--worlds", nargs="*", default=list(SEEDS), choices=list(SEEDS),
                         help="which worlds to run (default: all)")
     parser.add_argument("--no-expand", action="store_true", help="skip the whole-process expand timings")
+    parser.add_argument("--expand-before", type=Path, metavar="CHECKOUT",
+                        help="also time the expand commands importing chaingraph from this checkout "
+                             "(e.g. main's), alternating with this one, answers checked equal first")
+    parser.add_argument("--expand-repeat", type=int, default=None,
+                        help="runs of each expand command (default: the repeat of the other cases)")
     parser.add_argument("--core", action="store_true",
                         help="chaingraph, DuckDB and the plain-Python walker only (counts still checked "
                              "equal first); skips igraph, rustworkx, networkx and enumerate-all + sort, "
@@ -301,11 +311,38 @@ def main(argv: list[str] | None = None) -> None:
                              baseline="chaingraph tree", unit="chains"))
     if args.no_expand:
         return
-    print("### `chaingraph expand` as a whole process (median wall and CPU, peak RSS)\n")
-    print("| command | median wall s | median CPU s | peak MB |\n|---|---:|---:|---:|")
+    expand_table(peers, args.expand_repeat or repeat, args.expand_before)
+
+
+def expand_table(peers: Any, repeat: int, before: Path | None) -> None:
+    """``chaingraph expand`` as a whole process: median wall, CPU and peak RSS (and the
+    largest peak) of each command, this checkout beside ``before`` when given (runs
+    alternate, one at a time, so both see the same machine)."""
+    import statistics
+
+    print(f"### `chaingraph expand` as a whole process ({repeat} runs each: median wall and CPU, "
+          "median and largest peak RSS)\n")
+    print("| command | checkout | median wall s | median CPU s | median peak MB | largest peak MB |\n"
+          "|---|---|---:|---:|---:|---:|")
+    trees = {"this": None} if before is None else {"before": before.resolve(), "this": None}
+    for label, tree in trees.items():
+        package = peers.imported_from(tree)
+        assert tree is None or package.is_relative_to(tree), f"{label}: imported {package}, not {tree}'s"
+        print(f"{label}: chaingraph from {package}", file=sys.stderr)
     for name, argv_ in peers.expand_commands(world_store("codex-m")).items():
-        wall, cpu, peak = peers.time_command(argv_, repeat)
-        print(f"| `{name}` | {wall:.2f} | {cpu:.2f} | {peak:,.0f} |")
+        if before is not None:
+            answers = {label: peers.command_answer(argv_, tree) for label, tree in trees.items()}
+            assert answers["before"] == answers["this"], f"{name}: the checkouts' chains differ"
+            print(f"{name}: {len(answers['this'])} chains, equal in both checkouts", file=sys.stderr)
+        runs: dict[str, list[tuple[float, float, list[float]]]] = {label: [] for label in trees}
+        for _ in range(repeat):
+            for label, tree in trees.items():
+                runs[label].append(peers.time_command_runs(argv_, 1, tree))
+        for label in trees:
+            walls, cpus, peaks = zip(*((w, c, p[0]) for w, c, p in runs[label]))
+            shown = "this" if before is None else (f"before ({before})" if label == "before" else "after")
+            print(f"| `{name}` | {shown} | {statistics.median(walls):.2f} | {statistics.median(cpus):.2f} | "
+                  f"{statistics.median(peaks):,.0f} | {max(peaks):,.0f} |")
 
 
 def linearity(results: list[Any], sizes: list[int]) -> str:

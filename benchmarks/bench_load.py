@@ -1,6 +1,6 @@
 """Loading Wikidata dumps: chaingraph's store against pyoxigraph, rdflib and DuckDB, same facts.
 
-    python benchmarks/bench_load.py [--quick] [--json] [--scale N]
+    python benchmarks/bench_load.py [--quick] [--json] [--scale N] [--before ROOT]
 
 Input: ``world/codex-m`` (227,878 statements; the JSON dump and its N-Triples, 1.39 M
 triples) — ``--quick`` uses ``world/codex-s`` (39,985 statements). Every case runs in a
@@ -10,8 +10,11 @@ case, so the columns compare the same facts:
 
 * ``chaingraph JSON dump``          :func:`chaingraph.sources.loaders.load` on ``NAME.json.gz``;
 * ``chaingraph JSON (row at a time)`` the loader as it was before bulk writes
-                                    (``load_json_dump(..., row_at_a_time=True)``: 30k-row
-                                    batches, each key looked up before it is written);
+                                    (``load_json_dump(..., row_at_a_time=True)``: parsed in
+                                    one process, 30k-row batches, each key looked up before
+                                    it is written) into a store with the schema as it was,
+                                    primary-key indexes on the statement tables
+                                    (``KEYED_SCHEMA``);
 * ``DuckDB read_json + unnest``     plain SQL a DuckDB user would write: ``read_json`` of the
                                     same ``.json.gz`` (``format='array'``, an explicit column
                                     schema) and ``unnest`` of the claims into one table of
@@ -29,13 +32,18 @@ case, so the columns compare the same facts:
                                     ``chaingraph export --parquet`` wrote from the loaded
                                     JSON dump (export prepared in setup, not timed).
 
+``--before ROOT`` adds ``chaingraph N-Triples (before)``: the N-Triples case with the
+chaingraph package of the checkout at ``ROOT`` (``git worktree add --detach ROOT main``),
+to time a change against main in the same run.
+
 ``--json`` runs only the JSON-dump cases (chaingraph both ways and DuckDB) and the memory check.
 
-Then the memory check: the same JSON dump and a synthetic dump ``--scale`` times larger
-(default 10: the dump's items repeated with every ``Q`` id shifted by a multiple of 10⁹, so
-statement ids stay unique; written once to the bench cache, not timed), each loaded into a
-new store *file*, must reach the same peak memory: the loader streams, so only the store's
-own index upkeep may grow with the dump.
+Then the memory check, for the JSON dump and for N-Triples: the dump and a synthetic dump
+``--scale`` times larger (default 10: the dump's items repeated with every ``Q`` id shifted
+by a multiple of 10⁹, so statement ids stay unique; written once to the bench cache, not
+timed), each loaded into a new store *file*, must reach the same peak memory: the loaders
+stream (N-Triples stages into DuckDB, which spills to disk), so only the store's own index
+upkeep may grow with the dump.
 
 Peak MB is the resident-memory high-water mark above the process's post-setup baseline.
 Every case (but rdflib) is measured in two rounds, the second in reverse order, and the
@@ -89,15 +97,30 @@ def chaingraph_load(name: str, ext: str, plain: bool = False) -> Run:
     return run
 
 
+def chaingraph_load_from(root: str, name: str, ext: str) -> Run:
+    """:func:`chaingraph_load` with the chaingraph of another checkout (``--before ROOT``)."""
+    sys.path.insert(0, root)
+    import chaingraph
+
+    if not Path(chaingraph.__file__).resolve().is_relative_to(Path(root).resolve()):
+        raise RuntimeError(f"chaingraph was imported from {chaingraph.__file__}, not from {root}")
+    return chaingraph_load(name, ext)
+
+
 def chaingraph_rows(name: str) -> Run:
-    """The JSON loader as it was: small batches, every key looked up before it is written."""
+    """The JSON loader as it was: small batches, every key looked up before it is written,
+    into the store as it was (primary-key indexes on the statement tables)."""
     from chaingraph.sources.loaders.json_dump import load_json_dump
     from chaingraph.store import Store
+    from chaingraph.store_schema import INDEXLESS, KEYED_SCHEMA
 
     path = _world(name, "json.gz")
 
     def run() -> tuple[int, dict[str, Any]]:
         with Store() as store:
+            for table in INDEXLESS:
+                store.con.execute(f"DROP TABLE {table}")
+            store.con.execute(KEYED_SCHEMA)
             load_json_dump(path, store, row_at_a_time=True)
             counts = store.counts()
             return counts["statements"], {"qualifiers": counts["qualifiers"]}
@@ -163,6 +186,32 @@ def synthetic_dump(name: str, scale: int) -> Path:
                 out.write(line if first else b",\n" + line)
                 first = False
         out.write(b"\n]\n")
+    partial.rename(target)
+    return target
+
+
+_NT_QID = re.compile(rb"(/entity/|/entity/statement/|/Special:EntityData/)Q([1-9][0-9]{0,8})(?=[>-])")
+_NT_PROPERTY_LINE = re.compile(rb"^<http://www\.wikidata\.org/entity/(?:statement/)?P[0-9]", re.MULTILINE)
+
+
+def synthetic_ntriples(name: str, scale: int) -> Path:
+    """``world/NAME.nt.gz`` made ``scale`` times larger the way :func:`synthetic_dump` does
+    it for the JSON dump: the properties' triples once, every other triple ``scale`` times,
+    copy ``k`` with every ``Q`` id in an entity, statement or entity-data IRI shifted by
+    ``k`` × 10⁹ (value and reference nodes are shared, as a dump shares them)."""
+    target = BENCH_CACHE / f"synthetic-{name}-x{scale}.nt.gz"
+    if target.exists():
+        return target
+    BENCH_CACHE.mkdir(parents=True, exist_ok=True)
+    with gzip.open(_world(name, "nt.gz"), "rb") as src:
+        lines = src.read().splitlines(keepends=True)
+    items = b"".join(line for line in lines if not _NT_PROPERTY_LINE.match(line))
+    partial = target.with_suffix(".partial")
+    with gzip.open(partial, "wb", compresslevel=1) as out:
+        out.write(b"".join(lines))
+        for k in range(1, scale):
+            shift = k * 10**9
+            out.write(_NT_QID.sub(lambda m: b"%sQ%d" % (m.group(1), int(m.group(2)) + shift), items))  # noqa: B023
     partial.rename(target)
     return target
 
@@ -276,6 +325,10 @@ def main(argv: list[str]) -> int:
         Case("chaingraph Parquet", f"{MODULE}:chaingraph_parquet", {"name": name}, repeat),
         Case("rdflib Graph.parse", f"{MODULE}:rdflib_parse", {"name": name}, 1),
     ]
+    if "--before" in argv:  # the N-Triples loader of another checkout, e.g. a worktree of main
+        root = argv[argv.index("--before") + 1]
+        cases.insert(4, Case("chaingraph N-Triples (before)", f"{MODULE}:chaingraph_load_from",
+                             {"root": root, "name": name, "ext": "nt.gz"}, repeat))
     if "--json" in argv:
         cases = [c for c in cases if "JSON" in c.name.upper()]
     print(f"<!-- load average before: {_load_average()} -->", file=sys.stderr, flush=True)
@@ -283,12 +336,16 @@ def main(argv: list[str]) -> int:
     print(markdown_table(f"Load world/{name} ({STATEMENTS[name]:,} statements) into a store",
                          results, baseline="chaingraph JSON (row at a time)", unit="statements"))
     # memory flat in the dump size: the dump and one `scale` times larger, each into a store file
-    big = synthetic_dump(name, scale)
-    memory = [measure(Case(label, f"{MODULE}:chaingraph_file_load", {"path": str(path)}, 1))
-              for label, path in (("1× (the world dump)", _world(name, "json.gz")),
-                                  (f"{scale}× (synthetic)", big))]
-    print(markdown_table(f"Peak memory, world/{name} JSON dump 1× and {scale}× into a new store file",
-                         memory, baseline="1× (the world dump)", unit="statements"))
+    formats = [("JSON dump", "json.gz", synthetic_dump)]
+    if "--json" not in argv:
+        formats.append(("N-Triples", "nt.gz", synthetic_ntriples))
+    for label, ext, synthetic in formats:
+        big = synthetic(name, scale)
+        sizes = (("1× (the world dump)", _world(name, ext)), (f"{scale}× (synthetic)", big))
+        memory = [measure(Case(size, f"{MODULE}:chaingraph_file_load", {"path": str(path)}, 1))
+                  for size, path in sizes]
+        print(markdown_table(f"Peak memory, world/{name} {label} 1× and {scale}× into a new store file",
+                             memory, baseline="1× (the world dump)", unit="statements"))
     print(f"load average after: {_load_average()}")
     return 0
 

@@ -375,16 +375,28 @@ runpy.run_module(sys.argv[0], run_name="__main__", alter_sys=True)
 """
 
 
-def time_command(module_argv: list[str], repeat: int = 3) -> tuple[float, float, float]:
+def time_command(module_argv: list[str], repeat: int = 3, tree: Path | None = None
+                 ) -> tuple[float, float, float]:
     """Median wall seconds, median CPU seconds (user + system: what a busy machine
     inflates least) and max peak RSS (MB, the process's own ``VmHWM``) of
-    ``python -m <module_argv>`` run as a process."""
+    ``python -m <module_argv>`` run as a process, importing chaingraph from ``tree``
+    (default: this checkout)."""
+    wall, cpu, peaks = time_command_runs(module_argv, repeat, tree)
+    return wall, cpu, max(peaks)
+
+
+def time_command_runs(module_argv: list[str], repeat: int = 3, tree: Path | None = None
+                      ) -> tuple[float, float, list[float]]:
+    """:func:`time_command` with every run's peak RSS (MB), in run order."""
     walls, cpus, peaks = [], [], []
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    root = tree or Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root)}
     argv = [sys.executable, "-c", _PEAK_WRAPPER, *module_argv]
     for _ in range(repeat):
         t0 = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True)
+        # run in the checkout: ``python -c`` puts the working directory before PYTHONPATH
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True,
+                                cwd=root)
         assert proc.stderr is not None
         err = proc.stderr.read()  # until the process closes it, at exit
         _pid, status, usage = os.wait4(proc.pid, 0)
@@ -395,7 +407,29 @@ def time_command(module_argv: list[str], repeat: int = 3) -> tuple[float, float,
             raise RuntimeError(f"{module_argv} exited with {proc.returncode}: {err[-500:]}")
         cpus.append(usage.ru_utime + usage.ru_stime)
         peaks += [int(line.split()[1]) / 1024 for line in err.splitlines() if line.startswith("peak-kB ")]
-    return statistics.median(walls), statistics.median(cpus), max(peaks)
+    return statistics.median(walls), statistics.median(cpus), peaks
+
+
+def imported_from(tree: Path | None = None) -> Path:
+    """The chaingraph package a command run by :func:`time_command` imports."""
+    root = tree or Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-c", "import chaingraph; print(chaingraph.__file__)"],
+                         cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, check=True,
+                         capture_output=True, text=True)
+    return Path(out.stdout.strip()).resolve().parent
+
+
+def command_answer(module_argv: list[str], tree: Path | None = None) -> list[tuple[Any, ...]]:
+    """What an ``expand`` command printed (JSON Lines), as ``(seed, k, s_div, statement ids
+    of the steps)`` per record: the answer two checkouts must agree on (provenance paths and
+    retrieval times differ by checkout and run)."""
+    import json
+
+    root = tree or Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-m", *module_argv, "--format", "jsonl"], cwd=root, check=True,
+                         env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, text=True).stdout
+    return [(r["seed"], r["k"], r["s_div"], tuple(s["statement_id"] for s in r["steps"]))
+            for r in map(json.loads, out.splitlines())]
 
 
 def expand_commands(store: Path) -> dict[str, list[str]]:

@@ -102,7 +102,7 @@ class ChainTree:
         if k <= self.base:
             return self.arc[k][idx], self.parent[k][idx]
         offsets = self.near if k == self.base + 1 else self.far
-        g = np.searchsorted(offsets, idx, side="right") - 1
+        g = _group_of(offsets, idx)
         start = self.indptr[self._vertex(self.base, g)]
         if k == self.base + 1:
             return start + (idx - self.near[g]), g
@@ -175,11 +175,16 @@ class ChainTree:
             yield from b.chains()
 
 
+def _group_of(offsets: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The group of each of ``rows`` (group ``g`` is ``offsets[g]:offsets[g + 1]``). The rows
+    are cast to the offsets' int32 first: ``searchsorted`` would otherwise copy the offsets."""
+    return np.searchsorted(offsets, rows.astype(offsets.dtype), side="right") - 1
+
+
 def _groups(offsets: np.ndarray, i0: int, i1: int) -> tuple[np.ndarray, np.ndarray]:
     """For rows ``i0:i1`` grouped by ``offsets`` (group ``g`` is ``offsets[g]:offsets[g + 1]``):
     each row's group and its position in it."""
-    g0 = int(np.searchsorted(offsets, i0, side="right")) - 1
-    g1 = int(np.searchsorted(offsets, i1 - 1, side="right")) - 1
+    g0, g1 = (int(g) for g in _group_of(offsets, np.asarray([i0, i1 - 1])))
     bounds = np.clip(offsets[g0:g1 + 2], i0, i1)
     g = np.repeat(np.arange(g0, g1 + 1), np.diff(bounds))
     return g, np.arange(i0, i1) - offsets[g]
@@ -203,42 +208,65 @@ def chain_tree(graph: EvidenceGraph, seed: int | str, min_hops: int = 5, max_hop
         raise ChainRuleError("chain_tree stores int32 indices; this graph is too large for it")
     depth = int(dag.dist[targets].max()) if len(targets) else 0
     deg = np.diff(indptr)
-    head_deg = deg[targets]  # per DAG arc: successors of its head
+    head_deg = deg[targets].astype(np.int32)  # per DAG arc: successors of its head
     cum = np.zeros(len(targets) + 1, dtype=np.int64)
     np.cumsum(head_deg, out=cum[1:])
     deg2 = cum[indptr[1:]] - cum[indptr[:-1]]  # per vertex: two-step continuations
+    head_deg2 = deg2[targets]  # per DAG arc: two-step continuations of its head
+    cum2 = np.zeros(len(targets) + 1, dtype=np.int64)
+    np.cumsum(head_deg2, out=cum2[1:])
     s = dag.seed
     arcs: list[np.ndarray] = [np.zeros(0, dtype=np.int32)]
     parents: list[np.ndarray] = [np.zeros(0, dtype=np.int32)]
+    # the last explicit layer's rows are runs of consecutive DAG arcs: (first arc, length) per run
+    run_start, run_len = indptr[s:s + 1], deg[s:s + 1]
     if depth > 2:  # layer 1: the seed's arcs
         arcs.append(np.arange(indptr[s], indptr[s + 1], dtype=np.int32))
         parents.append(np.zeros(len(arcs[-1]), dtype=np.int32))
-        head_start32 = indptr[targets].astype(np.int32)
-        head_deg32 = head_deg.astype(np.int32)
+        head_start = indptr[targets]
     for d in range(2, depth - 1):
         prev = arcs[-1]
-        counts = head_deg32[prev]
-        offsets = np.zeros(len(prev) + 1, dtype=np.int64)
-        np.cumsum(counts, out=offsets[1:])
-        _check_rows(d, int(offsets[-1]))
-        par = np.repeat(np.arange(len(prev), dtype=np.int32), counts)
-        arc = (head_start32[prev] - offsets[:-1].astype(np.int32))[par]
-        arc += np.arange(len(par), dtype=np.int32)
+        run_start, run_len = head_start[prev], head_deg[prev]
+        arc, par = _runs_layer(d, run_start, run_len)
         arcs.append(arc)
         parents.append(par)
-    # the last one or two layers as ranges under the rows of the last explicit layer
-    near = np.zeros(len(arcs[-1]) + 1 if len(arcs) > 1 else 2, dtype=np.int64)
-    far = np.zeros_like(near)
+    # the last one or two layers as ranges under the rows of the last explicit layer (int32:
+    # their totals, summed over the runs first, are checked to fit)
+    rows = len(arcs[-1]) if len(arcs) > 1 else 1
+    ends = run_start + run_len
+    _check_rows(len(arcs), int((cum[ends] - cum[run_start]).sum()) if depth else 0)
+    _check_rows(len(arcs) + 1, int((cum2[ends] - cum2[run_start]).sum()) if depth else 0)
+    near, far = np.empty(rows + 1, dtype=np.int32), np.empty(rows + 1, dtype=np.int32)
+    near[0] = far[0] = 0
     if len(arcs) > 1:
-        np.cumsum(head_deg[arcs[-1]], out=near[1:])
-        np.cumsum(deg2[targets][arcs[-1]] if len(arcs[-1]) > len(targets) else deg2[targets[arcs[-1]]],
-                  out=far[1:])
-    elif depth:
-        near[1], far[1] = deg[s], deg2[s]
-    _check_rows(len(arcs), int(near[-1]))
-    _check_rows(len(arcs) + 1, int(far[-1]))
+        for offsets, per_arc in ((near, head_deg), (far, head_deg2.astype(np.int32))):
+            np.take(per_arc, arcs[-1], out=offsets[1:], mode="clip")  # "clip": unbuffered
+            np.cumsum(offsets[1:], out=offsets[1:])
+    else:
+        near[1], far[1] = (deg[s], deg2[s]) if depth else (0, 0)
     return ChainTree(s, min_hops, max_hops, depth, indptr, targets.astype(np.int32), edges.astype(np.int32),
                      cum, tuple(arcs), tuple(parents), near, far)
+
+
+def _runs_layer(d: int, run_start: np.ndarray, run_len: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of layer ``d`` (int32 arc and parent) given, per row of layer ``d - 1``, the run
+    of consecutive DAG arcs that extends it. Each output array is written once, in place:
+    at this size fresh pages cost more than the arithmetic."""
+    offsets = np.zeros(len(run_len) + 1, dtype=np.int64)
+    np.cumsum(run_len, out=offsets[1:])
+    total = int(offsets[-1])
+    _check_rows(d, total)
+    par = np.repeat(np.arange(len(run_len), dtype=np.int32), run_len)
+    # arcs step by one within a run and jump to the next run's first arc between runs
+    arc = np.ones(total, dtype=np.int32)
+    full = np.flatnonzero(run_len)
+    if len(full):
+        first = run_start[full]
+        jump = first.copy()
+        jump[1:] -= first[:-1] + run_len[full[:-1]] - 1
+        arc[offsets[full]] = jump
+        np.cumsum(arc, out=arc)
+    return arc, par
 
 
 def _check_rows(layer: int, rows: int) -> None:

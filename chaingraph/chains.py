@@ -126,15 +126,17 @@ class AcceptAll:
 # -- topology shared by enumeration, explanation and the shortcut proof -------------------
 class _Topology:
     """Arc arrays of the graph's CSR adjacency (both directions of every step edge, in
-    :meth:`EvidenceGraph.neighbours` order), for vectorised BFS and DAG building."""
+    :meth:`EvidenceGraph.neighbours` order), for vectorised BFS and DAG building. Vertex
+    and edge numbers are int32 when they fit (half the bytes to gather per arc)."""
 
     def __init__(self, graph: EvidenceGraph) -> None:
         ar = graph.arrays
         n = graph.vcount()
+        itype = np.int32 if n < 2**31 and len(ar.nbr) < 2**31 else np.int64
         self.indptr = ar.indptr
-        self.src = np.repeat(np.arange(n, dtype=np.int64), np.diff(ar.indptr))
-        self.dst = ar.nbr.astype(np.int64)
-        self.edge = ar.arc_edge.astype(np.int64)
+        self.src: np.ndarray = np.repeat(np.arange(n, dtype=itype), np.diff(ar.indptr))
+        self.dst: np.ndarray = ar.nbr.astype(itype)
+        self.edge: np.ndarray = ar.arc_edge.astype(itype)
         self.passable = np.asarray(graph.passable_mask, dtype=bool)
         self.n = n
 
@@ -142,7 +144,8 @@ class _Topology:
     def key(self) -> np.ndarray:
         """``src * n + dst`` per arc: ascending, since rows are in neighbour-id order, so the
         arcs from ``u`` to ``w`` are one ``searchsorted`` range."""
-        return self.src * self.n + self.dst
+        key: np.ndarray = self.src.astype(np.int64) * self.n + self.dst
+        return key
 
     @cached_property
     def degree(self) -> np.ndarray:
@@ -166,8 +169,15 @@ def _ranges(indptr: np.ndarray, vertices: np.ndarray) -> np.ndarray:
     total = int(lens.sum())
     if total == 0:
         return np.zeros(0, dtype=np.int64)
-    shift = np.repeat(starts - (np.cumsum(lens) - lens), lens)
-    return shift + np.arange(total, dtype=np.int64)
+    # ones, with a jump to the next range's first arc where a range starts, summed up: one
+    # array written once (a repeat plus an arange wrote two)
+    full = np.flatnonzero(lens)
+    first = starts[full]
+    jump = first.copy()
+    jump[1:] -= first[:-1] + lens[full[:-1]] - 1
+    pos = np.ones(total, dtype=np.int64)
+    pos[(np.cumsum(lens) - lens)[full]] = jump
+    return np.cumsum(pos, out=pos)
 
 
 def distances(graph: EvidenceGraph, seed: int | str) -> np.ndarray:
@@ -274,6 +284,8 @@ def shortest_path_dag(graph: EvidenceGraph, seed: int | str, min_hops: int, max_
     n = graph.vcount()
     dist = np.full(n, UNREACHED, dtype=np.int64)
     dist[s] = 0
+    seen = np.zeros(n, dtype=bool)  # reached (a byte per vertex: cheaper to gather than dist)
+    seen[s] = True
     frontier = np.asarray([s], dtype=np.int64)
     layers: list[np.ndarray] = []  # per depth d: positions of the arcs d -> d + 1
     unreached_arcs = len(topo.dst) - int(topo.degree[s])  # arcs of the vertices not yet reached
@@ -281,14 +293,13 @@ def shortest_path_dag(graph: EvidenceGraph, seed: int | str, min_hops: int, max_
         if not len(frontier):
             break
         if unreached_arcs * BOTTOM_UP < int(topo.degree[frontier].sum()):
-            pos, reached = _bottom_up(topo, frontier, np.flatnonzero(dist == UNREACHED), n)
-        else:
+            pos, reached = _bottom_up(topo, frontier, np.flatnonzero(~seen), n)
+        else:  # an arc leads to layer d + 1 exactly when its head was not reached before
             pos = _ranges(topo.indptr, frontier)
             w = topo.dst[pos]
-            fresh = w[dist[w] == UNREACHED]
-            dist[fresh] = d + 1
-            pos = pos[dist[w] == d + 1]
-            reached = _distinct(fresh, n)
+            fresh = ~seen[w]
+            pos, reached = pos[fresh], _distinct(w[fresh], n)
+        seen[reached] = True
         dist[reached] = d + 1
         unreached_arcs -= int(topo.degree[reached].sum())
         layers.append(pos)
@@ -306,7 +317,7 @@ def shortest_path_dag(graph: EvidenceGraph, seed: int | str, min_hops: int, max_
     # topo arrays are grouped by source vertex in vertex order: sorted positions are CSR already
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(topo.src[kept], minlength=n), out=indptr[1:])
-    return ChainDag(s, dist, indptr, topo.dst[kept], topo.edge[kept])
+    return ChainDag(s, dist, indptr, topo.dst[kept].astype(np.int64), topo.edge[kept].astype(np.int64))
 
 
 #: search a layer from the unreached side when their arcs are this many times fewer than the
@@ -324,7 +335,7 @@ def _bottom_up(topo: _Topology, frontier: np.ndarray, unreached: np.ndarray, n: 
     u = topo.dst[pos]
     hit = _marked(frontier, n)[u]
     w = topo.src[pos[hit]]
-    pairs = np.unique(u[hit] * n + w)
+    pairs = np.unique(u[hit].astype(np.int64) * n + w)
     lo = np.searchsorted(topo.key, pairs, side="left")
     hi = np.searchsorted(topo.key, pairs, side="right")
     lens = hi - lo

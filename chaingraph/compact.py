@@ -20,8 +20,9 @@ and statement ids are compared as strings only where two arcs tie on everything 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -30,6 +31,9 @@ import pyarrow.compute as pc
 __all__ = ["GraphArrays", "argsort_keys", "build_arrays", "item_mask"]
 
 _ITEM_PATTERN = "^Q[1-9][0-9]{0,11}$"
+#: Arrow's temporaries here come from the C allocator, as numpy's do, so memory one side frees
+#: is reused by the other (Arrow's default pool keeps its own, and the build's peak was the sum)
+_POOL = pa.system_memory_pool()
 
 
 @dataclass(frozen=True)
@@ -71,16 +75,159 @@ def _concat(arrays: list[pa.ChunkedArray]) -> pa.ChunkedArray:
 
 
 def _sorted_codes(values: pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
-    """Distinct values in sorted order and the code of every element (int64)."""
+    """Distinct values in sorted order and the code of every element (int32, as Arrow's
+    dictionary indices are)."""
     if len(values) == 0:
-        return pa.array([], pa.string()), np.zeros(0, dtype=np.int64)
-    enc = pc.dictionary_encode(values).unify_dictionaries()
+        return pa.array([], pa.string()), np.zeros(0, dtype=np.int32)
+    enc = pc.dictionary_encode(values, memory_pool=_POOL).unify_dictionaries(memory_pool=_POOL)
     dictionary = enc.chunk(0).dictionary
-    order = pc.sort_indices(dictionary).to_numpy()
-    rank = np.empty(len(order), dtype=np.int64)
-    rank[order] = np.arange(len(order), dtype=np.int64)
-    codes = np.concatenate([rank[c.indices.to_numpy(zero_copy_only=False)] for c in enc.chunks])
-    return dictionary.take(pa.array(order, type=pa.int64())), codes
+    order = pc.sort_indices(dictionary, memory_pool=_POOL).to_numpy()
+    rank = np.empty(len(order), dtype=np.int32)
+    rank[order] = np.arange(len(order), dtype=np.int32)
+    codes = np.empty(len(values), dtype=np.int32)
+    at = 0
+    for c in enc.chunks:  # written in place: no per-chunk copies to concatenate
+        np.take(rank, c.indices.to_numpy(zero_copy_only=False), out=codes[at:at + len(c)], mode="clip")
+        at += len(c)
+    return pc.take(dictionary, pa.array(order, type=pa.int64()), memory_pool=_POOL), codes
+
+
+def _item_codes(values: pa.ChunkedArray) -> tuple[pa.Array, np.ndarray] | None:
+    """What :func:`_sorted_codes` gives, without hashing a string, when every value is an
+    item id (``Q`` + 1–12 digits, no leading zero) and the ids are dense: no larger than
+    the number of values (a large dump, or the synthetic graph). Then a table indexed by
+    the number finds the distinct ids, and their string order (``Q10`` < ``Q2``) comes from
+    sorting the numbers left-aligned to 12 digits, shorter first on a tie. ``None`` otherwise
+    (decided first from the longest string, so a sparse store pays almost nothing).
+
+    >>> names, codes = _item_codes(pa.chunked_array([["Q2", "Q10", "Q1"], ["Q2"] * 8]))
+    >>> names.to_pylist(), codes[:4].tolist()
+    (['Q1', 'Q10', 'Q2'], [2, 1, 0, 2])
+    >>> _item_codes(pa.chunked_array([["Q2", "Q10", "Q01"], ["Q2"] * 8])) is None
+    True
+    """
+    n = len(values)
+    if n == 0 or values.null_count:
+        return None
+    itype: type[np.signedinteger[Any]] = np.int32 if n < 2**31 else np.int64
+    number = np.empty(n, dtype=itype)  # dense: every id <= n
+    at = 0
+    for block in _blocks(values):  # a block at a time, so every pass over it runs in cache
+        length = pc.binary_length(block).to_numpy(zero_copy_only=False)
+        if int(length.max()) > 1 + len(str(n)) or not pc.all(pc.starts_with(block, "Q")).as_py():
+            return None  # too long to be dense, or not an item id
+        try:
+            parsed = pc.cast(pc.utf8_slice_codeunits(block, 1), pa.int64()).to_numpy(zero_copy_only=False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return None
+        if int(parsed.min()) < 1 or int(parsed.max()) > n or not np.array_equal(length, _digits(parsed) + 1):
+            return None  # sparse ids, or "Q01", "Q+1", "Q 1" (they parse too, but are not ids)
+        number[at:at + len(parsed)] = parsed
+        at += len(parsed)
+    top = int(number.max())
+    present = np.zeros(top + 1, dtype=bool)
+    present[number] = True
+    distinct = np.flatnonzero(present)
+    del present
+    width = _digits(distinct)
+    order = np.argsort(distinct * 10 ** (12 - width) * 16 + width, kind="stable")
+    rank = np.zeros(top + 1, dtype=np.int32)
+    rank[distinct[order]] = np.arange(len(order), dtype=np.int32)
+    codes = np.take(rank, number)
+    names = pc.binary_join_element_wise("Q", pc.cast(pa.array(distinct[order]), pa.string()), "",
+                                        memory_pool=_POOL)
+    return names, codes
+
+
+def _blocks(values: pa.ChunkedArray, size: int = 1 << 18) -> Iterator[pa.Array]:
+    """The values in order, as zero-copy slices of at most ``size``."""
+    for chunk in values.chunks:
+        for start in range(0, len(chunk), size):
+            yield chunk.slice(start, size)
+
+
+def _digits(number: np.ndarray) -> np.ndarray:
+    """Decimal digits of each positive number below 10**12."""
+    out = np.ones(len(number), dtype=np.int64)
+    for k in range(1, 12):
+        out += number >= 10**k
+    return out
+
+
+def _joined(values: pa.ChunkedArray) -> pa.Array:
+    """The chunks as one array (a copy only when there are several; ``combine_chunks``
+    would ignore the memory pool)."""
+    if values.num_chunks == 1:
+        return values.chunk(0)
+    if values.num_chunks == 0:
+        return pa.array([], type=values.type)
+    return pa.concat_arrays(values.chunks, memory_pool=_POOL)
+
+
+def _take(values: pa.ChunkedArray, rows: np.ndarray) -> pa.Array:
+    """``values[rows]`` as one array. Arrow's ``take`` on a chunked array first joins every
+    chunk (a copy of the whole column, even for a handful of rows), so a few rows are taken
+    chunk by chunk instead, and most of the column by :func:`_gather_strings`."""
+    index = pa.array(rows, type=pa.int64())
+    if values.num_chunks <= 1:
+        return pc.take(_joined(values), index, memory_pool=_POOL)
+    if len(rows) * 4 >= len(values):
+        gathered = _gather_strings(values, rows)
+        return gathered if gathered is not None else pc.take(_joined(values), index, memory_pool=_POOL)
+    bounds = np.cumsum([0, *(len(c) for c in values.chunks)])
+    chunk = np.searchsorted(bounds, rows, side="right") - 1
+    by_chunk = np.argsort(chunk, kind="stable")
+    ends = np.searchsorted(chunk[by_chunk], np.arange(values.num_chunks + 1))
+    parts = [pc.take(values.chunk(c), pa.array(rows[by_chunk[ends[c]:ends[c + 1]]] - bounds[c]),
+                     memory_pool=_POOL) for c in range(values.num_chunks)]
+    taken = pa.concat_arrays(parts, memory_pool=_POOL)
+    back = np.empty(len(rows), dtype=np.int64)
+    back[by_chunk] = np.arange(len(rows), dtype=np.int64)
+    return pc.take(taken, pa.array(back), memory_pool=_POOL)
+
+
+def _gather_strings(values: pa.ChunkedArray, rows: np.ndarray, block: int = 1 << 16) -> pa.Array | None:
+    """``values[rows]`` for most of a string column in several chunks, written straight
+    into the result's buffers: no joined copy of the column (Arrow's ``take`` makes one, the
+    build's largest transient). Rows of one chunk and one byte length are moved as
+    fixed-width rows (overlapping windows of the byte buffers), ``block`` at a time.
+    ``None`` when the column has nulls or is too large for 32-bit offsets, or when its
+    strings come in too many distinct lengths for this to pay."""
+    if values.null_count or values.type != pa.string() or len(rows) == 0:
+        return None
+    bounds = np.cumsum([0, *(len(c) for c in values.chunks)])
+    chunk = (np.searchsorted(bounds, rows, side="right") - 1).astype(np.int32)
+    start = np.empty(len(rows), dtype=np.int64)
+    length = np.empty(len(rows), dtype=np.int32)
+    for c, part in enumerate(values.chunks):
+        sel = np.flatnonzero(chunk == c)
+        offsets = np.frombuffer(part.buffers()[1], dtype=np.int32, count=len(part) + 1,
+                                offset=4 * part.offset)
+        local = rows[sel] - bounds[c]
+        start[sel] = offsets[local]
+        length[sel] = offsets[local + 1] - offsets[local]
+    groups = np.unique(chunk.astype(np.int64) << 32 | length)
+    total = int(length.sum(dtype=np.int64))
+    if total >= 2**31 or len(groups) > 512:
+        return None
+    out_offsets = np.zeros(len(rows) + 1, dtype=np.int32)
+    np.cumsum(length, out=out_offsets[1:])
+    data = np.empty(total, dtype=np.uint8)
+    for g in groups.tolist():
+        c, width = g >> 32, g & 0xFFFFFFFF
+        if width == 0:
+            continue
+        members = np.flatnonzero((chunk == c) & (length == width))
+        raw = values.chunk(c).buffers()[2]
+        source = np.frombuffer(raw, dtype=np.uint8) if raw is not None else np.zeros(0, dtype=np.uint8)
+        src = np.lib.stride_tricks.as_strided(source, (len(source) - width + 1, width), (1, 1),
+                                              writeable=False)
+        dst = np.lib.stride_tricks.as_strided(data, (total - width + 1, width), (1, 1))
+        for i in range(0, len(members), block):
+            at = members[i:i + block]
+            dst[out_offsets[at]] = src[start[at]]
+    buffers = [None, pa.py_buffer(out_offsets), pa.py_buffer(data)]
+    return pa.Array.from_buffers(pa.string(), len(rows), buffers)
 
 
 def _string_rank(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -88,8 +235,8 @@ def _string_rank(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     if len(values) == 0:
         return np.zeros(0, dtype=np.int64)
     if isinstance(values, pa.ChunkedArray):
-        values = values.combine_chunks()
-    ranked = pc.rank(values, sort_keys="ascending", tiebreaker="dense")
+        values = _joined(values)
+    ranked = pc.rank(values, sort_keys="ascending", tiebreaker="dense", memory_pool=_POOL)
     return np.asarray(ranked.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
@@ -110,11 +257,12 @@ def argsort_keys(keys: list[np.ndarray]) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     low = max((n - 1).bit_length(), 1)  # bits of the position
     room = 63 - low
-    digits: list[tuple[np.ndarray, int, int]] = []  # (key, shift, width), least significant first
+    # (key, shift, width, whole key?), least significant first
+    digits: list[tuple[np.ndarray, int, int, bool]] = []
     for k in reversed(keys):
         width = max(int(k.max()).bit_length(), 1)
-        digits += [(k, shift, min(room, width - shift)) for shift in range(0, width, room)]
-    passes: list[list[tuple[np.ndarray, int, int]]] = [[]]
+        digits += [(k, shift, min(room, width - shift), width <= room) for shift in range(0, width, room)]
+    passes: list[list[tuple[np.ndarray, int, int, bool]]] = [[]]
     used = 0
     for digit in digits:
         if used + digit[2] > room:
@@ -122,57 +270,55 @@ def argsort_keys(keys: list[np.ndarray]) -> np.ndarray:
             used = 0
         passes[-1].append(digit)
         used += digit[2]
-    position = np.arange(n, dtype=np.int64)
     order: np.ndarray | None = None
     for group in passes:
         packed = np.zeros(n, dtype=np.int64)
-        for k, shift, width in reversed(group):  # most significant digit of the pass first
-            part = (k if order is None else k[order]).astype(np.int64)
-            if shift:
-                part >>= shift
-            if width < 63:
-                part &= (1 << width) - 1
-            packed <<= width
-            packed |= part
+        for k, shift, width, whole in reversed(group):  # most significant digit of the pass first
+            part = k if order is None else k[order]  # in the key's own dtype: half the bytes of int64
+            if not whole:
+                part = (part.astype(np.int64) >> shift) & ((1 << width) - 1)
+            np.left_shift(packed, width, out=packed)
+            np.bitwise_or(packed, part, out=packed)  # cast element by element, no int64 copy
             del part
-        packed <<= low
-        packed |= position
+        np.left_shift(packed, low, out=packed)
+        np.bitwise_or(packed, np.arange(n, dtype=np.int32 if n < 2**31 else np.int64), out=packed)
         packed.sort()
-        packed &= (1 << low) - 1
+        np.bitwise_and(packed, (1 << low) - 1, out=packed)
         order = packed if order is None else order[packed]
+        del packed
     assert order is not None
     return order
 
 
-def _order(keys: list[np.ndarray], sids: pa.ChunkedArray, rows_of: np.ndarray) -> np.ndarray:
+def _order(keys: list[np.ndarray], sids: pa.ChunkedArray, rows_of: np.ndarray
+           ) -> tuple[np.ndarray, list[np.ndarray]]:
     """Indices sorting rows by ``keys`` (most significant first), ties by statement id
-    (row ``i`` has statement id ``sids[rows_of[i]]``); only rows that tie on the keys
-    compare their statement ids as strings."""
+    (row ``i`` has statement id ``sids[rows_of[i]]``), and the keys in that order (gathered
+    once: a gather of millions of rows is a cache miss per row); only rows that tie on the
+    keys compare their statement ids as strings."""
     n = len(rows_of)
     if n == 0:
-        return np.zeros(0, dtype=np.int64)
+        return np.zeros(0, dtype=np.int64), [k[:0] for k in keys]
     order = argsort_keys(keys)
+    ordered = [k[order] for k in keys]
     same = np.ones(n - 1, dtype=bool)
-    for k in keys:
-        ks = k[order]
+    for ks in ordered:
         same &= ks[1:] == ks[:-1]
-        del ks
     tie = np.flatnonzero(same)
     del same
     if len(tie):
         members = _runs(tie, n)
         rows = order[members]
-        row_sids = sids.take(pa.array(rows_of[rows], type=pa.int64()))
-        rank = _string_rank(row_sids)
+        rank = _string_rank(_take(sids, rows_of[rows]))
         order[members] = rows[np.lexsort((rank, *[k[rows] for k in keys[::-1]]))]
-    return order
+    return order, ordered
 
 
 def item_mask(names: pa.Array) -> np.ndarray:
     """True where a string is an item id (``Q`` + digits)."""
     if len(names) == 0:
         return np.zeros(0, dtype=bool)
-    return np.asarray(pc.fill_null(pc.match_substring_regex(names, _ITEM_PATTERN), False)
+    return np.asarray(pc.fill_null(pc.match_substring_regex(names, _ITEM_PATTERN, memory_pool=_POOL), False)
                       .to_numpy(zero_copy_only=False), dtype=bool)
 
 
@@ -203,25 +349,28 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
     lit_keep = np.flatnonzero(allowed[lp]) if len(lp) else np.zeros(0, dtype=np.int64)
 
     def pick(a: pa.ChunkedArray, mask: np.ndarray) -> pa.ChunkedArray:
-        return a.filter(pa.array(mask, type=pa.bool_()))
+        return pc.filter(a, pa.array(mask, type=pa.bool_()), memory_pool=_POOL)
 
     def take(a: pa.ChunkedArray, rows: np.ndarray) -> pa.ChunkedArray:
-        return a.take(pa.array(rows, type=pa.int64()))
+        return pc.take(a, pa.array(rows, type=pa.int64()), memory_pool=_POOL)
 
     step_rows, class_rows = np.flatnonzero(step_mask), np.flatnonzero(class_mask)
-    lit_node = pc.binary_join_element_wise(take(lsid, lit_keep), "#value", "") if len(lit_keep) else empty
+    lit_node = (pc.binary_join_element_wise(take(lsid, lit_keep), "#value", "", memory_pool=_POOL)
+                if len(lit_keep) else empty)
 
     # vertices: every step endpoint, class-edge subject, literal subject and literal node,
     # numbered in id order (strings are encoded once, then only integers move)
-    dictionary, vcodes = _sorted_codes(_concat([subj, obj, lsubj, lit_node]))
+    ends = _concat([subj, obj, lsubj, lit_node])
+    dictionary, vcodes = _item_codes(ends) or _sorted_codes(ends)
+    del ends
     ml_all = len(lsid)
     s_all, o_all = vcodes[:m_all], vcodes[m_all:2 * m_all]
     ls_all, ln_code = vcodes[2 * m_all:2 * m_all + ml_all], vcodes[2 * m_all + ml_all:]
     used = np.zeros(len(dictionary), dtype=bool)
     for part in (s_all[step_rows], o_all[step_rows], s_all[class_rows], ls_all[lit_keep], ln_code):
         used[part] = True
-    renumber = np.cumsum(used) - 1
-    names = dictionary.take(pa.array(np.flatnonzero(used), type=pa.int64()))
+    renumber = np.cumsum(used, dtype=np.int32) - 1
+    names = pc.take(dictionary, pa.array(np.flatnonzero(used), type=pa.int64()), memory_pool=_POOL)
     n = len(names)
     s_code, o_code = renumber[s_all[step_rows]], renumber[o_all[step_rows]]
     ls_code, ln_code = renumber[ls_all[lit_keep]], renumber[ln_code]
@@ -230,28 +379,37 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
 
     # edges: items by (subject, property, object, statement id), then literals by
     # (subject, property, statement id)
-    e_order = _order([s_code, p_code, o_code], sid, step_rows)
-    l_order = _order([ls_code, lp_code], lsid, lit_keep)
+    e_order, (s_e, p_e, o_e) = _order([s_code, p_code, o_code], sid, step_rows)
+    l_order, (ls_l, lp_l) = _order([ls_code, lp_code], lsid, lit_keep)
     m, ml = len(e_order), len(l_order)
-    src = np.concatenate([s_code[e_order], ls_code[l_order]]).astype(np.int32)
-    dst = np.concatenate([o_code[e_order], ln_code[l_order]]).astype(np.int32)
-    eprop = np.concatenate([p_code[e_order], lp_code[l_order]]).astype(np.int32)
-    sids = _concat([take(sid, step_rows[e_order]), take(lsid, lit_keep[l_order])]).combine_chunks()
-    del s_code, o_code, p_code
+    src = np.concatenate([s_e, ls_l], dtype=np.int32)
+    dst = np.concatenate([o_e, ln_code[l_order]], dtype=np.int32)
+    eprop = np.concatenate([p_e, lp_l], dtype=np.int32)
+    sid_rows = np.concatenate([step_rows[e_order], m_all + lit_keep[l_order]])
+    del s_e, p_e, o_e, ls_l, lp_l, s_code, o_code, p_code, ls_code, ln_code, lp_code, e_order, l_order
+    del step_rows, class_rows, lit_keep, ip, lp, pcodes, step_mask
+    # statement ids in edge order: the one big string copy, made while little else is alive
+    # and after the memory freed so far is handed back (C allocator: malloc_trim)
+    _POOL.release_unused()
+    sids = _take(_concat([sid, lsid]), sid_rows)
+    del sid_rows
 
     # CSR adjacency over both directions, by (neighbour, property, statement id, forward)
     total = m + ml
     edge_dtype = np.int32 if total < 2**31 else np.int64
-    at = np.concatenate([src, dst])
-    nbr = np.concatenate([dst, src])
-    arc_edge = np.concatenate([np.arange(total, dtype=edge_dtype)] * 2)
-    arc_order = _arc_order(at, nbr, arc_edge, eprop, sids, n)
+    at, nbr = np.empty(2 * total, dtype=np.int32), np.empty(2 * total, dtype=np.int32)
+    at[0::2], at[1::2] = dst, src  # arc 2e: edge e from its object; 2e + 1: from its subject
+    nbr[0::2], nbr[1::2] = src, dst
+    degree = np.bincount(at, minlength=n)
+    arc_order, nbr_sorted = _arc_order(at, nbr, eprop, degree,
+                                       lambda e: pc.take(sids, pa.array(e), memory_pool=_POOL))
+    del at, nbr
     indptr = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(np.bincount(at, minlength=n), out=indptr[1:])
-    nbr_sorted = nbr[arc_order]
-    arc_edge_sorted = arc_edge[arc_order]
-    fwd = arc_order < total
-    del at, nbr, arc_edge, arc_order
+    np.cumsum(degree, out=indptr[1:])
+    fwd = (arc_order & 1).astype(bool)
+    np.right_shift(arc_order, 1, out=arc_order)
+    arc_edge_sorted = arc_order.astype(edge_dtype)
+    del arc_order
 
     classes = pa.table({"subject": pick(subj, class_mask), "property": pick(prop, class_mask),
                         "object": pick(obj, class_mask)})
@@ -271,34 +429,37 @@ def _runs(tie: np.ndarray, n: int) -> np.ndarray:
     return np.flatnonzero(mask)
 
 
-def _arc_order(at: np.ndarray, nbr: np.ndarray, arc_edge: np.ndarray, eprop: np.ndarray,
-               sids: pa.Array, n: int) -> np.ndarray:
+def _arc_order(at: np.ndarray, nbr: np.ndarray, eprop: np.ndarray, degree: np.ndarray,
+               sid_of: Callable[[np.ndarray], pa.Array]) -> tuple[np.ndarray, np.ndarray]:
     """Order of the arcs by (at, neighbour) — vertices are numbered in id order, so this is
     neighbour-id order — then (property, edge, forward); where one property links two
     different vertices both ways (mutual statements), by (statement id, forward) instead.
 
-    Arc ``i`` is forward for ``i < len(at) // 2``. Edges are in (subject, property, object,
-    statement id) order, so among parallel arcs of one direction and property the edge
-    index is the statement-id order; statement ids are compared as strings only where
-    both directions meet."""
+    Arc ``2e`` is edge ``e`` walked backward (from its object), ``2e + 1`` forward: the
+    arc's position is its (edge, forward) key, so a stable sort by (at, neighbour,
+    property) needs no key for it. Edges are in (subject, property, object, statement id)
+    order, so among parallel arcs of one direction and property the edge index is the
+    statement-id order; statement ids are compared as strings only where both directions
+    meet. Returns the order and the neighbours in it (sorted ``at`` is each vertex
+    ``degree`` times: no gather)."""
     if len(at) == 0:
-        return np.zeros(0, dtype=np.int64)
-    half = len(at) // 2
-    arc_prop = eprop[arc_edge]
-    edge_dir: np.ndarray = arc_edge.astype(np.int64 if half >= 2**30 else np.int32) * 2
-    edge_dir[:half] += 1  # (edge, forward): an edge's backward arc before its forward arc
-    order = argsort_keys([at, nbr, arc_prop, edge_dir])
-    del edge_dir
-    sa, sb, sp = at[order], nbr[order], arc_prop[order]
-    same = (sa[1:] == sa[:-1]) & (sb[1:] == sb[:-1]) & (sp[1:] == sp[:-1])
-    del sa, sb, sp
+        return np.zeros(0, dtype=np.int64), nbr[:0]
+    arc_prop = np.repeat(eprop, 2)
+    order = argsort_keys([at, nbr, arc_prop])
+    nbr_sorted = nbr[order]
+    same = nbr_sorted[1:] == nbr_sorted[:-1]
+    ks = np.repeat(np.arange(len(degree), dtype=np.int32), degree)
+    same &= ks[1:] == ks[:-1]
+    ks = eprop[order >> 1]  # the half-size table: fewer cache misses than arc_prop[order]
+    same &= ks[1:] == ks[:-1]
+    del ks
     tie = np.flatnonzero(same)
     del same
     if len(tie) == 0:
-        return order
+        return order, nbr_sorted
     members = _runs(tie, len(at))
     rows = order[members]
-    forward = rows < half
+    forward = (rows & 1).astype(bool)
     # groups of equal (at, neighbour, property) holding both directions between two different vertices
     key_at, key_nbr, key_p = at[rows], nbr[rows], arc_prop[rows]
     new = np.ones(len(rows), dtype=bool)
@@ -311,9 +472,9 @@ def _arc_order(at: np.ndarray, nbr: np.ndarray, arc_edge: np.ndarray, eprop: np.
     mixed = (has_f & has_b)[group] & (key_at != key_nbr)
     if mixed.any():
         idx = np.flatnonzero(mixed)
-        e = arc_edge[rows[idx]].astype(np.int64)
-        rank = _string_rank(sids.take(pa.array(e, type=pa.int64())))
+        e = rows[idx] >> 1
+        rank = _string_rank(sid_of(e))
         fix = np.lexsort((forward[idx], rank, group[idx]))
         rows[idx] = rows[idx][fix]
         order[members] = rows
-    return order
+    return order, nbr_sorted

@@ -3,8 +3,9 @@
 The schema (tables, columns, keys) is :mod:`chaingraph.store_schema`; fact reads beyond
 the edge primitive are :mod:`chaingraph.store_reads`, the crawl state and the SPARQL response
 cache :mod:`chaingraph.store_state` — all of them methods of :class:`Store`, and the only
-modules that write SQL naming the store's tables. All writes are ``INSERT OR IGNORE`` /
-upsert, so loading the same input twice changes nothing.
+modules that write SQL naming the store's tables. Every write keeps the rows whose key is
+already there (entities and properties: upsert), so loading the same input twice changes
+nothing.
 
 Traversal reads go through one primitive, :meth:`Store.edges`:
 
@@ -38,6 +39,7 @@ import pyarrow as pa
 
 from chaingraph.errors import StoreError
 from chaingraph.store_bulk import BulkReads
+from chaingraph.store_memory import memory_limit, release
 from chaingraph.store_reads import PropertyInfo, SourceInfo, StatementInfo, StatementRows, StoreReads
 from chaingraph.store_schema import (
     ARROW_TYPES,
@@ -49,6 +51,7 @@ from chaingraph.store_schema import (
     UPSERT,
 )
 from chaingraph.store_state import CachedResponse, CrawlNeighbour, CrawlState, NeighbourCache, ResponseCache
+from chaingraph.store_subset import SubsetPicks
 from chaingraph.values import Value, value_columns
 
 __all__ = [
@@ -261,6 +264,8 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
                 self._refuse_foreign()
             if not read_only:
                 self.con.execute(SCHEMA)
+            #: DuckDB's memory limit when this store opened its database (see release_memory)
+            self.opened_memory_limit: str | None = memory_limit(self.con)
         except (duckdb.Error, OSError) as exc:
             raise StoreError(f"cannot open store {self.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}; check the path and that no other "
@@ -268,6 +273,8 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
         self._in_tx = False
         #: whether this is a :meth:`subset` of another store (read only)
         self.is_subset = False
+        #: a subset's source tables (their qualified prefix, e.g. ``"world".main.``)
+        self.subset_source: str | None = None
 
     def _refuse_foreign(self) -> None:
         """Refuse someone else's DuckDB database before chaingraph writes a table into it."""
@@ -284,10 +291,12 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
                entities: pa.Array | pa.ChunkedArray | Sequence[str] = ()) -> Store:
         """A store holding only ``statement_ids`` (with their qualifiers, references,
         provenance and the property rows they use) and the entity rows of ``entities``:
-        what copying them into an empty store gives, copied inside DuckDB without a Python
-        object per row. It is for reading (writing its facts raises :class:`StoreError`) and
-        shares this store's database through a connection of its own (temporary tables, so
-        this store may be read only): close it before this one.
+        what copying them into an empty store gives, without copying them (views of this
+        store's tables filtered by the ids, kept in DuckDB: :mod:`chaingraph.store_subset`).
+        It is for reading (writing its facts raises :class:`StoreError`) and shares this
+        store's database through a connection of its own (temporary views and tables, so
+        this store may be read only): close it before this one, and do not change this
+        store's rows meanwhile (the views would show the change).
 
         >>> from chaingraph.values import EntityValue
         >>> s = Store()
@@ -300,22 +309,49 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
         >>> len(s.edges())
         2
         """
-        def arrow(ids: pa.Array | pa.ChunkedArray | Sequence[str]) -> pa.Array | pa.ChunkedArray:
-            return ids if isinstance(ids, (pa.Array, pa.ChunkedArray)) else pa.array(list(ids), pa.string())
-
-        if self.is_subset:
-            raise StoreError("subset: this store is already a subset (its rows are temporary tables of "
-                             "another connection); collect into a Store() to narrow it further")
-        out = Store.__new__(Store)
-        out.path, out._in_tx, out.is_subset = self.path, False, True
         try:
-            out.con = self._subset_connection(arrow(statement_ids), arrow(entities))
+            picks = self.subset_picks()
+            try:
+                picks.add(statement_ids, entities)
+            except BaseException:
+                picks.close()
+                raise
+            return picks.subset()
         except duckdb.Error as exc:
             raise StoreError(f"cannot read store {self.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc
-        return out
+
+    def subset_picks(self) -> SubsetPicks:
+        """An empty :class:`~chaingraph.store_subset.SubsetPicks` of this store: pick
+        statements and entities batch by batch inside DuckDB, then make the :meth:`subset`."""
+        if self.is_subset:
+            raise StoreError("subset: this store is already a subset (its rows are temporary views of "
+                             "another connection); collect into a Store() to narrow it further")
+        return SubsetPicks(self)
 
     # -- life cycle -------------------------------------------------------------------
+    def release_memory(self) -> None:
+        """Hand back to the system the memory DuckDB's allocator keeps from the queries run
+        so far, for every connection to this store's database (it keeps what a query frees
+        for the next ones: a crawl's queries leave tens of MB), and ask Arrow's and the C
+        library's allocators to do the same. A few milliseconds; the bulk reads of a crawl
+        and of a graph build call it after themselves.
+
+        DuckDB flushes its allocator when its memory limit is set: the limit is set back to
+        DuckDB's default if it is what it was when this store opened its database, and left
+        alone otherwise (:func:`chaingraph.store_memory.release`).
+
+        >>> s = Store()
+        >>> s.release_memory()
+        >>> s.counts()["statements"]
+        0
+        """
+        try:
+            release(self.con, self.opened_memory_limit)
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot read store {self.path or ':memory:'}: "
+                             f"{str(exc).splitlines()[0]}") from exc
+
     def close(self) -> None:
         self.con.close()
 
@@ -358,28 +394,20 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
 
     def write(self, batch: Batch) -> None:
         """Insert a batch in one transaction; rows already present are left as they are."""
-        fast = not self._in_tx
         try:
-            try:
-                self._write(batch, fast=fast)
-            except duckdb.ConstraintException:
-                if not fast:
-                    raise
-                self._write(batch, fast=False)  # the batch repeats a key: deduplicate it first
+            self._write(batch)
         except duckdb.Error as exc:
             raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc
 
     def write_arrow(self, tables: Mapping[str, pa.Table], *, replace: Collection[str] = (),
-                    new_keys: bool = False) -> None:
+                    unique: Collection[str] = ()) -> None:
         """:meth:`write` for column-oriented rows: Arrow tables whose columns are named as
         the table's columns (:data:`TABLE_COLUMNS`; missing value columns are NULL).
 
-        ``new_keys`` says the rows' keys are most likely not in the store yet (a dump loaded
-        into a new store): the rows are then appended and the primary keys alone check them,
-        without looking each key up in the table first; if a key is there after all, the
-        write is redone the usual way. Same result, and the cost of a write no longer grows
-        with the table.
+        ``unique`` names the tables whose rows the caller promises repeat no key (rows may
+        still be in the store already): they are not deduplicated first, which saves a pass
+        over them. A broken promise stores the repeated rows.
 
         ``replace`` names entities this write brings whole (a dump's copy of each): those
         already in the store lose their row, statements, qualifiers, references and
@@ -390,27 +418,21 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
         >>> s = Store()
         >>> s.write_arrow({"statements": pa.table({"statement_id": ["Q1$a"], "subject": ["Q1"],
         ...     "property": ["P31"], "rank": ["normal"], "snaktype": ["value"],
-        ...     "value_type": ["item"], "object": ["Q5"]})})
+        ...     "value_type": ["item"], "object": ["Q5"]})}, unique=["statements"])
         >>> s.classes(["Q1"])
         {'Q1': ('Q5',)}
         """
         unknown = set(tables) - set(TABLE_COLUMNS)
         if unknown:
             raise StoreError(f"write_arrow: unknown tables {sorted(unknown)}; use {sorted(TABLE_COLUMNS)}")
-        fast = not self._in_tx
         try:
-            try:
-                self._write_arrow(tables, fast=fast, replace=replace, append=fast and new_keys)
-            except duckdb.ConstraintException:
-                if not fast:
-                    raise
-                self._write_arrow(tables, fast=False, replace=replace)
+            self._write_arrow(tables, replace=replace, unique=unique)
         except duckdb.Error as exc:
             raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc
 
-    def _write_arrow(self, tables: Mapping[str, pa.Table], *, fast: bool, replace: Collection[str],
-                     append: bool = False) -> None:
+    def _write_arrow(self, tables: Mapping[str, pa.Table], *, replace: Collection[str] = (),
+                     unique: Collection[str] = ()) -> None:
         with self.transaction():
             if replace:
                 self._forget_entities(list(replace))
@@ -421,14 +443,28 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
                 present = [c for c in columns if c in data.column_names]
                 self.con.register("_cg_incoming", data)
                 try:
-                    if append:  # a key already there raises ConstraintException: write_arrow redoes it
-                        cols = ", ".join(f'"{c}"' for c in present)
-                        self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _cg_incoming")
-                    else:
-                        self._insert_from(table, present, "_cg_incoming", fast=fast)
+                    self._insert_from(table, present, "_cg_incoming", unique=table in unique)
                 finally:
                     with suppress(duckdb.Error):
                         self.con.unregister("_cg_incoming")
+
+    def release_cache(self) -> None:
+        """Let DuckDB drop the blocks of the store file it keeps cached (they are read from the
+        file again when needed), so a long load's memory does not grow with what it has
+        written; between writes, never inside a transaction. Nothing for an in-memory store,
+        nor under a memory limit set by hand (which bounds the cache already).
+
+        DuckDB keeps every block it wrote or read until its memory limit is reached: the
+        limit is lowered for a moment (it evicts what it can) and reset, when it is what the
+        store opened with (as :meth:`release_memory` does; the allocator is not trimmed).
+        """
+        if self.path is None or self._in_tx or memory_limit(self.con) != self.opened_memory_limit:
+            return
+        try:
+            with suppress(duckdb.Error):  # what is still in use stays: the rest is released all the same
+                self.con.execute("SET memory_limit = '1MB'")
+        finally:
+            self.con.execute("RESET memory_limit")
 
     def _forget_entities(self, ids: list[str]) -> None:
         """Delete what the store holds of those ``ids`` that it has an entity/property row for."""
@@ -474,45 +510,46 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
                              f"{str(exc).splitlines()[0]}") from exc
         return len(ids)
 
-    def _write(self, batch: Batch, *, fast: bool) -> None:
+    def _write(self, batch: Batch) -> None:
         with self.transaction():
             for table, columns in TABLE_COLUMNS.items():
                 rows = getattr(batch, table)
                 if rows:
-                    self._insert(table, columns, rows, fast=fast)
+                    self._insert(table, columns, rows)
             if batch.tables:
-                self._write_arrow(batch.tables, fast=fast or batch.tables_unique, replace=())
+                self._write_arrow(batch.tables, unique=list(batch.tables) if batch.tables_unique else ())
 
-    def _insert(self, table: str, columns: list[str], rows: list[tuple[Any, ...]], *,
-                fast: bool = False) -> None:
+    def _insert(self, table: str, columns: list[str], rows: list[tuple[Any, ...]]) -> None:
         arrays = {col: pa.array(data, type=ARROW_TYPES.get(col, pa.string()))
                   for col, data in zip(columns, zip(*rows))}
         self.con.register("_cg_incoming", pa.table(arrays))
         try:
-            self._insert_from(table, columns, "_cg_incoming", fast=fast)
+            self._insert_from(table, columns, "_cg_incoming")
         finally:
             with suppress(duckdb.Error):  # an aborted transaction refuses even this
                 self.con.unregister("_cg_incoming")
 
     def _insert_from(self, table: str, columns: list[str], relation: str, params: Any = None, *,
-                     fast: bool = False) -> None:
+                     unique: bool = False) -> None:
+        """Insert the rows of ``relation`` whose key is not in ``table`` yet (entities and
+        properties: upsert), the first row of each key when ``relation`` repeats one (unless
+        ``unique`` promises it does not).
+
+        The fact tables have no primary-key index (:data:`~chaingraph.store_schema.INDEXLESS`):
+        their key is kept here, by one anti-join of the batch against the table, which
+        DuckDB runs as a parallel hash join built on the batch, so memory is bounded by the
+        batch and not by the table. Stores written before keep their primary keys; the
+        same statements work on them."""
         cols = ", ".join(f'"{c}"' for c in columns)
-        if fast and table not in UPSERT:
-            # Rows whose key is new, without deduplicating the batch: several times faster,
-            # and a repeated key inside the batch raises ConstraintException (callers fall back).
-            match = " AND ".join(f'_t."{k}" = _n."{k}"' for k in KEYS[table])
-            self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {relation} AS _n "
-                             f"WHERE NOT EXISTS (SELECT 1 FROM {table} AS _t WHERE {match})", params)
-            return
-        # Deduplicate within the batch too: INSERT OR IGNORE does not cover in-batch repeats.
-        key = {"entities": "id", "properties": "id", "statements": "statement_id"}.get(table)
-        source = (f"SELECT DISTINCT ON ({key}) {cols} FROM {relation}" if key
-                  else f"SELECT DISTINCT {cols} FROM {relation}")
+        key = ", ".join(f'"{k}"' for k in KEYS[table])
+        source = relation if unique else f"(SELECT DISTINCT ON ({key}) {cols} FROM {relation})"
         if table in UPSERT:
-            self.con.execute(f"INSERT INTO {table} ({cols}) {source} "
+            self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {source} "
                              f"ON CONFLICT DO UPDATE SET {UPSERT[table]}", params)
-        else:
-            self.con.execute(f"INSERT OR IGNORE INTO {table} ({cols}) {source}", params)
+            return
+        match = " AND ".join(f'_t."{k}" = _n."{k}"' for k in KEYS[table])
+        self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {source} AS _n "
+                         f"WHERE NOT EXISTS (SELECT 1 FROM {table} AS _t WHERE {match})", params)
 
     def insert_select(self, table: str, select: str, params: Sequence[Any] | None = None, *,
                       unique: bool = False) -> None:
@@ -520,8 +557,8 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
         query collapse, existing rows are kept, entities/properties are upserted): the bulk
         path for loaders that build rows inside DuckDB. The query's columns must be named as
         the table's columns (see :data:`TABLE_COLUMNS`). Joins the current transaction, if any.
-        ``unique=True`` promises that the query yields each key at most once (much faster;
-        a broken promise raises :class:`StoreError`).
+        ``unique=True`` promises that the query yields each key at most once (it is then not
+        deduplicated first; a broken promise stores the repeated rows).
 
         >>> s = Store()
         >>> s.insert_select("statements", "SELECT 'Q1$a' AS statement_id, 'Q1' AS subject, "
@@ -536,7 +573,7 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
                 described = self.con.execute(f"SELECT * FROM ({select}) LIMIT 0", params).description
                 present = [d[0] for d in described or ()]
                 columns = [c for c in TABLE_COLUMNS[table] if c in present]
-                self._insert_from(table, columns, f"({select})", params, fast=unique)
+                self._insert_from(table, columns, f"({select})", params, unique=unique)
         except duckdb.Error as exc:
             raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc

@@ -21,15 +21,15 @@ rows without a Python object per row, ready for :meth:`Store.write_arrow`.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from chaingraph.store_reads import StatementInfo
-from chaingraph.store_schema import SCHEMA, TABLE_COLUMNS, TRAVERSABLE_RANKS
+from chaingraph.store_schema import TABLE_COLUMNS, TRAVERSABLE_RANKS
+from chaingraph.store_subset import lookup_scope, picks_hashed
 from chaingraph.values import VALUE_COLUMNS, value_from_columns
 
 if TYPE_CHECKING:
@@ -70,6 +70,9 @@ class BulkReads:
     """Arrow-table reads over the store's tables (mixed into :class:`Store`)."""
 
     con: duckdb.DuckDBPyConnection
+    is_subset: bool
+    subset_source: str | None
+    release_memory: Callable[[], None]  # Store.release_memory
 
     def _columns(self, table: str) -> str:
         return ", ".join(f'"{c}"' for c in TABLE_COLUMNS[table])
@@ -90,6 +93,16 @@ class BulkReads:
         with ``max_neighbours``, also ``kept``: the row's place (1, 2, ...) among the
         neighbours :func:`~chaingraph.sources.neighbours.keep_neighbours` keeps for its
         entity, null for the rest (the same rule, computed here for every entity at once)."""
+        sql, params = self._neighbour_sql(entities, in_limit=in_limit, kept_datatypes=kept_datatypes,
+                                          literal_types=literal_types, class_properties=class_properties,
+                                          max_neighbours=max_neighbours)
+        return self.con.sql(sql, params=params).to_arrow_table()
+
+    def _neighbour_sql(self, entities: Sequence[str], *, in_limit: int,
+                       kept_datatypes: Collection[str] | None, literal_types: Collection[str] | None,
+                       class_properties: Collection[str], max_neighbours: int | None
+                       ) -> tuple[str, list[object]]:
+        """The query of :meth:`neighbour_table` and its parameters."""
         kept = sorted(kept_datatypes) if kept_datatypes is not None else None
         lits = sorted(literal_types) if literal_types is not None else None
         sql = f"""
@@ -120,7 +133,7 @@ class BulkReads:
             sql = f"WITH nb AS ({sql}), {_KEEP} SELECT nb.*, kept.pos AS kept FROM nb " \
                   "LEFT JOIN kept USING (statement_id, entity, forward)"
             params += [sorted(class_properties), max_neighbours]
-        return self.con.sql(sql, params=params).to_arrow_table()
+        return sql, params
 
     def statement_tables(self, statement_ids: pa.Array | pa.ChunkedArray | Sequence[str]
                          ) -> dict[str, pa.Table]:
@@ -165,49 +178,6 @@ class BulkReads:
                             params=[class_property, list(entities)]).to_arrow_table()
         return rows["statement_id"].combine_chunks()
 
-    def _subset_connection(self, statement_ids: pa.Array | pa.ChunkedArray,
-                           entities: pa.Array | pa.ChunkedArray) -> duckdb.DuckDBPyConnection:
-        """A new connection to this database that sees, under the store's table names, only
-        ``statement_ids`` (with their qualifiers, references and provenance, the ``sources``
-        rows of that provenance and the ``properties`` rows of the properties they use) and
-        the ``entities`` rows of ``entities``: exactly what copying them with
-        :meth:`statement_tables` and :meth:`entity_tables` into an empty store gives, copied
-        by DuckDB without leaving it.
-
-        The rows are temporary tables without keys (building keys would cost more than the
-        copy) behind temporary views named as the store's tables, so writes to them fail
-        rather than bypass the keys; the crawl and cache tables are empty temporary tables.
-        Temporary objects shadow the database's own and belong to the connection alone, so
-        this works on a store opened read only and closing the connection drops them."""
-        con = self.con.cursor()
-        try:
-            db = con.execute("SELECT current_database()").fetchall()[0][0]
-            src = '"' + str(db).replace('"', '""') + '".main.'
-            con.register("_cg_subset_statements", pa.table({"statement_id": statement_ids}))
-            con.register("_cg_subset_entities", pa.table({"id": entities}))
-            wanted = "statement_id IN (SELECT statement_id FROM _cg_subset_statements)"
-            used = " UNION ".join(f"SELECT property FROM temp.main._cg_{t}"
-                                  for t in ("statements", "qualifiers", "reference_snaks"))
-            facts = ("statements", "qualifiers", "reference_snaks", "statement_sources")
-            picks = {**dict.fromkeys(facts, wanted),
-                     "sources": "source_id IN (SELECT source_id FROM temp.main._cg_statement_sources)",
-                     "properties": f"id IN ({used})",
-                     "entities": "id IN (SELECT id FROM _cg_subset_entities)"}
-            for table, where in picks.items():  # in this order: later picks read earlier copies
-                cols = ", ".join(f'"{c}"' for c in TABLE_COLUMNS.get(table, SOURCE_COLUMNS))
-                con.execute(f"CREATE TEMP TABLE _cg_{table} AS SELECT {cols} FROM {src}{table} WHERE {where}")
-                con.execute(f"CREATE TEMP VIEW {table} AS SELECT * FROM temp.main._cg_{table}")
-            con.unregister("_cg_subset_statements")
-            con.unregister("_cg_subset_entities")
-            for ddl in SCHEMA.split(";"):
-                if re.search(r"\b(responses|crawl_\w+|entity_classes)\b", ddl.split("(")[0]):
-                    con.execute(ddl.replace("CREATE TABLE IF NOT EXISTS ", "CREATE TEMP TABLE ")
-                                .replace("CREATE OR REPLACE VIEW ", "CREATE TEMP VIEW "))
-        except BaseException:
-            con.close()
-            raise
-        return con
-
     def edge_table(self, *, ranks: Collection[str] = TRAVERSABLE_RANKS, item_only: bool = True,
                    literal_types: Collection[str] | None = None) -> pa.Table:
         """Every edge of :meth:`Store.edges` as one Arrow table (columns ``statement_id``,
@@ -225,27 +195,32 @@ class BulkReads:
             params.append(sorted(literal_types))
         sql = ("SELECT statement_id, subject, property, object, value_type FROM statements "
                f"{join}WHERE {' AND '.join(where)}")
-        return self.con.sql(sql, params=params).to_arrow_table()
+        with picks_hashed(self.con, self.is_subset):
+            out = self.con.sql(sql, params=params).to_arrow_table()
+        self.release_memory()  # what DuckDB's allocator kept from the scan: the graph build comes next
+        return out
 
     def statements(self, statement_ids: Collection[str]) -> dict[str, StatementInfo]:
         """:meth:`Store.statement` for many ids in four queries (ids not in the store are
         left out)."""
-        ids = sorted(set(statement_ids))
+        scope, ids = lookup_scope(self.con, self.subset_source if self.is_subset else None,
+                                  sorted(set(statement_ids)))
         vc = list(VALUE_COLUMNS)
         cols = ["statement_id", "subject", "property", "rank", "snaktype", *vc]
-        rows = self.con.execute(f"SELECT {', '.join(cols)} FROM statements "
+        rows = self.con.execute(f"SELECT {', '.join(cols)} FROM {scope}statements "
                                 "WHERE statement_id IN (SELECT UNNEST(?))", [ids]).fetchall()
         if not rows:
             return {}
-        quals = self._many_snaks("qualifiers", ["property", "snaktype"], ids)
-        refs = self._many_snaks("reference_snaks", ["reference_hash", "property", "snaktype"], ids)
+        quals = self._many_snaks(f"{scope}qualifiers", ["property", "snaktype"], ids)
+        refs = self._many_snaks(f"{scope}reference_snaks", ["reference_hash", "property", "snaktype"], ids)
         srcs: dict[str, list[dict[str, Any]]] = {}
         for sid, *src in self.con.execute(
                 f"SELECT ss.statement_id, {', '.join('s.' + c for c in SOURCE_COLUMNS)} "
-                "FROM statement_sources ss JOIN sources s USING (source_id) "
+                f"FROM {scope}statement_sources ss JOIN {scope}sources s USING (source_id) "
                 "WHERE ss.statement_id IN (SELECT UNNEST(?)) ORDER BY ss.statement_id, s.source_id",
                 [ids]).fetchall():
             srcs.setdefault(sid, []).append(dict(zip(SOURCE_COLUMNS, src)))
+        self.release_memory()  # four scans of the statements: give back what DuckDB kept of them
         out = {}
         for row in rows:
             rec = dict(zip(cols, row))

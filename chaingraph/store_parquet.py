@@ -42,6 +42,7 @@ import duckdb
 from chaingraph import __version__
 from chaingraph.errors import InvalidInput, StoreError
 from chaingraph.store import Store
+from chaingraph.store_schema import KEYS
 
 __all__ = ["FORMAT", "MANIFEST", "export", "is_parquet_export", "load_parquet"]
 
@@ -50,7 +51,7 @@ MANIFEST = "manifest.json"
 
 
 def _tables(store: Store) -> dict[str, tuple[list[dict[str, str]], list[str]]]:
-    """Every base table of the store: its columns (name, type) and primary key."""
+    """Every base table of the store: its columns (name, type) and key."""
     con = store.con
     names = [r[0] for r in con.execute(
         "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() "
@@ -64,7 +65,9 @@ def _tables(store: Store) -> dict[str, tuple[list[dict[str, str]], list[str]]]:
             "SELECT constraint_column_names FROM duckdb_constraints() "
             "WHERE database_name = current_database() AND schema_name = 'main' AND table_name = ? "
             "AND constraint_type = 'PRIMARY KEY'", [name]).fetchall()
-        out[name] = (cols, list(key[0][0]) if key else [c["name"] for c in cols])
+        # the fact tables' keys are kept by the writes, without a primary-key index
+        out[name] = (cols, list(KEYS[name]) if name in KEYS else
+                     list(key[0][0]) if key else [c["name"] for c in cols])
     return out
 
 
@@ -158,8 +161,11 @@ def load_parquet(directory: str | Path, store: Store) -> dict[str, int]:
                 if missing:
                     raise InvalidInput(f"{file}: columns {missing} of table {name} are missing")
                 select = ", ".join(_quote(c) for c in wanted)
-                con.execute(f"INSERT OR IGNORE INTO {_quote(name)} ({select}) "
-                            f"SELECT {select} FROM read_parquet({_literal(file)})")
+                if name in KEYS:  # a fact table: the store's own write, which keeps its key
+                    store._insert_from(name, wanted, f"read_parquet({_literal(file)})")
+                else:
+                    con.execute(f"INSERT OR IGNORE INTO {_quote(name)} ({select}) "
+                                f"SELECT {select} FROM read_parquet({_literal(file)})")
                 counts[name] = int(table["rows"])
     except duckdb.Error as exc:  # a corrupt or foreign file
         raise StoreError(f"{root}: cannot read the Parquet export ({str(exc).splitlines()[0]})") from exc

@@ -295,6 +295,10 @@ class StoreReads:
             out[f"statements:{vt}"] = n
         return out
 
+    def statement_count(self) -> int:
+        """How many statements the store holds (``counts()["statements"]`` alone)."""
+        return int(self._all("SELECT count(*) FROM statements")[0][0])
+
     def statements_by_value_type(self) -> dict[str, int]:
         """Statements per value type (the snaktype for ``somevalue``/``novalue``)."""
         return {str(k): int(n) for k, n in self._all(

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
+import re
+
 import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_chains_properties import World, build, worlds
 
 from chaingraph.compact import argsort_keys
@@ -71,3 +75,94 @@ def test_argsort_keys_is_a_stable_lexsort_however_wide_the_keys(widths: tuple[in
     # few distinct values per key, so that rows tie on some keys and stability shows
     keys = [rng.choice(rng.integers(0, 2**w, 40, dtype=np.int64), n) for w in widths]
     assert argsort_keys(keys).tolist() == np.lexsort(keys[::-1]).tolist()
+
+
+def test_argsort_keys_takes_int32_keys_as_they_are() -> None:
+    rng = np.random.default_rng(3)
+    keys = [rng.integers(0, 2**31 - 1, 20_000).astype(np.int32), rng.integers(0, 5, 20_000).astype(np.int32)]
+    assert argsort_keys(keys).tolist() == np.lexsort(keys[::-1]).tolist()
+
+
+def _chunked(values: list[str], cuts: list[int]) -> pa.ChunkedArray:
+    bounds = [0, *cuts, len(values)]
+    return pa.chunked_array([pa.array(values[a:b], pa.string()) for a, b in itertools.pairwise(bounds)],
+                            type=pa.string())
+
+
+@pytest.mark.parametrize("cuts", [[0], [7], [50, 50, 51], [1, 200, 399]])
+def test_columns_in_several_chunks_build_the_arrays_of_one_chunk(cuts: list[int]) -> None:
+    """Statement ids are taken chunk by chunk when few rows are asked for (ties) and from one
+    joined copy when most are; both give what one chunk gives, byte for byte."""
+    from chaingraph.compact import build_arrays
+
+    rng = np.random.default_rng(len(cuts))
+    m = 400
+    s = [f"Q{v}" for v in rng.integers(1, 30, m)]
+    o = [f"Q{v}" for v in rng.integers(1, 30, m)]
+    p = [f"P{v}" for v in rng.choice([1, 2, 31, 279], m)]
+    sid = [f"{a}${i:03d}" for i, a in enumerate(s)]
+    order = rng.permutation(m).tolist()  # statement ids out of order, so ties need their strings
+    sid = [sid[i] for i in order]
+    lits = dict(literal_statement_id=pa.array([f"L{i}" for i in range(9)]),
+                literal_subject=pa.array([f"Q{i}" for i in range(9)]), literal_property=pa.array(["P5"] * 9))
+    kw = dict(class_properties=frozenset({"P31", "P279"}), allows=lambda q: q != "P279", **lits)
+    one = build_arrays(*(pa.array(c, pa.string()) for c in (sid, s, p, o)), **kw)  # type: ignore[arg-type]
+    many = build_arrays(*(_chunked(c, cuts) for c in (sid, s, p, o)), **kw)  # type: ignore[arg-type]
+    for name in one.__dataclass_fields__:
+        a, b = getattr(one, name), getattr(many, name)
+        if isinstance(a, np.ndarray):
+            assert a.dtype == b.dtype and np.array_equal(a, b), name
+        elif isinstance(a, pa.Table):
+            assert a.to_pydict() == b.to_pydict(), name
+        else:
+            assert a == b or a.to_pylist() == b.to_pylist(), name
+
+
+@st.composite
+def id_lists(draw: st.DrawFn) -> list[str]:
+    """Item ids, dense (no number above the count) unless drawn otherwise, maybe with one
+    string that only looks like an id."""
+    n = draw(st.integers(1, 80))
+    top = draw(st.sampled_from([n, n, 10 * n + 7]))
+    ids = [f"Q{i}" for i in draw(st.lists(st.integers(1, top), min_size=n, max_size=n))]
+    odd = draw(st.sampled_from([None, "Q0", "Q01", "Q+3", "Q 4", "Q5 ", "P7", "Q", "Q1$x#value", "q3"]))
+    if odd is not None:
+        ids[draw(st.integers(0, n - 1))] = odd
+    return ids
+
+
+@settings(max_examples=200, deadline=None)
+@given(id_lists(), st.integers(1, 3))
+def test_dense_item_ids_are_numbered_as_a_string_sort_numbers_them(ids: list[str], chunks: int) -> None:
+    """The dense item-id path gives the sorted distinct strings and codes of the general
+    one, and declines anything that is not exactly ``Q`` + digits without a leading zero."""
+    from chaingraph.compact import _item_codes, _sorted_codes
+
+    cut = len(ids) // chunks
+    values = pa.chunked_array([pa.array(ids[:cut], pa.string()), pa.array(ids[cut:], pa.string())])
+    fast = _item_codes(values)
+    names, codes = _sorted_codes(values)
+    valid = all(re.fullmatch(r"Q[1-9][0-9]*", i) for i in ids)
+    assert (fast is not None) == (valid and max(int(i[1:]) for i in ids) <= len(ids))
+    if fast is not None:
+        assert fast[0].to_pylist() == names.to_pylist() and fast[1].tolist() == codes.tolist()
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.text(max_size=6), min_size=1, max_size=40), st.lists(st.integers(0, 40), max_size=4),
+       st.integers(0, 3), st.randoms(use_true_random=False))
+def test_strings_gathered_from_chunks_equal_arrows_take(values: list[str], cuts: list[int], skip: int,
+                                                        rnd: object) -> None:
+    """The byte-level gather of a chunked string column gives what Arrow's ``take`` gives:
+    any lengths (empty, multi-byte), chunks sliced off a larger buffer, rows repeated."""
+    from chaingraph.compact import _gather_strings
+
+    cuts = sorted(min(c, len(values)) for c in cuts)
+    bounds = [0, *cuts, len(values)]
+    padded = pa.array(["pad"] * skip + values, pa.string())  # a chunk that starts inside its buffer
+    chunks = [padded.slice(skip + a, b - a) for a, b in itertools.pairwise(bounds)]
+    column = pa.chunked_array(chunks, type=pa.string())
+    rows = np.asarray([rnd.randrange(len(values)) for _ in range(len(values) * 2)], dtype=np.int64)  # type: ignore[attr-defined]
+    got = _gather_strings(column, rows)
+    assert got is not None and got.to_pylist() == [values[r] for r in rows]
+    got.validate(full=True)

@@ -1,10 +1,13 @@
-"""The JSON loader's large appended batches give the store the row-at-a-time loader gives:
-on a real world dump, with an entity repeated across batches, into a store that already
-holds the entities, and for :meth:`Store.write_arrow` ``new_keys`` itself."""
+"""The JSON loader's parse workers and large batches give the store the row-at-a-time
+loader gives (every table, every row): on a real world dump and on the bundled sample cut
+into many small chunks, with an entity repeated across batches, into a store that already
+holds the entities, and into a store with the old primary keys; and
+:meth:`Store.write_arrow` keeps what :meth:`Store.write` keeps."""
 
 from __future__ import annotations
 
 import json
+import multiprocessing
 from pathlib import Path
 
 import pyarrow as pa
@@ -12,22 +15,33 @@ import pytest
 from test_load_json import CONTENT_TABLES, contents
 
 from chaingraph.resources import data_file
-from chaingraph.sources.loaders import json_dump
+from chaingraph.sources.loaders import json_chunks, json_dump
 from chaingraph.sources.loaders.json_dump import load_json_dump
-from chaingraph.store import Store
+from chaingraph.store import Batch, Store
+from chaingraph.store_schema import INDEXLESS, KEYED_SCHEMA, TABLE_COLUMNS
 
 SAMPLE = data_file("sample/douglas-adams.json")
 
 
-def _both(path: Path, *, into: Path | None = None) -> tuple[dict[str, list[tuple[object, ...]]], ...]:
+def everything(store: Store) -> dict[str, list[tuple[object, ...]]]:
+    """Every row of every table the loaders write (``sources`` without its load time)."""
+    out = contents(store, (*CONTENT_TABLES, "statement_sources"))
+    out["sources"] = sorted(store.con.execute("SELECT source_id, kind, location, query_file, query_hash, "
+                                              "dump_date, revision FROM sources").fetchall())
+    return out
+
+
+def _both(path: Path, *, into: Path | None = None,
+          workers: int | None = 2) -> tuple[dict[str, list[tuple[object, ...]]], ...]:
+    """The store the default loader (on ``workers`` processes) and the row-at-a-time one give."""
     out = []
     for rows in (False, True):
         with Store() as store:
             if into is not None:
                 load_json_dump(into, store, row_at_a_time=True)
-            report = load_json_dump(path, store, row_at_a_time=rows)
+            report = load_json_dump(path, store, row_at_a_time=rows, workers=None if rows else workers)
             assert report.statements > 0
-            out.append(contents(store, (*CONTENT_TABLES, "statement_sources")))
+            out.append(everything(store))
     return tuple(out)
 
 
@@ -35,7 +49,32 @@ def _both(path: Path, *, into: Path | None = None) -> tuple[dict[str, list[tuple
 def test_codex_s_loads_to_the_same_store_either_way(shared_data: Path) -> None:
     bulk, rows = _both(shared_data / "world" / "codex-s.json.gz")
     assert bulk == rows
-    assert len(bulk["statements"]) == 39985
+    assert len(bulk["statements"]) == 39985 and len(bulk["statement_sources"]) == 39985
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_the_sample_in_small_chunks_and_batches_loads_to_the_same_store(
+        workers: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hundreds of chunks and batches: every entity, chunk and batch boundary of the
+    sample crossed, in this process and on two workers."""
+    monkeypatch.setattr(json_chunks, "CHUNK_BYTES", 512)
+    monkeypatch.setattr(json_dump, "BULK_ROWS", 40)
+    bulk, rows = _both(SAMPLE, workers=workers)
+    assert bulk == rows
+    assert len(bulk["qualifiers"]) > 10 and len(bulk["reference_snaks"]) > 10  # more than items
+
+
+def test_a_store_with_the_old_primary_keys_loads_the_same(tmp_path: Path) -> None:
+    """A store written before the statement tables lost their indexes is opened as it is:
+    loading into it (twice) gives the rows a new store gets."""
+    db = tmp_path / "old.duckdb"
+    with Store(db) as old:
+        _rekey(old)
+    with Store(db) as old, Store() as new:
+        for _ in range(2):
+            load_json_dump(SAMPLE, old, workers=2)
+        load_json_dump(SAMPLE, new)
+        assert everything(old) == everything(new)
 
 
 def _sample_entities() -> list[dict[str, object]]:
@@ -48,6 +87,7 @@ def test_an_entity_twice_across_small_batches_keeps_its_last_copy(tmp_path: Path
     """Batches of a few statements, so the two copies of Q42 land in different writes; the
     second copy drops one statement and renames another."""
     monkeypatch.setattr(json_dump, "BULK_ROWS", 7)
+    monkeypatch.setattr(json_chunks, "CHUNK_BYTES", 4096)  # and in different chunks
     entities = _sample_entities()
     q42 = next(e for e in entities if e["id"] == "Q42")
     second = json.loads(json.dumps(q42))
@@ -58,8 +98,9 @@ def test_an_entity_twice_across_small_batches_keeps_its_last_copy(tmp_path: Path
     first_group[0]["id"] = "Q42$RENAMED"
     dump = tmp_path / "twice.json"
     dump.write_text("[\n" + ",\n".join(json.dumps(e) for e in [*entities, second]) + "\n]\n")
-    bulk, rows = _both(dump)
-    assert bulk == rows
+    for workers in (0, 2):
+        bulk, rows = _both(dump, workers=workers)
+        assert bulk == rows
     ids = {r[0] for r in bulk["statements"]}
     assert "Q42$RENAMED" in ids and not any(r[1] == "Q42" and r[2] == dropped for r in bulk["statements"])
 
@@ -69,6 +110,16 @@ def test_loading_over_a_store_that_holds_the_entities_gives_the_same_store(tmp_p
     primary key and is redone the keyed way."""
     bulk, rows = _both(SAMPLE, into=SAMPLE)
     assert bulk == rows
+
+
+def _rekey(store: Store) -> None:
+    """Give an empty store the fact tables of a store written before they lost their
+    primary-key indexes (:data:`KEYED_SCHEMA`)."""
+    for table in INDEXLESS:
+        store.con.execute(f"DROP TABLE {table}")
+    store.con.execute(KEYED_SCHEMA)
+    assert store.con.execute("SELECT count(*) FROM duckdb_constraints() WHERE table_name = 'statements' "
+                             "AND constraint_type = 'PRIMARY KEY'").fetchall()[0][0] == 1
 
 
 def _batch(ids: list[str], objects: list[str]) -> dict[str, pa.Table]:
@@ -83,14 +134,26 @@ def _batch(ids: list[str], objects: list[str]) -> dict[str, pa.Table]:
     (["Q4$d", "Q4$d"], ["Q11", "Q11"]),  # a key twice in the batch
     (["Q5$e", "Q6$f"], ["Q12", "Q13"]),  # new keys only
 ])
-def test_write_arrow_new_keys_matches_the_keyed_write(second: tuple[list[str], list[str]]) -> None:
+def test_write_arrow_matches_the_row_write_on_a_keyed_and_an_indexless_store(
+        second: tuple[list[str], list[str]]) -> None:
+    """write_arrow skips deduplication when Arrow counts no repeated key; on the store's
+    indexless tables and on a store with the old primary keys it keeps what write keeps."""
     got = []
-    for new_keys in (False, True):
-        with Store() as store:
-            store.write_arrow(_batch(["Q1$a", "Q2$b"], ["Q7", "Q8"]), new_keys=new_keys)
-            store.write_arrow(_batch(*second), new_keys=new_keys)
-            got.append(contents(store, ("statements",)))
-    assert got[0] == got[1]
+    for keyed in (False, True):
+        for arrow in (False, True):
+            with Store() as store:
+                if keyed:
+                    _rekey(store)
+                for batch in (_batch(["Q1$a", "Q2$b"], ["Q7", "Q8"]), _batch(*second)):
+                    if arrow:
+                        store.write_arrow(batch)
+                    else:
+                        width = len(TABLE_COLUMNS["statements"])
+                        store.write(Batch(statements=[(*r.values(), *[None] * (width - len(r)))
+                                                      for r in batch["statements"].to_pylist()]))
+                got.append(contents(store, ("statements",)))
+    assert got[0] == got[1] == got[2] == got[3]
+    assert len(got[0]["statements"]) == len({r[0] for r in got[0]["statements"]})
 
 
 def test_an_interrupted_load_keeps_every_batch_handed_to_the_store_whole(
@@ -101,6 +164,7 @@ def test_an_interrupted_load_keeps_every_batch_handed_to_the_store_whole(
         load_json_dump(SAMPLE, full)
         expected = {sid: subject for sid, subject, *_ in contents(full, ("statements",))["statements"]}
     monkeypatch.setattr(json_dump, "BULK_ROWS", 10)
+    monkeypatch.setattr(json_chunks, "CHUNK_BYTES", 4096)  # chunks are handed over whole
     add, seen = json_dump.EntityRows.add, []
 
     def interrupt_at_the_tenth_item(self: json_dump.EntityRows, entity: dict[str, object]) -> None:
@@ -119,3 +183,22 @@ def test_an_interrupted_load_keeps_every_batch_handed_to_the_store_whole(
     subjects = set(stored.values())
     assert stored and subjects <= set(seen[:9])
     assert stored == {sid: s for sid, s in expected.items() if s in subjects}
+
+
+def _load_into(path: str, db: str) -> None:
+    with Store(db) as store:
+        load_json_dump(path, store, workers=2)
+
+
+def test_a_daemonic_process_which_may_not_fork_parses_in_process(tmp_path: Path) -> None:
+    """A multiprocessing pool worker (daemonic) may have no children: the loader parses
+    there itself rather than failing."""
+    ctx = multiprocessing.get_context("spawn")
+    db = tmp_path / "daemon.duckdb"
+    proc = ctx.Process(target=_load_into, args=(str(SAMPLE), str(db)), daemon=True)
+    proc.start()
+    proc.join(timeout=120)
+    assert proc.exitcode == 0
+    with Store(db, read_only=True) as loaded, Store() as here:
+        load_json_dump(SAMPLE, here)
+        assert contents(loaded) == contents(here)

@@ -16,7 +16,7 @@ import pytest
 
 from chaingraph.cli import cli
 from chaingraph.errors import BadDumpLine, InvalidInput, UnsupportedFormat
-from chaingraph.sources.loaders import load
+from chaingraph.sources.loaders import json_chunks, load
 from chaingraph.store import Store
 
 WD = "http://www.wikidata.org/entity/"
@@ -57,9 +57,18 @@ JSON_BAD = {
 }
 
 
+@pytest.fixture(params=["in-process", "workers"])
+def json_workers(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """JSON dumps parsed in this process, or on worker processes in chunks of a line or two."""
+    if request.param == "workers":
+        monkeypatch.setattr(json_chunks, "PARALLEL_BYTES", 0)
+        monkeypatch.setattr(json_chunks, "CHUNK_BYTES", 64)
+    return str(request.param)
+
+
 @pytest.mark.parametrize("problem", sorted(JSON_BAD))
 def test_bad_json_line_stops_with_file_and_line_and_keeps_what_came_before(
-        tmp_path: Path, problem: str) -> None:
+        tmp_path: Path, problem: str, json_workers: str) -> None:
     path = _dump(tmp_path, "d.json", [_item("Q1"), _item("Q2"), JSON_BAD[problem], _item("Q4")])
     db = tmp_path / "s.duckdb"
     with Store(db) as store, pytest.raises(BadDumpLine) as info:
@@ -71,7 +80,7 @@ def test_bad_json_line_stops_with_file_and_line_and_keeps_what_came_before(
 
 
 @pytest.mark.parametrize("problem", sorted(JSON_BAD))
-def test_bad_json_lines_can_be_skipped_and_counted(tmp_path: Path, problem: str) -> None:
+def test_bad_json_lines_can_be_skipped_and_counted(tmp_path: Path, problem: str, json_workers: str) -> None:
     path = _dump(tmp_path, "d.json", [_item("Q1"), JSON_BAD[problem], _item("Q4"), "{oops"])
     with Store() as store:
         report = load([path], store, skip_bad_lines=True)
@@ -131,7 +140,8 @@ def test_turtle_syntax_error_names_its_line(tmp_path: Path) -> None:
         load([path], store)
 
 
-def test_truncated_gzip_reports_where_reading_stopped_and_keeps_the_rest(tmp_path: Path) -> None:
+def test_truncated_gzip_reports_where_reading_stopped_and_keeps_the_rest(tmp_path: Path,
+                                                                        json_workers: str) -> None:
     lines = [_item(f"Q{i}") for i in range(1, 3001)]
     whole = gzip.compress(("[\n" + ",\n".join(lines) + "\n]\n").encode())
     path = tmp_path / "cut.json.gz"

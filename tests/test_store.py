@@ -71,13 +71,14 @@ def test_write_arrow_fills_missing_value_columns_with_null(store: Store) -> None
         store.write_arrow({"nope": pa.table({"a": [1]})})
 
 
-def test_insert_select_unique_promise_is_checked(store: Store) -> None:
+def test_insert_select_collapses_repeats_and_keeps_rows_already_there(store: Store) -> None:
+    """The statement tables have no primary-key index: the write itself keeps the key."""
     select = ("SELECT 'Q1$a' AS statement_id, 'Q1' AS subject, 'P31' AS property, 'normal' AS rank, "
               "'novalue' AS snaktype FROM range(2)")
-    with pytest.raises(StoreError):
-        store.insert_select("statements", select, unique=True)
     store.insert_select("statements", select)
     assert store.counts()["statements"] == 1
+    store.insert_select("statements", select.replace("novalue", "somevalue") + " LIMIT 1", unique=True)
+    assert store.counts()["statements"] == 1 and store.statement("Q1$a").snaktype == "novalue"
 
 
 @settings(max_examples=25, deadline=None)
@@ -90,3 +91,29 @@ def test_any_split_into_batches_gives_the_same_store(ids: list[int], size: int) 
             split.write(Batch(statements=rows[start:start + size]))
         whole.write(Batch(statements=list(dict.fromkeys(rows))))
         assert _rows(split, "statements") == _rows(whole, "statements")
+
+
+@pytest.mark.parametrize("own_limit", [False, True])
+def test_release_cache_drops_the_cached_blocks_and_keeps_rows_and_limit(tmp_path: Path,
+                                                                         own_limit: bool) -> None:
+    """A load's memory must not grow with what it wrote: the file's blocks go, the rows and
+    the memory limit stay (a limit set by hand bounds the cache itself: it is left alone)."""
+    def cached(s: Store) -> int:
+        return int(s.con.execute("SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory() "
+                                 "WHERE tag = 'BASE_TABLE'").fetchall()[0][0])
+
+    with Store(tmp_path / "cache.duckdb") as s:  # 300k statements: a few MB of blocks
+        if own_limit:
+            s.con.execute("SET memory_limit = '3GB'")
+        limit = s.con.execute("SELECT current_setting('memory_limit')").fetchall()
+        s.insert_select("statements", "SELECT 'Q' || i || '$a' AS statement_id, 'Q' || i AS subject, "
+                        "'P31' AS property, 'normal' AS rank, 'value' AS snaktype, 'item' AS value_type, "
+                        "'Q5' AS object FROM range(1, 300001) t(i)", unique=True)
+        s.con.execute("CHECKPOINT")
+        assert s.counts()["statements"] == 300_000
+        s.edges(subject="Q1")  # reads every block
+        before = cached(s)
+        s.release_cache()
+        assert cached(s) == before if own_limit else cached(s) <= 1 << 20 < before  # what 1 MB leaves
+        assert s.con.execute("SELECT current_setting('memory_limit')").fetchall() == limit
+        assert s.counts()["statements"] == 300_000 and len(s.edges(subject="Q7")) == 1

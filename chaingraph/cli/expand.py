@@ -139,8 +139,15 @@ def expand(seeds: tuple[str, ...], endpoint: str | None, store: str | None, min_
     chaingraph expand --explain Q42,Q350,Q178517,Q1327329,Q352766,Q264137
     chaingraph expand --seed Q42 --as-of 2001-05-11 --stable-only
     """
+    import pyarrow as pa
+
     from chaingraph.expand import expand as run_expand
     from chaingraph.expand import explain_path
+
+    # Arrow's default allocator (mimalloc) keeps what the graph build frees; this process
+    # builds one graph, so the C library's allocator, which gives it back, keeps its peak
+    # lower (CoDEx-M: ~10 MB of a ~250 MB peak) at no measurable cost in time
+    pa.set_memory_pool(pa.system_memory_pool())
 
     policy = settings(TraversalPolicy, hub_limit=hub_limit or None, include_literals=include_literals,
                       excluded_properties=frozenset(pid(p, field="--exclude-property") for p in excluded),

@@ -80,9 +80,9 @@ class Neighbourhoods:
     provenance_rows: pa.Table | None = None
     sources: list[SourceRef] = field(default_factory=list)
     neighbours: dict[str, list[Neighbour]] = field(default_factory=dict)
-    #: from a source that copies nothing (a store read in place): ids of its statements that
-    #: this part brings, in place of rows
-    statement_ids: pa.Array | pa.ChunkedArray | None = None
+    #: from a source that copies nothing (a store read in place): the source picked the
+    #: statements this part brings itself, in place of rows
+    in_place: bool = False
     #: set when the source applied :func:`keep_neighbours` itself with this ``max_neighbours``:
     #: ``neighbours`` then holds each entity's kept neighbours, in order
     capped: int | None = None

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -29,6 +30,9 @@ from chaingraph.sources.neighbours import (
 )
 from chaingraph.store import Store
 
+if TYPE_CHECKING:
+    from chaingraph.store_subset import SubsetPicks
+
 __all__ = ["StoreSource"]
 
 
@@ -39,14 +43,14 @@ class StoreSource:
     property datatype is item or literal (when the store knows datatypes; external ids
     excluded), in-edges minus ``P31``/``P279`` cut to ``in_limit`` per entity in the
     store's edge order (:meth:`Store.edges`), qualifiers, references and the source's own
-    provenance rows. With ``copy=False`` a part copies no row but names the statements
-    it brings (:attr:`Neighbourhoods.statement_ids`, possibly repeated) and the crawl
-    makes the store at the end (:func:`~chaingraph.collect.collect_subset`): :meth:`fetch`
-    names the statements it read, :meth:`describe` none (the crawl reads the ``P31``
-    statements of every described entity at the end, in one query:
-    :meth:`class_statement_ids`); the neighbours :meth:`fetch` returns are already cut
-    to ``max_neighbours`` of ``limits`` by the crawl's rule
-    (:func:`~chaingraph.sources.neighbours.keep_neighbours`, run in DuckDB).
+    provenance rows. With ``copy=False`` a part copies no row: :meth:`fetch` and
+    :meth:`describe` pick the statements and entities they read into :attr:`picks` (a
+    :class:`~chaingraph.store_subset.SubsetPicks`, inside DuckDB; the parts say so with
+    :attr:`Neighbourhoods.in_place`) and the crawl makes the subset store of them at the
+    end (:func:`~chaingraph.collect.collect_subset`); the neighbours :meth:`fetch` returns
+    are already cut to ``max_neighbours`` of ``limits`` by the crawl's rule
+    (:func:`~chaingraph.sources.neighbours.keep_neighbours`, run in DuckDB), and only they
+    reach Python. Close a ``copy=False`` source (or the subset) before ``source``.
     """
 
     def __init__(
@@ -61,12 +65,19 @@ class StoreSource:
         self.describe_size = describe_size
         # an in-memory store has no name that outlives it: tell two of them apart by identity
         self.name = f"store:{source.path}" if source.path else f"store::memory:{id(source):x}"
+        #: what a ``copy=False`` source has picked so far
+        self.picks: SubsetPicks | None = None if copy else source.subset_picks()
+
+    def close(self) -> None:
+        """Drop what a ``copy=False`` source picked (nothing to do once its subset is made)."""
+        if self.picks is not None:
+            self.picks.close()
 
     def _copy(self, tables: dict[str, pa.Table], out: Neighbourhoods) -> None:
         """Put copied rows (Arrow, no Python object per row) and their provenance into ``out``."""
         prov = tables.pop("provenance")
         out.batch.tables.update(tables)
-        out.batch.tables_unique = True  # keys come from the source store's own primary keys
+        out.batch.tables_unique = True  # keys are unique in the source store (its writes keep them)
         if prov.num_rows == 0:
             return
         sources = prov.drop_columns(["statement_id"]).group_by(prov.column_names[1:]).aggregate([])
@@ -79,35 +90,29 @@ class StoreSource:
     def fetch(self, entities: Sequence[str]) -> Neighbourhoods:
         ents = [qid(e) for e in entities]
         out = Neighbourhoods(neighbours={e: [] for e in ents})
-        capped = None if self.copy else self.max_neighbours
+        if self.picks is not None:  # only the kept neighbours, each entity's in their order
+            kept = self.picks.neighbours(ents, in_limit=self.in_limit, max_neighbours=self.max_neighbours,
+                                         kept_datatypes=KEPT_DATATYPES, literal_types=LITERAL_TYPES,
+                                         class_properties=CLASS_PROPERTIES)
+            for ent, nb, prop, sid, fwd, rank in kept:
+                out.neighbours[ent].append(Neighbour(nb, prop, sid, fwd, rank))
+            out.capped, out.in_place = self.max_neighbours, True
+            return out
         rows = self.source.neighbour_table(ents, in_limit=self.in_limit, kept_datatypes=KEPT_DATATYPES,
-                                           literal_types=LITERAL_TYPES, class_properties=CLASS_PROPERTIES,
-                                           max_neighbours=capped)
-        if capped is None:
-            items = rows.filter(rows["item"])
-        else:  # only the kept neighbours, each entity's in their order
-            items = rows.filter(pc.is_valid(rows["kept"]))
-            items = items.take(pc.sort_indices(items["kept"]))
-            out.capped = capped
+                                           literal_types=LITERAL_TYPES, class_properties=CLASS_PROPERTIES)
+        items = rows.filter(rows["item"])
         for ent, nb, prop, sid, fwd, rank in zip(*(items[c].to_pylist() for c in (
                 "entity", "neighbour", "property", "statement_id", "forward", "rank"))):
             out.neighbours[ent].append(Neighbour(nb, prop, sid, fwd, rank))
-        if not self.copy:
-            out.statement_ids = rows["statement_id"]
-        elif rows.num_rows:
+        if rows.num_rows:
             self._copy(self.source.statement_tables(pc.unique(rows["statement_id"])), out)
         return out
 
-    def class_statement_ids(self, entities: Sequence[str]) -> pa.Array:
-        """Ids of the ``P31`` statements of ``entities``: what :meth:`describe` copies
-        besides their entity rows."""
-        return self.source.class_statement_ids(entities, "P31")
-
     def describe(self, entities: Sequence[str]) -> Neighbourhoods:
-        out = Neighbourhoods()
         ents = [qid(e) for e in entities]
-        if not self.copy:
-            out.statement_ids = pa.array([], pa.string())
-        else:
-            self._copy(self.source.entity_tables(ents), out)
+        if self.picks is not None:
+            self.picks.describe(ents, "P31")
+            return Neighbourhoods(in_place=True)
+        out = Neighbourhoods()
+        self._copy(self.source.entity_tables(ents), out)
         return out

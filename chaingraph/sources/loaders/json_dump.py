@@ -1,17 +1,16 @@
 """Load Wikidata's JSON dump: ``[``, one entity per line with a trailing comma, ``]``.
 
 Plain JSON Lines (one entity per line, no brackets) reads the same way. The file is
-streamed: a reader thread decompresses ahead, the main thread parses entities into plain
-columns and tuples (no per-statement model objects on the hot path), and a writer thread
-inserts each batch (Arrow tables, one transaction each) while the next is parsed. At most
-three batches are in memory at once, whatever the size of the dump.
+streamed: a reader thread decompresses ahead, entities are parsed into plain columns and
+tuples (no per-statement model objects on the hot path) on worker processes
+(:mod:`~chaingraph.sources.loaders.json_chunks`), and a writer thread inserts each batch
+(Arrow tables of about :data:`BULK_ROWS` statements, one transaction each) while the next
+is parsed. What is in memory at once is bounded, whatever the size of the dump: the
+statement tables have no primary-key index to grow (:meth:`Store.write_arrow` keeps their
+keys with an anti-join per batch).
 
-Batches are large (:data:`BULK_ROWS` statements) and appended under the store's primary
-keys (:meth:`Store.write_arrow` ``new_keys``): keeping DuckDB's key index costs per write
-as much as per row, and looking every new key up in the table first cost a scan of the
-table per write. A batch whose keys are already there is redone the keyed way, so the
-store is the one the small keyed batches of ``row_at_a_time`` give. The store's key
-indexes stay in memory while it is open, so a store's memory grows with what it holds.
+``row_at_a_time`` is the loader as it was: parsed in this process, small batches. The
+store is the same either way.
 
 An entity that comes twice — in one dump, whatever the batch boundaries, or in a later
 load — is kept whole as its last copy (:meth:`Store.write_arrow` ``replace``): statements
@@ -41,9 +40,10 @@ import queue
 import threading
 import time
 import zlib
+from collections.abc import Collection
 from contextlib import closing, suppress
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, Protocol
 
 import orjson
 import pyarrow as pa
@@ -53,11 +53,11 @@ from chaingraph.files import lone_surrogate
 from chaingraph.ids import is_entity_id, is_value_entity_id, pid
 from chaingraph.progress import Progress
 from chaingraph.sources.loaders.common import FileReport, LineGuard, coordinate_digits, loaded_bytes
-from chaingraph.sources.loaders.compression import dump_date, open_dump, read_blocks
+from chaingraph.sources.loaders.compression import RawCounter, dump_date, open_dump, read_blocks
 from chaingraph.store import ARROW_TYPES, TABLE_COLUMNS, Store, snak_hash_columns
 from chaingraph.values import VALUE_COLUMNS, value_columns, value_from_json
 
-__all__ = ["EntityRows", "datavalue_columns", "load_json_dump", "parse_line"]
+__all__ = ["EntityRows", "datavalue_columns", "describe_bad_line", "load_json_dump", "parse_line"]
 
 _EMPTY = (None,) * (len(VALUE_COLUMNS) - 2)
 _ENTITY_KIND = {"Q": "item", "P": "property", "L": "lexeme"}
@@ -69,9 +69,8 @@ SNAKTYPES = frozenset({"value", "somevalue", "novalue"})
 #: batch after this many entities or statement rows, whichever comes first
 BATCH_ENTITIES = 5_000
 BATCH_ROWS = 30_000
-#: the default loader writes batches this large, appended under the store's primary keys
-#: (:meth:`Store.write_arrow` ``new_keys``): each write keeps the key index up to date at a
-#: cost that grows with the number of writes more than with their size
+#: the default loader writes batches this large: each write scans the table once for the
+#: keys already there (an anti-join), so fewer, larger writes cost less
 BULK_ENTITIES = 100_000
 BULK_ROWS = 100_000
 
@@ -329,6 +328,17 @@ class EntityRows:
     def full(self) -> bool:
         return self.n_entities >= self.limits[0] or self.n_statements >= self.limits[1]
 
+    def unique(self) -> set[str]:
+        """The tables of :meth:`tables` whose keys do not repeat in this batch (the store
+        then does not deduplicate them)."""
+        out = {name for name, rows, width in (("qualifiers", self.qualifiers, 3),
+                                              ("reference_snaks", self.reference_snaks, 4))
+               if len({row[:width] for row in rows}) == len(rows)}  # the key is the first columns
+        n = len(self.item_columns[0]) + len(self.statements)
+        if len({*self.item_columns[0], *(row[0] for row in self.statements)}) == n:
+            out |= {"statements", "statement_sources"}
+        return out
+
 
 def _entity_value(snak: dict[str, Any]) -> str | None:
     """The id of an entity-valued value snak with a known-good property, else ``None``."""
@@ -363,14 +373,21 @@ def _conform(parts: list[pa.Table], columns: list[str]) -> pa.Table:
     return pa.concat_tables(full) if len(full) > 1 else full[0]
 
 
+class _Batch(Protocol):
+    ids: set[str]
+
+    def tables(self) -> dict[str, pa.Table]: ...
+
+    def unique(self) -> Collection[str]: ...
+
+
 class _Writer:
     """Writes batches on a second thread, so DuckDB (which releases the GIL) inserts one
     batch while the next is parsed. Errors surface on the next :meth:`submit`/:meth:`drain`."""
 
-    def __init__(self, store: Store, *, new_keys: bool = False) -> None:
+    def __init__(self, store: Store) -> None:
         self.store = store
-        self.new_keys = new_keys
-        self.pending: queue.Queue[EntityRows | None] = queue.Queue(maxsize=1)
+        self.pending: queue.Queue[_Batch | None] = queue.Queue(maxsize=1)
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, name="chaingraph-write", daemon=True)
         self.thread.start()
@@ -382,13 +399,14 @@ class _Writer:
                 if rows is None:
                     return
                 if self.error is None:
-                    self.store.write_arrow(rows.tables(), replace=rows.ids, new_keys=self.new_keys)
+                    self.store.write_arrow(rows.tables(), replace=rows.ids, unique=rows.unique())
+                    self.store.release_cache()  # a store file's written blocks: memory stays flat
             except BaseException as exc:
                 self.error = exc
             finally:
                 self.pending.task_done()
 
-    def submit(self, rows: EntityRows) -> None:
+    def submit(self, rows: _Batch) -> None:
         self._raise()
         self.pending.put(rows)
 
@@ -406,75 +424,91 @@ class _Writer:
 
 
 def load_json_dump(path: str | Path, store: Store, *, skip_bad_lines: bool = False,
-                   progress: Progress | None = None, row_at_a_time: bool = False) -> FileReport:
+                   progress: Progress | None = None, row_at_a_time: bool = False,
+                   workers: int | None = None) -> FileReport:
     """Stream one JSON dump file into ``store``; return what it contributed.
 
-    Rows go to the store in large batches appended under its primary keys;
-    ``row_at_a_time`` writes small batches that look every key up first (the loader as it
+    Lines are parsed on ``workers`` processes (default: two, none for a small file or on
+    one CPU; :mod:`~chaingraph.sources.loaders.json_chunks`) and written in large batches;
+    ``row_at_a_time`` parses in this process and writes small batches (the loader as it
     was, kept as the reference the benchmark compares with). The store is the same.
     """
-    limits = (BATCH_ENTITIES, BATCH_ROWS) if row_at_a_time else (BULK_ENTITIES, BULK_ROWS)
     started = time.perf_counter()
     location = str(Path(path).resolve())
     stream, counter = open_dump(path, "json")
     guard = LineGuard(str(path), skip=skip_bad_lines)
-    totals = {"entities": 0, "properties": 0, "statements": 0, "qualifiers": 0, "references": 0}
     with stream:
         source_id = store.add_source("json-dump", location, dump_date=dump_date(path))
-        rows = EntityRows(source_id, limits)
-        writer = _Writer(store, new_keys=not row_at_a_time)
+        if row_at_a_time:
+            totals = _load_rows(path, stream, counter, store, source_id, guard, progress)
+        else:
+            from chaingraph.sources.loaders.json_chunks import load_chunks
 
-        def submit() -> None:
-            nonlocal rows
-            if rows.n_entities:
-                totals["entities"] += len(rows.entities)
-                totals["properties"] += len(rows.properties)
-                totals["statements"] += rows.n_statements
-                totals["qualifiers"] += len(rows.qualifiers)
-                totals["references"] += rows.references
-                writer.submit(rows)
-                rows = EntityRows(source_id, limits)
-            loaded_bytes(progress, str(path), counter.position(), counter.size)
-
-        def flush() -> None:  # before raising on a bad line: commit everything parsed so far
-            submit()
-            writer.drain()
-
-        lineno = 0
-        try:
-            with closing(read_blocks(stream)) as blocks:  # stop the reader before the stream closes
-                for block in blocks:
-                    lines = block.split(b"\n")
-                    if block.endswith(b"\n"):
-                        lines.pop()
-                    for line in lines:
-                        lineno += 1
-                        try:
-                            entity = parse_line(line)
-                            if entity is not None:
-                                if entity.get("id") in rows.ids:  # a second copy: the last one wins
-                                    submit()
-                                rows.add(entity)
-                        except (ValueError, KeyError, TypeError, AttributeError, ChaingraphError) as exc:
-                            guard.bad(lineno, _describe(exc, line), flush)
-                            continue
-                        if rows.full():
-                            submit()
-                    loaded_bytes(progress, str(path), counter.position(), counter.size)  # per block
-            flush()
-        except (EOFError, OSError, zlib.error) as exc:
-            flush()
-            raise BadDumpLine(str(path), lineno + 1, f"the file cannot be read past line {lineno} ({exc})",
-                              "the file is truncated or corrupt: download it again; everything "
-                              "before this line is loaded") from exc
-        finally:
-            writer.close()
+            totals = load_chunks(path, stream, counter, store, source_id, guard, progress=progress,
+                                 workers=workers)
     return FileReport(path=str(path), format="json", bad_lines=guard.count,
                       bad_line_examples=tuple(guard.examples),
                       seconds=time.perf_counter() - started, **totals)
 
 
-def _describe(exc: Exception, line: bytes) -> str:
+def _load_rows(path: str | Path, stream: IO[bytes], counter: RawCounter, store: Store, source_id: str,
+               guard: LineGuard, progress: Progress | None) -> dict[str, int]:
+    """The loader as it was: parse here, small batches written on one thread."""
+    limits = (BATCH_ENTITIES, BATCH_ROWS)
+    totals = {"entities": 0, "properties": 0, "statements": 0, "qualifiers": 0, "references": 0}
+    rows = EntityRows(source_id, limits)
+    writer = _Writer(store)
+
+    def submit() -> None:
+        nonlocal rows
+        if rows.n_entities:
+            totals["entities"] += len(rows.entities)
+            totals["properties"] += len(rows.properties)
+            totals["statements"] += rows.n_statements
+            totals["qualifiers"] += len(rows.qualifiers)
+            totals["references"] += rows.references
+            writer.submit(rows)
+            rows = EntityRows(source_id, limits)
+        loaded_bytes(progress, str(path), counter.position(), counter.size)
+
+    def flush() -> None:  # before raising on a bad line: commit everything parsed so far
+        submit()
+        writer.drain()
+
+    lineno = 0
+    try:
+        with closing(read_blocks(stream)) as blocks:  # stop the reader before the stream closes
+            for block in blocks:
+                lines = block.split(b"\n")
+                if block.endswith(b"\n"):
+                    lines.pop()
+                for line in lines:
+                    lineno += 1
+                    try:
+                        entity = parse_line(line)
+                        if entity is not None:
+                            if entity.get("id") in rows.ids:  # a second copy: the last one wins
+                                submit()
+                            rows.add(entity)
+                    except (ValueError, KeyError, TypeError, AttributeError, ChaingraphError) as exc:
+                        guard.bad(lineno, describe_bad_line(exc, line), flush)
+                        continue
+                    if rows.full():
+                        submit()
+                loaded_bytes(progress, str(path), counter.position(), counter.size)  # per block
+        flush()
+    except (EOFError, OSError, zlib.error) as exc:
+        flush()
+        raise BadDumpLine(str(path), lineno + 1, f"the file cannot be read past line {lineno} ({exc})",
+                          "the file is truncated or corrupt: download it again; everything "
+                          "before this line is loaded") from exc
+    finally:
+        writer.close()
+    return totals
+
+
+def describe_bad_line(exc: Exception, line: bytes) -> str:
+    """What is wrong with a dump line, for its ``file:line`` error."""
     if isinstance(exc, json.JSONDecodeError):
         stripped = line.rstrip()
         if stripped and not stripped.endswith((b"}", b"},", b"]", b"[")):

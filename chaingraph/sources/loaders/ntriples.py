@@ -1,18 +1,27 @@
-"""Read N-Triples (and Turtle, through a streaming parser) into a staging table, fast.
+"""Read N-Triples into DuckDB staging tables, fast (Turtle: :mod:`~chaingraph.sources.loaders.turtle`).
 
-An RDF dump is read in blocks of about :data:`BLOCK_BYTES` decompressed bytes. Each block
-becomes an Arrow array of lines without copying (newline offsets come from numpy), is
-split into subject / predicate / object with Arrow's vectorised string kernels, and only
-the triples whose predicate matters to the statement model are appended to DuckDB
-staging tables ``(line, k, pid, s, o)`` (one per :data:`STAGING_GROUPS` role group,
-read through one view): ``k`` is the predicate's role (see :data:`PREDICATES` and
-:func:`classify_predicate`), ``pid`` its property id, ``s`` and ``o`` the subject and
-object as N-Triples terms. Python touches each *distinct predicate* once, never each
-line; decompression runs ahead on a second thread. Memory is one block plus what DuckDB
-keeps (it spills to disk for file-backed stores).
+An RDF dump is read in blocks of about :data:`BLOCK_BYTES` decompressed bytes (ISA-L
+decompresses gzip on a reader thread). Worker threads (:data:`STAGING_THREADS`) prepare
+blocks while this thread appends them in file order:
 
-Lines the fast path cannot split (tabs, several spaces) go through a regular
-expression; lines that match nothing are bad lines (:class:`~chaingraph.sources.loaders.common.LineGuard`).
+* :func:`~chaingraph.sources.loaders.nt_views.split_lines` finds every line's subject,
+  predicate and object with numpy and hands them on as Arrow *string views* into the
+  block, so no term is copied out of the decompressed bytes; DuckDB checks the literals'
+  suffixes and escapes, numpy the ids of ``p:`` triples;
+* each *distinct* predicate is classified once in Python (:func:`classify_predicate`:
+  ``k`` is its role, see :data:`PREDICATES`, ``pid`` its property id), and rows that cannot
+  matter are dropped before DuckDB sees them: ``rdf:type`` but novalue classes, normal
+  ranks, ``wdt:`` triples whose ``p:`` statement is in the same block, and labels,
+  descriptions and aliases outside ``en``/``mul`` (one ``seen`` row per subject instead);
+* the rest is appended to the staging tables ``(line, k, pid, s, o)``, one per
+  :data:`STAGING_GROUPS` role group (read through one view), statement nodes without
+  their namespace (:data:`NODE_PREFIX`).
+
+Memory is a few blocks plus what DuckDB keeps (it spills to disk for file-backed stores).
+Lines the fast path does not take (comments, tabs, several spaces) go through a regular
+expression one by one; lines that match nothing are bad lines
+(:class:`~chaingraph.sources.loaders.common.LineGuard`), and the first one stops staging
+exactly where a one-by-one reader would.
 
 >>> classify_predicate("<http://www.wikidata.org/prop/qualifier/value/P580>")
 ('pqv', 'P580')
@@ -24,23 +33,43 @@ expression; lines that match nothing are bad lines (:class:`~chaingraph.sources.
 
 from __future__ import annotations
 
-import importlib.util
+import os
+import queue
 import re
+import threading
 import zlib
-from collections.abc import Callable, Iterator
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import closing
+from dataclasses import dataclass, field
 from typing import IO, Any
 
 import duckdb
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from chaingraph.ids import ENTITY_PATTERN, VALUE_ENTITY_PATTERN
 from chaingraph.sources.loaders.common import LineGuard
 from chaingraph.sources.loaders.compression import BLOCK_BYTES, read_blocks
+from chaingraph.sources.loaders.nt_views import (
+    ESCAPED,
+    PLAIN,
+    Split,
+    equals,
+    split_lines,
+    starts_with,
+    surely_claims,
+    surely_entity_values,
+    views,
+)
 
 __all__ = [
     "BLOCK_BYTES",
+    "ENTITY_PREFIX",
+    "NODE_PREFIX",
     "PREDICATES",
     "STAGING_DDL",
     "STAGING_GROUPS",
@@ -51,7 +80,6 @@ __all__ = [
     "drop_staging",
     "parse_line_slow",
     "stage_ntriples",
-    "stage_turtle",
 ]
 
 _WB = "http://wikiba.se/ontology#"
@@ -83,14 +111,50 @@ _NT_LINE = re.compile(r'\s*(<[^>\s]*>|_:\S+)\s+(<[^>\s]*>)\s+(<[^>\s]*>|_:\S+|"(
                       r'(?:@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^<[^>\s]*>)?)\s*\.\s*')
 _LITERAL = r'^"(?:[^"\\]|\\.)*"(?:@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^<[^>\s]*>)?$'
 
+#: every role a staged triple can have; ``seen`` stands for labels, descriptions and
+#: aliases in other languages than English and ``mul``, which only tell that their
+#: subject is an entity (one row per subject and block)
+KINDS: tuple[str, ...] = (*dict.fromkeys(PREDICATES.values()), *dict.fromkeys(_FAMILY_KIND.values()), "seen")
+_KIND_CODE = {kind: code for code, kind in enumerate(KINDS)}
+_KIND_NAMES = pa.array(KINDS, pa.string())
+_TERM_CODES = [_KIND_CODE[k] for k in ("label", "description", "alias")]
+_NOVALUE_PREFIX = b"<http://www.wikidata.org/prop/novalue/"
+_SUFFIX = r"@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^<[^>\s]*>"
+
+#: Statement nodes are staged without this namespace (``Q42-GUID>``: the rest of the IRI,
+#: ``>`` kept so no other term can look the same): the subject of every triple in the
+#: "claim" and "main" groups and the object of ``p:`` triples, where the statement model
+#: joins on them. Half the bytes to append, hash and compare.
+NODE_PREFIX = "<http://www.wikidata.org/entity/statement/"
+_NODE_GROUPS = ("claim", "main")
+
+
+def _strip_node(col: str) -> str:
+    """SQL: ``col`` without :data:`NODE_PREFIX`, as the fast path stages it."""
+    return f"CASE WHEN starts_with({col}, '{NODE_PREFIX}') THEN {col}[{len(NODE_PREFIX) + 1}:] ELSE {col} END"
+
+
+#: The object of a ``ps:``/``pq:``/``pr:`` triple that is an entity IRI with a valid id is
+#: staged as the id alone (``Q5``: no other term starts with a letter); the statement
+#: model then needs no pattern matching for the bulk of a dump's values.
+ENTITY_PREFIX = "<http://www.wikidata.org/entity/"
+_VALUE_CODES = [_KIND_CODE[k] for k in ("ps", "pq", "pr")]
+_STRIP_ENTITY_VALUE = (
+    f"CASE WHEN k IN ('ps', 'pq', 'pr') AND starts_with(o, '{ENTITY_PREFIX}') AND ends_with(o, '>') "
+    f"AND regexp_full_match(o[{len(ENTITY_PREFIX) + 1}:-2], '{VALUE_ENTITY_PATTERN}') "
+    f"THEN o[{len(ENTITY_PREFIX) + 1}:-2] ELSE o END")
+
 STAGING_DDL = "(line BIGINT, k VARCHAR, pid VARCHAR, s VARCHAR, o VARCHAR)"
 #: Staged triples are split by role into one table each, behind one view: every query
 #: filters on ``k``, and DuckDB's zone maps then skip the tables that cannot match.
 STAGING_GROUPS: dict[str, tuple[str, ...]] = {
     "claim": ("claim",),
     "wdt": ("wdt",),
-    "terms": ("label", "description", "alias", "ptype", "sitelinks", "version", "modified", "about"),
+    "terms": ("label", "description", "alias", "ptype", "sitelinks", "version", "modified", "about", "seen"),
 }  # everything else (ps/pq/pr, value nodes, rank, type, derived) goes to "main"
+#: staging-group number of each kind code (groups in the order of STAGING_GROUPS, then "main")
+_GROUP_OF_CODE = np.array([next((i for i, kinds in enumerate(STAGING_GROUPS.values()) if k in kinds),
+                                len(STAGING_GROUPS)) for k in KINDS], dtype=np.int8)
 
 
 def create_staging(con: duckdb.DuckDBPyConnection, table: str) -> None:
@@ -128,6 +192,25 @@ def parse_line_slow(line: str) -> tuple[str, str, str] | None:
     return (m.group(1), m.group(2), m.group(3)) if m else None
 
 
+#: worker threads that prepare blocks (the reader thread decompresses, this one appends)
+STAGING_THREADS = min(2, os.cpu_count() or 1)
+
+
+#: staging group, rows, SELECT over them (as _cg_block) with parameters first line, first row not to stage
+_Append = tuple[str, pa.Table, str]
+
+
+@dataclass
+class _Prepared:
+    """A block ready to append (see :meth:`_Stager.prepare`)."""
+
+    lines: int
+    problems: dict[int, str] = field(default_factory=dict)  # row in the block -> problem
+    slow_rows: list[tuple[int, str, str, str]] = field(default_factory=list)  # (row, s, p, o)
+    tables: list[_Append] = field(default_factory=list)
+    bad_bytes: tuple[bytes, UnicodeDecodeError] | None = None
+
+
 class _Stager:
     """Appends classified triples to the staging table, block by block."""
 
@@ -138,6 +221,9 @@ class _Stager:
         self.classes: dict[str, tuple[str | None, str | None]] = {}
         self.groups = [*STAGING_GROUPS, "main"]
         self._group_of = {k: i for i, kinds in enumerate(STAGING_GROUPS.values()) for k in kinds}
+        self._pid_numbers: dict[str | None, int] = {}
+        self._lock = threading.Lock()
+        self._cursors: queue.SimpleQueue[duckdb.DuckDBPyConnection] = queue.SimpleQueue()
 
     def _classify(self, predicates: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array]:
         """Role, property id and staging-group number of each predicate (role and group are
@@ -159,66 +245,220 @@ class _Stager:
     def block(self, data: bytes, first_line: int, flush: Callable[[], None]) -> int:
         """Stage one block of whole lines; ``first_line`` is the 1-based number of its first
         line. Returns the number of lines in the block."""
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            bad = first_line + data.count(b"\n", 0, exc.start)
-            keep = data[: data.rfind(b"\n", 0, exc.start) + 1]
-            if keep:
-                self.block(keep, first_line, flush)
-            self.guard.bad(bad, "the line is not UTF-8 text (is this a binary file?)", flush)
-            rest = data[data.find(b"\n", exc.start) + 1:] if b"\n" in data[exc.start:] else b""
-            if rest:
-                self.block(rest, bad + 1, flush)
-            return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-        buf = np.frombuffer(data, dtype=np.uint8)
-        ends = np.flatnonzero(buf == 10)
-        if len(ends) == 0 or ends[-1] != len(data) - 1:
-            ends = np.append(ends, len(data))
-        offsets = np.empty(len(ends) + 1, dtype=np.int32)
-        offsets[0] = 0
-        offsets[1:] = np.minimum(ends + 1, len(data))
-        n = len(ends)
-        lines = pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
-        parts = pc.split_pattern(lines, " ", max_splits=2)
-        counts = pc.list_value_length(parts).to_numpy(zero_copy_only=False)
-        starts = parts.offsets.to_numpy()[:-1]
-        ok = counts == 3
-        values, first = parts.values, starts[ok]
-        s, p, o_raw = (values.take(pa.array(first + i)) for i in range(3))
-        o_trim = pc.utf8_rtrim(o_raw, characters=" \t\r\n")
-        good = pc.and_(pc.and_(pc.ends_with(o_trim, "."), pc.starts_with(p, "<")),
-                       pc.or_(pc.starts_with(s, "<"), pc.starts_with(s, "_:")))
-        o = pc.utf8_rtrim(pc.utf8_rtrim(o_trim, characters="."), characters=" \t")
-        is_lit = pc.starts_with(o, '"')
-        lit_ok = pc.match_substring_regex(o, _LITERAL)
-        term_ok = pc.if_else(is_lit, lit_ok, pc.and_(
-            pc.invert(pc.match_substring(o, " ")),
-            pc.or_(pc.and_(pc.starts_with(o, "<"), pc.ends_with(o, ">")), pc.starts_with(o, "_:"))))
-        good = pc.and_(pc.and_(good, term_ok), pc.invert(pc.match_substring_regex(o, _SURROGATE_ESCAPE)))
-        numbers = pa.array(np.arange(first_line, first_line + n, dtype=np.int64)[ok])
-        # the slow path: lines that did not split into three clean parts
+        return self.commit(self.prepare(data), first_line, flush)
+
+    def prepare(self, data: bytes) -> _Prepared:
+        """Everything of :meth:`block` but writing to the staging tables: split, check and
+        classify the lines, and build the Arrow tables to append. Runs on a worker thread
+        (numpy, Arrow and DuckDB release the GIL), several blocks at once, before their
+        line numbers are known: rows are numbered within the block."""
+        if not _is_utf8(data):
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+                return _Prepared(lines, bad_bytes=(data, exc))
+        split = split_lines(data)
+        ok = split.ok.copy()
+        literal_rows = np.flatnonzero(ok & (split.literal > 0))
+        if len(literal_rows):
+            ok[self._bad_literals(split, literal_rows)] = False
+        rows = np.flatnonzero(ok)
+        kind, entry, pids = self._classify_views(split, rows)
+        problems = self._bad_claims(split, rows[kind == _KIND_CODE["claim"]])  # row -> problem
+        # the slow path: lines the fast path did not take (comments, odd spacing, bad lines)
         slow_rows: list[tuple[int, str, str, str]] = []
-        bad_mask = np.ones(n, dtype=bool)
-        bad_mask[np.flatnonzero(ok)[good.to_numpy(zero_copy_only=False)]] = False
-        for i in np.flatnonzero(bad_mask):
-            text = data[offsets[i]:offsets[i + 1]].decode("utf-8").strip()
+        for i in np.flatnonzero(~ok):
+            text = data[split.line_start[i]:split.line_end[i]].decode("utf-8").strip()
             if not text or text.startswith("#"):
                 continue
             parsed = None if _SURROGATE.search(text) else parse_line_slow(text)
             if parsed is None:
-                slow_rows.append((first_line + int(i), "", "", ""))
+                problems[int(i)] = _problem(text)
+            elif self._classes(parsed[1])[0] == "claim" and not _claim_ok(parsed[0], parsed[2]):
+                problems[int(i)] = _claim_problem(parsed[0], parsed[2])
             else:
-                slow_rows.append((first_line + int(i), *parsed))
-        bad_lines = [r[0] for r in slow_rows if not r[1]]
-        stop = bad_lines[0] if bad_lines and not self.guard.skip else None
-        self._append(pa.table({"line": numbers, "s": s, "p": p, "o": o}), good, stop)
-        if slow_rows:
-            self._append(_rows_table([r for r in slow_rows if r[1]]), None, stop)
-        for line in bad_lines:
-            text = data[offsets[line - first_line]:offsets[line - first_line + 1]].decode().rstrip()
-            self.guard.bad(line, _problem(text), flush)
-        return n
+                slow_rows.append((int(i), *parsed))
+        take = ~np.isin(rows, list(problems))
+        tables = self._tables(split, rows[take], kind[take], entry[take], pids)
+        return _Prepared(split.lines, problems=problems, slow_rows=slow_rows, tables=tables)
+
+    def commit(self, prepared: _Prepared, first_line: int, flush: Callable[[], None]) -> int:
+        """Append a prepared block to the staging tables, up to its first bad line unless
+        skipping (then ``flush`` commits everything before it and the bad line raises)."""
+        if prepared.bad_bytes is not None:
+            return self._around_bad_bytes(*prepared.bad_bytes, first_line, flush)
+        bad = sorted(prepared.problems)
+        stop = bad[0] if bad and not self.guard.skip else prepared.lines  # the first row not to stage
+        for group, table, select in prepared.tables:
+            self._insert(group, table, select, [first_line, stop])
+        slow = [(first_line + row, s, p, o) for row, s, p, o in prepared.slow_rows if row < stop]
+        if slow:
+            self._append(_rows_table(slow))
+        for row in bad:
+            self.guard.bad(first_line + row, prepared.problems[row], flush)
+        return prepared.lines
+
+    def _around_bad_bytes(self, data: bytes, exc: UnicodeDecodeError, first_line: int,
+                          flush: Callable[[], None]) -> int:
+        """A block that is not UTF-8: the line of the first bad byte is a bad line; the lines
+        around it are staged."""
+        bad = first_line + data.count(b"\n", 0, exc.start)
+        keep = data[: data.rfind(b"\n", 0, exc.start) + 1]
+        if keep:
+            self.block(keep, first_line, flush)
+        self.guard.bad(bad, "the line is not UTF-8 text (is this a binary file?)", flush)
+        rest = data[data.find(b"\n", exc.start) + 1:] if b"\n" in data[exc.start:] else b""
+        if rest:
+            self.block(rest, bad + 1, flush)
+        return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+
+    def _bad_literals(self, split: Split, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """The rows among ``rows`` (literal objects) whose literal is malformed: DuckDB checks
+        the suffix (language tag, datatype) of a plain literal and the escapes of the others."""
+        buf, data = split.buf, split.data
+        literals = pa.table({"i": pa.array(rows), "kind": pa.array(split.literal[rows]),
+                             "o": views(buf, split.o_start[rows], split.o_end[rows], data),
+                             "suffix": views(buf, split.suffix_start[rows], split.o_end[rows], data)})
+        try:
+            cursor = self._cursors.get_nowait()
+        except queue.Empty:
+            with self._lock:
+                cursor = self.con.cursor()
+        cursor.register("_cg_literals", literals)
+        try:
+            bad = cursor.execute(
+                f"SELECT i FROM _cg_literals WHERE NOT (CASE WHEN kind = {PLAIN} "
+                f"THEN suffix = '' OR regexp_full_match(suffix, '{_SUFFIX}') "
+                f"ELSE regexp_full_match(o, '{_LITERAL}') "
+                f"AND NOT regexp_matches(o, '{_SURROGATE_ESCAPE}') END)"
+            ).fetchnumpy()["i"]
+        finally:
+            cursor.unregister("_cg_literals")
+            self._cursors.put(cursor)
+        return np.asarray(bad, dtype=np.int64)
+
+    def close(self) -> None:
+        """Close the worker threads' DuckDB cursors."""
+        while not self._cursors.empty():
+            self._cursors.get_nowait().close()
+
+    def _classes(self, term: str) -> tuple[str | None, str | None]:
+        if term not in self.classes:
+            self.classes[term] = classify_predicate(term)
+        return self.classes[term]
+
+    def _classify_views(self, split: Split, rows: npt.NDArray[np.int64]
+                        ) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int32], pa.Array]:
+        """Kind code (-1: a predicate that does not matter) and predicate number of each row,
+        and the property id of each predicate number; Python sees each distinct predicate once."""
+        encoded = pc.dictionary_encode(views(split.buf, split.p_start[rows], split.p_end[rows], split.data))
+        codes, pid_list = [], []
+        for term in encoded.dictionary.to_pylist():
+            kind, prop = self._classes(term)
+            codes.append(-1 if kind is None else _KIND_CODE[kind])
+            pid_list.append(prop)
+        entry = encoded.indices.to_numpy().astype(np.int32)
+        return np.asarray(codes, dtype=np.int8)[entry], entry, pa.array(pid_list, pa.string())
+
+    def _bad_claims(self, split: Split, rows: npt.NDArray[np.int64]) -> dict[int, str]:
+        """``p:`` triples among ``rows`` whose subject is no entity IRI or whose object is no
+        statement IRI: row -> problem."""
+        unsure = rows[~surely_claims(split, rows)]
+        problems = {}
+        for i in unsure:
+            s = split.data[split.s_start[i]:split.s_end[i]].decode()
+            o = split.data[split.o_start[i]:split.o_end[i]].decode()
+            if not _claim_ok(s, o):
+                problems[int(i)] = _claim_problem(s, o)
+        return problems
+
+    def _tables(self, split: Split, rows: npt.NDArray[np.int64], kind: npt.NDArray[np.int8],
+                entry: npt.NDArray[np.int32], pids: pa.Array) -> list[_Append]:
+        """The appends that stage the fast-path ``rows`` of a block whose predicate matters,
+        as (staging group, Arrow table of views into the block, SELECT over ``_cg_block``
+        with a ``?`` for the first line not to stage)."""
+        out: list[_Append] = []
+        if len(rows) == 0:
+            return out
+        buf, data = split.buf, split.data
+        o_start, o_end = split.o_start[rows], split.o_end[rows]
+        keep = kind >= 0
+        # rdf:type matters only for novalue classes (wdno:); normal rank is the default
+        typed = np.flatnonzero(kind == _KIND_CODE["type"])
+        keep[typed] = starts_with(buf, o_start[typed], o_end[typed], _NOVALUE_PREFIX)
+        ranked = np.flatnonzero(kind == _KIND_CODE["rank"])
+        keep[ranked] = ~equals(buf, o_start[ranked], o_end[ranked], _NORMAL_RANK.encode())
+        # labels, descriptions and aliases count in English or mul only; the others just say
+        # that their subject is an entity
+        terms = np.flatnonzero(np.isin(kind, _TERM_CODES))
+        literal, suffix = split.literal[rows[terms]], split.suffix_start[rows[terms]]
+        english = (literal == ESCAPED) | ((literal == PLAIN) & (
+            equals(buf, suffix, o_end[terms], b"@en") | equals(buf, suffix, o_end[terms], b"@mul")))
+        seen = terms[~english]
+        keep[seen] = False
+        keep &= ~self._truthy_with_claim(split, rows, kind, entry, pids)
+        lines = rows  # numbered within the block until it is appended
+        group = _GROUP_OF_CODE[np.maximum(kind, 0)]
+        for number, name in enumerate(self.groups):
+            take = np.flatnonzero(keep & (group == number))
+            if len(take) == 0:
+                continue
+            r = rows[take]
+            s_start, s_end, o_from = split.s_start[r], split.s_end[r], o_start[take]
+            if name in _NODE_GROUPS:  # statement nodes lose their namespace (see NODE_PREFIX)
+                s_start = s_start + len(NODE_PREFIX) * starts_with(buf, s_start, s_end, NODE_PREFIX.encode())
+                if name == "claim":
+                    o_from = o_from + len(NODE_PREFIX) * starts_with(buf, o_from, o_end[take],
+                                                                       NODE_PREFIX.encode())
+            o_to = o_end[take]
+            if name == "main":  # entity values of snaks are staged as their ids (see ENTITY_PREFIX)
+                values = np.flatnonzero(np.isin(kind[take], _VALUE_CODES))
+                plain = values[surely_entity_values(buf, o_from[values], o_to[values])]
+                o_from, o_to = o_from.copy(), o_to.copy()
+                o_from[plain] += len(ENTITY_PREFIX)
+                o_to[plain] -= 1
+            staged = pa.table({
+                "line": pa.array(lines[take]),
+                "k": pa.DictionaryArray.from_arrays(pa.array(kind[take]), _KIND_NAMES),
+                "pid": pa.DictionaryArray.from_arrays(pa.array(entry[take]), pids),
+                "s": views(buf, s_start, s_end, data),
+                "o": views(buf, o_from, o_to, data)})
+            out.append((name, staged, "SELECT ? + line, k, pid, s, o FROM _cg_block WHERE line < ?"))
+        if len(seen):
+            r = rows[seen]
+            subjects = pa.table({"line": pa.array(lines[seen]),
+                                 "s": views(buf, split.s_start[r], split.s_end[r], data)})
+            out.append(("terms", subjects, "SELECT ? + min(line), 'seen', NULL, s, NULL FROM _cg_block "
+                                           "WHERE line < ? GROUP BY s"))
+        return out
+
+    def _truthy_with_claim(self, split: Split, rows: npt.NDArray[np.int64], kind: npt.NDArray[np.int8],
+                           entry: npt.NDArray[np.int32], pids: pa.Array) -> npt.NDArray[np.bool_]:
+        """``wdt:`` rows whose (subject, property) has a ``p:`` statement in the same block:
+        they would be ignored anyway (a dump writes an entity's truthy and full statements
+        side by side, so this drops nearly all of them before they are staged)."""
+        out = np.zeros(len(rows), dtype=np.bool_)
+        is_claim, is_truthy = kind == _KIND_CODE["claim"], kind == _KIND_CODE["wdt"]
+        if not is_claim.any() or not is_truthy.any():
+            return out
+        both = np.flatnonzero(is_claim | is_truthy)
+        r = rows[both]
+        subject = pc.dictionary_encode(views(split.buf, split.s_start[r], split.s_end[r], split.data))
+        with self._lock:  # workers share the numbering
+            pid_number = np.asarray([self._pid_numbers.setdefault(p, len(self._pid_numbers))
+                                     for p in pids.to_pylist()], dtype=np.int64)
+        key = (subject.indices.to_numpy().astype(np.int64) << 32) | pid_number[entry[both]]
+        claimed = is_claim[both]
+        out[both[~claimed]] = np.isin(key[~claimed], key[claimed])
+        return out
+
+    def _insert(self, group: str, table: pa.Table, select: str, params: list[int]) -> None:
+        self.con.register("_cg_block", table)
+        try:
+            self.con.execute(f"INSERT INTO {self.table}_{group} {select}", params)
+        finally:
+            self.con.unregister("_cg_block")
 
     def _append(self, table: pa.Table, good: pa.Array | None = None, stop: int | None = None) -> None:
         """Stage the rows of ``table`` (line, s, p, o) that are ``good``, come before line
@@ -240,8 +480,10 @@ class _Stager:
         self.con.register("_cg_block", staged)
         try:
             for number, group in enumerate(self.groups):
-                self.con.execute(f"INSERT INTO {self.table}_{group} SELECT line, k, pid, s, o FROM _cg_block "
-                                 "WHERE g = ? AND line < ?", [number, limit])
+                s = _strip_node("s") if group in _NODE_GROUPS else "s"
+                o = {"claim": _strip_node("o"), "main": _STRIP_ENTITY_VALUE}.get(group, "o")
+                self.con.execute(f"INSERT INTO {self.table}_{group} SELECT line, k, pid, {s}, {o} "
+                                 "FROM _cg_block WHERE g = ? AND line < ?", [number, limit])
         finally:
             self.con.unregister("_cg_block")
 
@@ -260,6 +502,31 @@ class ReadError(Exception):
         super().__init__(f"cannot read past line {line - 1}: {cause}")
 
 
+_CLAIM_S_RE = re.compile(r"<http://www\.wikidata\.org/entity/" + ENTITY_PATTERN + ">")
+_CLAIM_O_RE = re.compile(r"<http://www\.wikidata\.org/entity/statement/[QPLqpl][0-9]+-[^$]+>")
+
+
+def _claim_ok(s: str, o: str) -> bool:
+    return bool(_CLAIM_S_RE.fullmatch(s) and _CLAIM_O_RE.fullmatch(o))
+
+
+def _claim_problem(s: str, o: str) -> str:
+    return f"subject {s} or statement {o} is not a Wikidata entity / statement IRI"
+
+
+def _is_utf8(data: bytes) -> bool:
+    """Is ``data`` UTF-8? (Arrow's vectorised check; ASCII first, the usual case.)"""
+    if data.isascii():
+        return True
+    whole = pa.Array.from_buffers(pa.string(), 1, [None, pa.py_buffer(np.array([0, len(data)], np.int32)),
+                                                   pa.py_buffer(data)])
+    try:
+        whole.validate(full=True)
+    except pa.ArrowInvalid:
+        return False
+    return True
+
+
 def _problem(text: str) -> str:
     if _SURROGATE.search(text):
         return ("a \\uD800-\\uDFFF escape is half of a UTF-16 pair, not a character (N-Triples writes "
@@ -271,80 +538,45 @@ def _problem(text: str) -> str:
 
 def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str, guard: LineGuard,
                    flush: Callable[[], None], tick: Callable[[], None] | None = None,
-                   block_bytes: int = BLOCK_BYTES) -> int:
-    """Stage every triple of an N-Triples stream; return the number of lines read."""
-    stager = _Stager(con, table, guard)
-    line = 1
-    try:
-        with closing(read_blocks(stream, block_bytes)) as blocks:  # stop the reader before the stream closes
-            for data in blocks:
-                line += stager.block(data, line, flush)
-                if tick is not None:
-                    tick()
-    except (EOFError, OSError, zlib.error) as exc:
-        raise ReadError(line, exc) from exc
-    return line - 1
+                   block_bytes: int | None = None, threads: int = STAGING_THREADS) -> int:
+    """Stage every triple of an N-Triples stream; return the number of lines read.
 
-
-def _turtle_terms(stream: IO[bytes]) -> Iterator[tuple[str, str, str]]:
-    """Triples of a Turtle stream as N-Triples terms: pyoxigraph's streaming parser when it
-    is installed, else rdflib (which builds the whole graph in memory first; literal
-    normalisation is switched off so lexical forms stay as written)."""
-    if importlib.util.find_spec("pyoxigraph") is not None:
-        import pyoxigraph
-
-        for quad in pyoxigraph.parse(stream, format=pyoxigraph.RdfFormat.TURTLE):
-            yield str(quad.subject), str(quad.predicate), str(quad.object)
-        return
-    import rdflib
-
-    previous, rdflib.NORMALIZE_LITERALS = rdflib.NORMALIZE_LITERALS, False
-    try:
-        graph = rdflib.Graph()
-        try:
-            graph.parse(stream, format="turtle")
-        except Exception as exc:  # rdflib's BadSyntax is not a SyntaxError
-            if type(exc).__name__ != "BadSyntax":
-                raise
-            error = SyntaxError(str(exc).splitlines()[0] if str(exc) else "bad syntax")
-            error.lineno = int(getattr(exc, "lines", 0)) + 1
-            raise error from exc
-    finally:
-        rdflib.NORMALIZE_LITERALS = previous
-    for subject, predicate, obj in graph:
-        yield subject.n3(), predicate.n3(), obj.n3()
-
-
-def stage_turtle(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str, guard: LineGuard,
-                 flush: Callable[[], None], tick: Callable[[], None] | None = None,
-                 batch: int = 200_000) -> int:
-    """Stage a Turtle stream (see :func:`_turtle_terms`); return the number of triples read.
-
-    A syntax error is reported at its line; with ``skip_bad_lines`` the rest of the file
-    is skipped (Turtle cannot be resynchronised line by line) and counted as one bad line.
+    ``threads`` workers prepare blocks (:meth:`_Stager.prepare`) while this thread appends
+    the prepared ones in file order, so bad lines stop or count exactly as one by one.
     """
     stager = _Stager(con, table, guard)
-    rows: list[tuple[int, str, str, str]] = []
-    count = 0
-    try:
-        for subject, predicate, obj in _turtle_terms(stream):
-            count += 1
-            rows.append((count, subject, predicate, obj))
-            if len(rows) >= batch:
-                stager._append(_rows_table(rows))
-                rows = []
-                if tick is not None:
-                    tick()
-    except (EOFError, OSError, zlib.error) as exc:
-        stager._append(_rows_table(rows))
-        raise ReadError(count + 1, exc) from exc
-    except SyntaxError as exc:
-        stager._append(_rows_table(rows))
-        rows = []
-        line = getattr(exc, "lineno", None) or 0
-        guard.bad(int(line), f"Turtle syntax error: {str(exc).splitlines()[0]}", flush)
-    stager._append(_rows_table(rows))
-    return count
+    line = 1
+    pending: deque[Future[_Prepared]] = deque()
+    workers = max(threads, 1)
+
+    def commit_one() -> None:
+        nonlocal line
+        line += stager.commit(pending.popleft().result(), line, flush)
+        if tick is not None:
+            tick()
+
+    failure: BaseException | None = None
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="chaingraph-stage") as pool:
+        try:
+            # closing(): the reader thread stops before the stream closes
+            with closing(read_blocks(stream, block_bytes or BLOCK_BYTES)) as blocks:
+                try:
+                    for data in blocks:
+                        pending.append(pool.submit(stager.prepare, data))
+                        while len(pending) > workers:
+                            commit_one()
+                except (EOFError, OSError, zlib.error) as exc:
+                    failure = exc  # every whole line before the damage is still staged
+            while pending:
+                commit_one()
+        finally:
+            for future in pending:
+                future.cancel()
+            wait(pending)
+            stager.close()
+    if failure is not None:
+        raise ReadError(line, failure) from failure
+    return line - 1
 
 
 def _rows_table(rows: list[tuple[int, str, str, str]]) -> pa.Table:

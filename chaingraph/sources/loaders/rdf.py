@@ -26,7 +26,9 @@ its lexical form allows (day, month or year) in the Gregorian calendar, and a qu
 the unit ``"1"``: the RDF does not say more.
 
 Memory: the staged triples live in DuckDB, which keeps them in memory for an in-memory
-store and spills to its temporary directory beyond its memory limit for a store file.
+store and spills to its temporary directory beyond its memory limit for a store file; the
+statement model is built in one transaction, so below that limit peak memory grows with
+the dump (codex-m into a store file: ~450 MB; ten times as many statements: ~2.3 GB).
 """
 
 from __future__ import annotations
@@ -50,8 +52,8 @@ from chaingraph.sources.loaders.ntriples import (
     delete_staged,
     drop_staging,
     stage_ntriples,
-    stage_turtle,
 )
+from chaingraph.sources.loaders.turtle import stage_turtle
 from chaingraph.store import Store, snak_hash_columns
 from chaingraph.values import VALUE_COLUMNS, TimeValue
 
@@ -138,6 +140,8 @@ def _local(col: str, prefix: str) -> str:
 
 
 _ENTITY_LOCAL = _local("{c}", ENT)
+#: the local name of a statement node as staged (``Q42-GUID>``, see ``NODE_PREFIX``); NULL for other terms
+_NODE_LOCAL = "CASE WHEN NOT starts_with({c}, '<') AND NOT starts_with({c}, '_:') THEN {c}[:-2] END"
 #: ids an entity value may have (items, properties, lexemes and their forms/senses, schemas, media);
 #: any other IRI under wd: is kept as a string, never as an entity id
 _VALUE_ENTITY = VALUE_ENTITY_PATTERN
@@ -162,7 +166,8 @@ _INFERRED_PRECISION = ("(CASE WHEN md['d'] NOT IN ('01', '00') THEN 11 "
 
 
 def _value_sql() -> str:
-    """SELECT over ``_cg_snak`` (owner, role, pid, o, vn) giving snaktype + the value columns."""
+    """SELECT over the snaks of ``_cg_snak`` (owner, role, pid, o, vn) that are not plain entity
+    values, giving snaktype + the value columns."""
     local_o = _ENTITY_LOCAL.format(c="o")
     eid = f"CASE WHEN regexp_full_match({local_o}, '{_VALUE_ENTITY}') THEN {local_o} END"
     lex = _lex("o")
@@ -180,16 +185,6 @@ def _value_sql() -> str:
              f"WHEN {dt} = '{XSD}dateTime' THEN 'time' WHEN {dt} = '{XSD}decimal' THEN 'quantity' "
              f"WHEN {dt} = 'http://www.opengis.net/ont/geosparql#wktLiteral' THEN 'globecoordinate' "
              f"WHEN {_LANG} <> '' THEN 'monolingualtext' ELSE 'string' END")
-    # The bulk of a dump is item values: they take a short path with no pattern matching.
-    local = f"sn.o[{len(ENT) + 2}:-2]"
-    plain_entity = (f"NOT sn.novalue AND sn.vn IS NULL AND starts_with(sn.o, '<{ENT}') "
-                    f"AND ends_with(sn.o, '>') AND regexp_full_match({local}, '{_VALUE_ENTITY}')")
-    fast_cols = {"value_type": f"CASE {local}[1] WHEN 'Q' THEN 'item' WHEN 'P' THEN 'property' "
-                               f"WHEN 'L' THEN 'lexeme' ELSE 'entity' END", "object": local}
-    fast = ("SELECT sn.owner, sn.role, sn.pid, sn.line, sn.o, NULL AS raw_lexical, 'value' AS snaktype, "
-            + ", ".join(f"{fast_cols.get(c, 'NULL')} AS {c}" for c in VALUE_COLUMNS)
-            + f" FROM _cg_snak sn WHERE {plain_entity}")
-
     def lit(expr: str) -> str:  # only literals need their lexical form, language, ... parsed
         return f"CASE WHEN starts_with(o, '\"') THEN {expr} END"
 
@@ -238,10 +233,24 @@ def _value_sql() -> str:
              TRY_CAST({_lex('v.glat')} AS DOUBLE) AS glat, TRY_CAST({_lex('v.glon')} AS DOUBLE) AS glon,
              TRY_CAST({_lex('v.gprec')} AS DOUBLE) AS gprec, {_local('v.gglobe', ENT)} AS gglobe
       FROM _cg_snak sn LEFT JOIN _cg_vn v ON v.node = sn.vn
-      WHERE NOT coalesce({plain_entity}, false))
-    UNION ALL
-    {fast}
+      WHERE NOT sn.plain)
     """
+
+
+# The bulk of a dump is item values: they take a short path with no pattern matching and
+# are never materialised with the other value columns.
+#: is the snak in ``_cg_snak`` (columns owner, role, pid, line, o, vn, novalue) a plain entity
+#: value? Those are staged as the bare id (see ``ENTITY_PREFIX``), every other term starts
+#: with ``<``, ``_:`` or ``"``.
+_PLAIN_ENTITY = "NOT novalue AND vn IS NULL AND left(o, 1) IN ('Q', 'P', 'L', 'E', 'M')"
+
+
+def _plain_values(alias: str = "") -> str:
+    """The value columns of a plain entity snak of ``_cg_snak`` (table alias ``alias``)."""
+    o = f"{alias}o"
+    cols = {"value_type": f"CASE {o}[1] WHEN 'Q' THEN 'item' WHEN 'P' THEN 'property' "
+                          f"WHEN 'L' THEN 'lexeme' ELSE 'entity' END", "object": o}
+    return ", ".join(f"{cols.get(c, 'NULL')} AS {c}" for c in VALUE_COLUMNS)
 
 
 _VN_KINDS = {"tv": "timeValue", "tp": "timePrecision", "ttz": "timeTimezone", "tcal": "timeCalendarModel",
@@ -249,6 +258,7 @@ _VN_KINDS = {"tv": "timeValue", "tp": "timePrecision", "ttz": "timeTimezone", "t
              "qlb": "quantityLowerBound", "glat": "geoLatitude", "glon": "geoLongitude",
              "gprec": "geoPrecision", "gglobe": "geoGlobe"}
 _TEMPS = ("_cg_st", "_cg_vn", "_cg_nodes", "_cg_snak", "_cg_val", "_cg_statements", "_cg_terms", "_cg_ent")
+_TEMP_VIEWS = ("_cg_values",)
 
 
 def _build(store: Store, t: str, source_id: str) -> dict[str, int]:
@@ -260,58 +270,70 @@ def _build(store: Store, t: str, source_id: str) -> dict[str, int]:
     pivot = ", ".join(f"first(o) FILTER (WHERE k = '{k}') AS {a}" for a, k in _VN_KINDS.items())
     node_kinds = "('psv', 'pqv', 'prv')"
     role = "CASE WHEN k IN ('ps', 'psv') THEN 'S' WHEN k IN ('pq', 'pqv') THEN 'Q' ELSE 'R' END"
+    claims, truthy, main = f"{t}_claim", f"{t}_wdt", f"{t}_main"  # the staging tables (see ntriples)
+    statement_local = _NODE_LOCAL.format(c="o")
     _script(con, f"""
     CREATE OR REPLACE TEMP TABLE _cg_st AS
-      SELECT o AS node, {ent_s} AS subject, pid,
-             regexp_replace({_local('o', STMT)}, '-', '$') AS statement_id
-      FROM {t} WHERE k = 'claim';
+      SELECT node, subject, pid, CASE WHEN instr(local, '-') > 0  -- Q42-GUID -> Q42$GUID
+             THEN local[:instr(local, '-') - 1] || '$' || local[instr(local, '-') + 1:] ELSE local END
+             AS statement_id
+      FROM (SELECT o AS node, {ent_s} AS subject, pid, {statement_local} AS local FROM {claims});
     CREATE OR REPLACE TEMP TABLE _cg_vn AS
-      SELECT s AS node, {pivot} FROM {t} WHERE k IN ({', '.join(repr(k) for k in _VN_KINDS.values())})
+      SELECT s AS node, {pivot} FROM {main} WHERE k IN ({', '.join(repr(k) for k in _VN_KINDS.values())})
       GROUP BY s;
     CREATE OR REPLACE TEMP TABLE _cg_nodes AS  -- snaks with a value node present in the file
       SELECT s AS owner, {role} AS role, pid, line, NULL AS o, o AS vn, false AS novalue
-      FROM {t} WHERE k IN {node_kinds} AND o IN (SELECT node FROM _cg_vn);
+      FROM {main} WHERE k IN {node_kinds} AND o IN (SELECT node FROM _cg_vn);
     CREATE OR REPLACE TEMP TABLE _cg_snak AS
+      SELECT *, coalesce({_PLAIN_ENTITY}, false) AS plain FROM (
       SELECT * FROM _cg_nodes
       UNION ALL  -- simple values, where no value node says more
-      SELECT s AS owner, {role} AS role, pid, line, o, NULL AS vn, false AS novalue FROM {t}
+      SELECT s AS owner, {role} AS role, pid, line, o, NULL AS vn, false AS novalue FROM {main} m
       WHERE k IN ('ps', 'pq', 'pr') AND (
             starts_with(o, '_:') OR starts_with(o, '<http://www.wikidata.org/.well-known/genid/')
-            OR NOT EXISTS (SELECT 1 FROM _cg_nodes n WHERE n.owner = {t}.s AND n.pid = {t}.pid
+            OR NOT EXISTS (SELECT 1 FROM _cg_nodes n WHERE n.owner = m.s AND n.pid = m.pid
                            AND n.role = {role}))
       UNION ALL  -- truthy triples count only without a full statement
-      SELECT s AS owner, 'T' AS role, pid, line, o, NULL AS vn, false AS novalue FROM {t}
-      WHERE k = 'wdt' AND NOT EXISTS (SELECT 1 FROM {t} c WHERE c.k = 'claim' AND c.s = {t}.s
-                                      AND c.pid = {t}.pid)
-    UNION ALL
+      SELECT s AS owner, 'T' AS role, pid, line, o, NULL AS vn, false AS novalue FROM {truthy} w
+      WHERE NOT EXISTS (SELECT 1 FROM {claims} c WHERE c.s = w.s AND c.pid = w.pid)
+      UNION ALL
       SELECT x.s AS owner,
              CASE WHEN st.node IS NOT NULL AND st.pid = x.wpid AND NOT EXISTS (
-                    SELECT 1 FROM {t} y WHERE y.s = x.s AND y.k IN ('ps', 'psv')) THEN 'S'
+                    SELECT 1 FROM {main} y WHERE y.s = x.s AND y.k IN ('ps', 'psv')) THEN 'S'
                   WHEN st.node IS NOT NULL THEN 'Q'
                   WHEN {ent_x} IS NOT NULL THEN 'T' ELSE 'R' END AS role,
              x.wpid AS pid, x.line, NULL AS o, NULL AS vn, true AS novalue
-      FROM (SELECT s, line, {_local('o', NOVALUE)} AS wpid FROM {t} WHERE k = 'type') x
-      LEFT JOIN _cg_st st ON st.node = x.s;
+      FROM (SELECT s, line, {_local('o', NOVALUE)} AS wpid FROM {main} WHERE k = 'type') x
+      LEFT JOIN _cg_st st ON st.node = x.s);
+    DROP TABLE _cg_nodes;  -- intermediate tables go as soon as they are used: peak memory
     CREATE OR REPLACE TEMP TABLE _cg_val AS {_value_sql()};
-    DROP TABLE _cg_snak;  -- intermediate tables go as soon as they are used: peak memory
-    DROP TABLE _cg_nodes;
     UPDATE _cg_val SET value_type = 'string', text = raw_lexical, time = NULL, precision = NULL,
         calendar = NULL, timezone = NULL, before = NULL, after = NULL
       WHERE value_type = 'time' AND time IS NULL;  -- not a valid date: keep the text, as WDQS does
+    CREATE OR REPLACE TEMP VIEW _cg_values AS  -- every snak's value, plain entity values included
+      SELECT owner, role, pid, o, snaktype, {', '.join(VALUE_COLUMNS)} FROM _cg_val
+      UNION ALL
+      SELECT owner, role, pid, o, 'value' AS snaktype, {_plain_values()} FROM _cg_snak WHERE plain;
     """)
     rank = (f"CASE r.o WHEN '<{WB}PreferredRank>' THEN 'preferred' WHEN '<{WB}DeprecatedRank>' "
             "THEN 'deprecated' ELSE 'normal' END")
     vcols = ", ".join(f"v.{c}" for c in VALUE_COLUMNS)
     truthy_id = f"{ent_owner} || '$TRUTHY-' || upper(md5(v.pid || ' ' || coalesce(v.o, 'novalue')))"
+    ranks = f"(SELECT s, o FROM {main} WHERE k = 'rank') r ON r.s = st.node"
     con.execute(f"""
     CREATE OR REPLACE TEMP TABLE _cg_statements AS
+      SELECT st.statement_id, st.subject, st.pid AS property, {rank} AS rank, 'value' AS snaktype,
+             {_plain_values("v.")}
+      FROM _cg_st st JOIN _cg_snak v ON v.owner = st.node AND v.role = 'S' AND v.plain
+      LEFT JOIN {ranks}
+      UNION ALL
       SELECT st.statement_id, st.subject, st.pid AS property, {rank} AS rank, v.snaktype, {vcols}
       FROM _cg_st st JOIN _cg_val v ON v.owner = st.node AND v.role = 'S'
-      LEFT JOIN (SELECT s, o FROM {t} WHERE k = 'rank') r ON r.s = st.node
+      LEFT JOIN {ranks}
       UNION ALL
       SELECT {truthy_id} AS statement_id, {ent_owner} AS subject, v.pid AS property, 'normal' AS rank,
              v.snaktype, {vcols}
-      FROM _cg_val v
+      FROM _cg_values v
       WHERE v.role = 'T' AND regexp_full_match(coalesce({ent_owner}, ''), '{ENTITY_PATTERN}')
         AND NOT EXISTS (SELECT 1 FROM _cg_st st WHERE st.subject = {ent_owner} AND st.pid = v.pid)
     """)
@@ -327,13 +349,13 @@ def _build(store: Store, t: str, source_id: str) -> dict[str, int]:
     con.execute("DROP TABLE _cg_statements")
     counts["qualifiers"] = _hashed(store, "qualifiers", f"""
       SELECT st.statement_id, v.pid AS property, v.snaktype, {vcols}
-      FROM _cg_val v JOIN _cg_st st ON st.node = v.owner WHERE v.role = 'Q'""")
+      FROM _cg_values v JOIN _cg_st st ON st.node = v.owner WHERE v.role = 'Q'""")
     _hashed(store, "reference_snaks", f"""
       SELECT st.statement_id, {_local('d.o', REF)} AS reference_hash, v.pid AS property, v.snaktype, {vcols}
-      FROM (SELECT s, o FROM {t} WHERE k = 'derived') d
-      JOIN _cg_st st ON st.node = d.s JOIN _cg_val v ON v.owner = d.o AND v.role = 'R'""")
+      FROM (SELECT s, o FROM {main} WHERE k = 'derived') d
+      JOIN _cg_st st ON st.node = d.s JOIN _cg_values v ON v.owner = d.o AND v.role = 'R'""")
     counts["references"] = _one(con, f"""
-      SELECT count(*) FROM (SELECT DISTINCT d.s, d.o FROM {t} d JOIN _cg_st st ON st.node = d.s
+      SELECT count(*) FROM (SELECT DISTINCT d.s, d.o FROM {main} d JOIN _cg_st st ON st.node = d.s
       WHERE d.k = 'derived')""")
     counts.update(_entities(store, t))
     return counts
@@ -379,8 +401,8 @@ def _entities(store: Store, t: str) -> dict[str, int]:
     CREATE OR REPLACE TEMP TABLE _cg_ent AS
       WITH ids AS (
         SELECT DISTINCT {owner} AS id FROM {t}
-        WHERE k IN ('label', 'description', 'alias', 'claim', 'wdt', 'sitelinks', 'version', 'modified',
-                    'ptype')),
+        WHERE k IN ('label', 'description', 'alias', 'seen', 'claim', 'wdt', 'sitelinks', 'version',
+                    'modified', 'ptype')),
       labels AS (SELECT id, arg_min(text, (lang <> 'en', line)) AS label,
                         arg_min(lang, (lang <> 'en', line)) AS label_lang
                  FROM _cg_terms WHERE k = 'label' GROUP BY id),
@@ -427,7 +449,7 @@ def _validate_ids(store: Store, t: str, guard: LineGuard) -> int | None:
     rows = store.con.execute(f"""
       SELECT line, s, o FROM {t}
       WHERE k = 'claim' AND (NOT coalesce(regexp_full_match({ent}, '{ENTITY_PATTERN}'), false)
-         OR NOT coalesce(regexp_full_match({_local('o', STMT)}, '[QPLqpl][0-9]+-[^$]+'), false))
+         OR NOT coalesce(regexp_full_match({_NODE_LOCAL.format(c='o')}, '[QPLqpl][0-9]+-[^$]+'), false))
       ORDER BY line LIMIT 1000""").fetchall()
     if not rows:
         return None
@@ -469,12 +491,12 @@ def load_rdf(path: str | Path, store: Store, *, fmt: Format = "nt", skip_bad_lin
                 raise BadDumpLine(str(path), exc.line, f"the file cannot be read past here ({exc.cause})",
                                   "the file is truncated or corrupt: download it again; everything "
                                   "before this line is loaded") from exc
-            stop = _validate_ids(store, table, guard)
+            # N-Triples checks these ids while staging, block by block
+            stop = _validate_ids(store, table, guard) if fmt == "ttl" else None
             if stop is not None:
                 delete_staged(con, table, "line >= ?", [stop])
-                note = " (in Turtle the number counts triples, not lines)" if fmt == "ttl" else ""
-                guard.bad(stop, f"the subject or statement IRI is not a Wikidata entity / statement id{note}",
-                          build)
+                guard.bad(stop, "the subject or statement IRI is not a Wikidata entity / statement id (in "
+                          "Turtle the number counts triples, not lines)", build)
             build()
             tick()
         except duckdb.Error as exc:
@@ -482,6 +504,8 @@ def load_rdf(path: str | Path, store: Store, *, fmt: Format = "nt", skip_bad_lin
                              f"{str(exc).splitlines()[0]}") from exc
         finally:
             drop_staging(con, table)
+            for view in _TEMP_VIEWS:
+                con.execute(f"DROP VIEW IF EXISTS {view}")
             for tmp in _TEMPS:
                 con.execute(f"DROP TABLE IF EXISTS {tmp}")
     return FileReport(path=str(path), format=fmt, bad_lines=guard.count,

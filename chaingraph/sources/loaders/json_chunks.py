@@ -1,0 +1,334 @@
+"""The JSON dump parsed in chunks of whole lines on worker processes, written in order.
+
+Parsing (``orjson`` and building rows) holds the GIL, so threads cannot share it: the main
+process decompresses the dump (a reader thread, zlib releases the GIL), hands chunks of
+about :data:`CHUNK_BYTES` to :data:`PARSE_WORKERS` forked processes, takes their rows back
+as Arrow tables *in file order*, and writes them in batches of about
+:data:`~chaingraph.sources.loaders.json_dump.BULK_ROWS` statements on a writer thread while
+the workers parse on. At most two chunks per worker are in flight and one batch waits to
+be written, so memory does not grow with the dump.
+
+A worker runs exactly the single-process parser (:func:`parse_chunk`:
+:func:`~chaingraph.sources.loaders.json_dump.parse_line` and
+:class:`~chaingraph.sources.loaders.json_dump.EntityRows`), so the rows are the same. A
+chunk's rows are cut where an entity comes again, and a batch is written before it takes
+an entity it already holds: every write brings each of its entities whole
+(:meth:`Store.write_arrow` ``replace``), in file order, so the last copy wins. A bad line
+is reported with its line number in the file; unless skipping, everything before it is
+written first and the load stops there.
+
+>>> result = parse_chunk(b'[\\n{"type":"item","id":"Q1","claims":{}},\\n{"id":\\n', 1, "src",
+...                      stop_at_bad=False)
+>>> [part.ids for part in result.parts], result.bad
+([{'Q1'}], [(3, 'the line is not complete JSON (truncated?): Expecting value at column 7')])
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import os
+import pickle
+import queue
+import signal
+import sys
+import zlib
+from collections.abc import Iterator
+from contextlib import closing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from chaingraph.errors import BadDumpLine, ChaingraphError
+from chaingraph.progress import Progress
+from chaingraph.sources.loaders import json_dump
+from chaingraph.sources.loaders.common import LineGuard, loaded_bytes
+from chaingraph.sources.loaders.compression import RawCounter, read_blocks
+from chaingraph.sources.loaders.json_dump import EntityRows, describe_bad_line, parse_line
+from chaingraph.store import Store
+
+__all__ = ["CHUNK_BYTES", "PARALLEL_BYTES", "PARSE_WORKERS", "ChunkResult", "Part", "default_workers",
+           "load_chunks", "parse_chunk"]
+
+#: worker processes that parse (the main process decompresses and writes meanwhile)
+PARSE_WORKERS = 2
+#: decompressed bytes per chunk handed to a worker (whole lines)
+CHUNK_BYTES = 1 << 20
+#: files smaller than this (as stored) are parsed in the main process: starting workers
+#: would cost more than they save
+PARALLEL_BYTES = 256 << 10
+_TOTALS = ("entities", "properties", "statements", "qualifiers", "references")
+
+
+@dataclass
+class Part:
+    """Rows of consecutive entities of one chunk, none of them twice: each table as Arrow
+    IPC bytes (what crosses to the main process in one copy) and without
+    ``statement_sources``, which the main process derives from ``statements``."""
+
+    tables: dict[str, bytes]
+    ids: set[str]
+    totals: dict[str, int]
+    #: the snak tables whose keys do not repeat within the part
+    unique: set[str] = field(default_factory=set)
+
+
+@dataclass
+class ChunkResult:
+    """What a chunk gave: its parts in order and its bad lines ``(line, problem)``."""
+
+    parts: list[Part] = field(default_factory=list)
+    bad: list[tuple[int, str]] = field(default_factory=list)
+
+
+def _part(rows: EntityRows) -> Part:
+    unique = rows.unique() & {"qualifiers", "reference_snaks"}  # statement ids: counted per batch
+    tables = rows.tables()
+    tables.pop("statement_sources", None)
+    return Part({name: _ipc(table) for name, table in tables.items()}, rows.ids, {
+        "entities": len(rows.entities), "properties": len(rows.properties), "statements": rows.n_statements,
+        "qualifiers": len(rows.qualifiers), "references": rows.references}, unique)
+
+
+def _ipc(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, table.schema) as writer:
+        writer.write_table(table)
+    return bytes(sink.getvalue())
+
+
+def _table(data: bytes) -> pa.Table:
+    return pa.ipc.open_stream(pa.py_buffer(data)).read_all()
+
+
+def parse_chunk(data: bytes, first_line: int, source_id: str, *, stop_at_bad: bool) -> ChunkResult:
+    """Parse whole lines (the first is line ``first_line`` of the file) into parts; with
+    ``stop_at_bad`` nothing after the first bad line is parsed."""
+    lines = data.split(b"\n")
+    if data.endswith(b"\n"):
+        lines.pop()
+    unlimited = (sys.maxsize, sys.maxsize)
+    rows = EntityRows(source_id, unlimited)
+    out = ChunkResult()
+    for i, line in enumerate(lines):
+        try:
+            entity = parse_line(line)
+            if entity is not None:
+                if entity.get("id") in rows.ids:  # a second copy: the parts keep the order
+                    out.parts.append(_part(rows))
+                    rows = EntityRows(source_id, unlimited)
+                rows.add(entity)
+        except (ValueError, KeyError, TypeError, AttributeError, ChaingraphError) as exc:
+            out.bad.append((first_line + i, describe_bad_line(exc, line)))
+            if stop_at_bad:
+                break
+    if rows.n_entities:
+        out.parts.append(_part(rows))
+    return out
+
+
+def _work(tasks: Any, results: Any, source_id: str, stop_at_bad: bool) -> None:
+    """A worker process: parse chunks until told to stop (``None``)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
+    gc.freeze()  # the parent's objects: never scanned here (nor copied by the scans)
+    gc.set_threshold(50_000, 20, 20)  # parsed entities hold no cycles: collect rarely
+    while True:
+        task = tasks.get()
+        if task is None:
+            return
+        seq, first_line, data = task
+        result: ChunkResult | BaseException
+        try:
+            result = parse_chunk(data, first_line, source_id, stop_at_bad=stop_at_bad)
+        except BaseException as exc:  # handed to the main process, which raises it
+            result = exc
+            try:
+                pickle.dumps(exc)
+            except Exception:
+                result = RuntimeError(f"parsing lines from {first_line} failed: {type(exc).__name__}: {exc}")
+        results.put((seq, result))
+
+
+class _Pool:
+    """Chunks to ``workers`` processes and their results back in order (``workers=0``:
+    parsed in this process)."""
+
+    def __init__(self, workers: int, source_id: str, *, stop_at_bad: bool) -> None:
+        self.source_id, self.stop_at_bad = source_id, stop_at_bad
+        self.sent = self.done = 0
+        self.ready: dict[int, ChunkResult | BaseException] = {}
+        self.limit = 2 * workers
+        self.procs: list[Any] = []
+        if workers and _can_fork():
+            # fork: the workers start at once with everything imported (nothing of the
+            # store's DuckDB is used in them); before this process starts threads of its own
+            ctx = multiprocessing.get_context("fork")
+            self.tasks: Any = ctx.Queue()
+            self.results: Any = ctx.Queue()
+            self.procs = [ctx.Process(target=_work, args=(self.tasks, self.results, source_id, stop_at_bad),
+                                      name=f"chaingraph-parse-{i}", daemon=True) for i in range(workers)]
+            for proc in self.procs:
+                proc.start()
+
+    def submit(self, data: bytes, first_line: int) -> Iterator[ChunkResult]:
+        """Hand over a chunk; yield the results due, in order, while too many are in flight."""
+        if not self.procs:
+            yield parse_chunk(data, first_line, self.source_id, stop_at_bad=self.stop_at_bad)
+            return
+        self.tasks.put((self.sent, first_line, data))
+        self.sent += 1
+        while self.sent - self.done >= self.limit:
+            yield self._next()
+
+    def finish(self) -> Iterator[ChunkResult]:
+        """The results of every chunk still in flight, in order."""
+        while self.done < self.sent:
+            yield self._next()
+
+    def _next(self) -> ChunkResult:
+        while self.done not in self.ready:
+            try:
+                seq, result = self.results.get(timeout=1.0)
+            except queue.Empty:
+                if not all(proc.is_alive() for proc in self.procs):
+                    raise ChaingraphError("a JSON parsing worker process died (killed, or out of "
+                                          "memory?); load the file again") from None
+                continue
+            self.ready[seq] = result
+        result = self.ready.pop(self.done)
+        self.done += 1
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+    def close(self) -> None:
+        """Stop the workers: they are told to finish when every chunk is done, else ended."""
+        if not self.procs:
+            return
+        finished = self.done == self.sent
+        for proc in self.procs:
+            if finished:
+                self.tasks.put(None)
+            else:
+                proc.terminate()
+        for proc in self.procs:
+            proc.join(timeout=5)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+        for q in (self.tasks, self.results):
+            q.cancel_join_thread()
+            q.close()
+
+
+class _Merged:
+    """Consecutive parts written as one batch (what the writer thread takes)."""
+
+    def __init__(self, source_id: str) -> None:
+        self.source_id = source_id
+        self.parts: list[Part] = []
+        self.ids: set[str] = set()
+        self.statements = 0
+        self.statement_ids: pa.ChunkedArray | None = None
+
+    def add(self, part: Part) -> None:
+        self.parts.append(part)
+        self.ids |= part.ids
+        self.statements += part.totals["statements"]
+
+    def tables(self) -> dict[str, pa.Table]:
+        names = {name for part in self.parts for name in part.tables}
+        out = {name: pa.concat_tables([_table(p.tables[name]) for p in self.parts if name in p.tables])
+               for name in names}
+        if "statements" in out:
+            ids = out["statements"]["statement_id"]
+            out["statement_sources"] = pa.table({
+                "statement_id": ids, "source_id": pa.nulls(len(ids), pa.string()).fill_null(self.source_id)})
+        self.statement_ids = ids if "statements" in out else None
+        return out
+
+    def unique(self) -> set[str]:
+        """The tables whose keys do not repeat in the batch. Every snak row belongs to a
+        statement of its own part, so with statement ids unique over the batch a snak table
+        is unique if it is in each part; statement provenance has one source per load."""
+        ids = self.statement_ids  # of the tables just made
+        if ids is not None and pc.count_distinct(ids).as_py() != len(ids):
+            return set()
+        snaks = {n for n in ("qualifiers", "reference_snaks") if all(n in p.unique for p in self.parts)}
+        return {"statements", "statement_sources", *snaks}
+
+
+def _can_fork() -> bool:
+    """Whether this process may start workers by forking (not on Windows, nor inside a
+    daemonic process such as a ``multiprocessing.Pool`` worker, which may have no children)."""
+    return "fork" in multiprocessing.get_all_start_methods() and not multiprocessing.current_process().daemon
+
+
+def default_workers(path: str | Path) -> int:
+    """Parse workers for ``path``: :data:`PARSE_WORKERS`, at most the CPUs this process may
+    use, none on one CPU or for a small file."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    if cpus < 2 or Path(path).stat().st_size < PARALLEL_BYTES:
+        return 0
+    return min(PARSE_WORKERS, cpus)
+
+
+def load_chunks(path: str | Path, stream: IO[bytes], counter: RawCounter, store: Store, source_id: str,
+                guard: LineGuard, *, progress: Progress | None = None,
+                workers: int | None = None) -> dict[str, int]:
+    """Load the opened dump ``stream`` into ``store`` under ``source_id``; return the totals
+    of :class:`~chaingraph.sources.loaders.common.FileReport`."""
+    totals = dict.fromkeys(_TOTALS, 0)
+    pool = _Pool(default_workers(path) if workers is None else workers, source_id, stop_at_bad=not guard.skip)
+    writer = json_dump._Writer(store)
+    batch = _Merged(source_id)
+
+    def submit() -> None:
+        nonlocal batch
+        if batch.parts:
+            writer.submit(batch)
+            batch = _Merged(source_id)
+
+    def flush() -> None:  # before raising on a bad line: commit everything parsed so far
+        submit()
+        writer.drain()
+
+    def take(result: ChunkResult) -> None:
+        for part in result.parts:
+            if not batch.ids.isdisjoint(part.ids):  # an entity again: its earlier copy goes first
+                submit()
+            batch.add(part)
+            for name in _TOTALS:
+                totals[name] += part.totals[name]
+            if batch.statements >= json_dump.BULK_ROWS or len(batch.ids) >= json_dump.BULK_ENTITIES:
+                submit()
+        for line, problem in result.bad:
+            guard.bad(line, problem, flush)
+        loaded_bytes(progress, str(path), counter.position(), counter.size)
+
+    lineno = 0  # lines handed to the pool
+    try:
+        try:
+            with closing(read_blocks(stream, CHUNK_BYTES)) as chunks:
+                for chunk in chunks:
+                    first = lineno + 1
+                    lineno += chunk.count(b"\n") + (not chunk.endswith(b"\n"))
+                    for result in pool.submit(chunk, first):
+                        take(result)
+            for result in pool.finish():
+                take(result)
+            flush()
+        except (EOFError, OSError, zlib.error) as exc:
+            for result in pool.finish():
+                take(result)
+            flush()
+            raise BadDumpLine(str(path), lineno + 1, f"the file cannot be read past line {lineno} ({exc})",
+                              "the file is truncated or corrupt: download it again; everything "
+                              "before this line is loaded") from exc
+    finally:
+        pool.close()
+        writer.close()
+    return totals

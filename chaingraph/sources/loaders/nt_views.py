@@ -1,0 +1,273 @@
+"""Split a block of N-Triples lines into subject / predicate / object with numpy, copying nothing.
+
+A block (whole lines, as bytes) is searched once per byte class that matters — newlines,
+spaces, quotes, backslashes — with numpy; every line's first two spaces then come from
+one :func:`numpy.searchsorted`, and the three terms are handed to Arrow (and DuckDB) as
+*string views* into the block: each view is an (offset, length) pair, so a term is never
+copied out of the decompressed bytes. Python touches no line on this path.
+
+Only the common shape of a line takes this path: ``<s> <p> o .`` with single spaces, the
+subject an IRI or blank node, the predicate an IRI, the object an IRI or blank node without
+spaces or a literal, optionally ``\\r\\n``-terminated and with no space before the dot. A
+literal without backslashes is checked here (exactly two quotes; its suffix, a language
+tag or datatype, is returned as a view of its own for the caller to check); one with
+backslashes is marked for a full check of its escapes. Every other line — blank, comment,
+tabs, several spaces, or not a triple at all — is left for the caller's line-by-line path.
+
+>>> split = split_lines(b'<http://a> <http://b> "x y"@en .\\n# note\\n<http://a> <http://c> <http://d> .\\n')
+>>> split.ok.tolist(), split.literal.tolist()
+([True, False, True], [1, 0, 0])
+>>> import numpy as np
+>>> rows = np.flatnonzero(split.ok)
+>>> views(split.buf, split.o_start[rows], split.o_end[rows], split.data).to_pylist()
+['"x y"@en', '<http://d>']
+>>> views(split.buf, split.suffix_start[rows], split.o_end[rows], split.data).to_pylist()
+['@en', '']
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+__all__ = ["ESCAPED", "PLAIN", "Split", "equals", "split_lines", "starts_with", "surely_claims",
+           "surely_entity_values", "views"]
+
+Index = npt.NDArray[np.int64]
+Mask = npt.NDArray[np.bool_]
+
+#: :attr:`Split.literal` codes: the object is a literal without backslashes (only its
+#: suffix is left to check) or one with backslashes (its escapes are left to check)
+PLAIN, ESCAPED = 1, 2
+_NL, _CR, _SPACE, _TAB, _QUOTE, _BACKSLASH = 10, 13, 32, 9, 34, 92
+_LT, _GT, _UNDERSCORE, _COLON, _DOT = 60, 62, 95, 58, 46
+#: bytes of padding after a block, so that gathers near its end stay inside the buffer
+_PAD = 16
+
+
+@dataclass(frozen=True)
+class Split:
+    """The lines of one block: where each starts and ends, and where its terms are.
+
+    Offsets are into :attr:`buf` (the block's bytes followed by zero padding, in an array
+    the thread reuses for its next block). ``ok`` marks the lines the fast path split; the
+    term offsets of the other lines mean nothing.
+    """
+
+    data: bytes
+    buf: npt.NDArray[np.uint8]
+    line_start: Index
+    line_end: Index  # the newline (or the end of the block)
+    ok: Mask
+    s_start: Index
+    s_end: Index
+    p_start: Index
+    p_end: Index
+    o_start: Index
+    o_end: Index
+    literal: npt.NDArray[np.int8]  # 0, PLAIN or ESCAPED
+    suffix_start: Index  # after the closing quote of a PLAIN literal (else o_end)
+
+    @property
+    def lines(self) -> int:
+        return len(self.line_start)
+
+
+_scratch = threading.local()  # per thread: arrays reused from block to block (no fresh pages)
+
+
+def _reused(name: str, size: int, dtype: type[np.generic]) -> npt.NDArray[Any]:
+    """A scratch array of ``size`` elements, this thread's own, reused by the next call."""
+    array: npt.NDArray[Any] | None = getattr(_scratch, name, None)
+    if array is None or len(array) < size:
+        array = np.empty(max(size, 1), dtype=dtype)
+        setattr(_scratch, name, array)
+    return array[:size]
+
+
+def _positions(buf: npt.NDArray[np.uint8], byte: int, size: int) -> Index:
+    found = _reused("found", size, np.bool_)
+    np.equal(buf[:size], byte, out=found)
+    return np.flatnonzero(found)
+
+
+def _count_between(positions: Index, start: Index, end: Index) -> Index:
+    """How many of the sorted ``positions`` lie in ``[start, end)``, per row."""
+    return np.searchsorted(positions, end) - np.searchsorted(positions, start)
+
+
+def _words(buf: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint64]:
+    """``words[i]`` = the 8 bytes at ``buf[i:i + 8]`` as one little-endian integer."""
+    return np.ndarray(shape=(len(buf) - 7,), dtype="<u8", buffer=buf, offset=0, strides=(1,))
+
+
+def split_lines(data: bytes) -> Split:
+    """Split every line of ``data`` (whole lines; the last may lack its newline)."""
+    size = len(data)
+    buf = _reused("block", size + _PAD, np.uint8)  # valid until this thread splits its next block
+    buf[:size] = np.frombuffer(data, dtype=np.uint8)
+    buf[size:] = 0
+    newlines = _positions(buf, _NL, size)
+    if size and (len(newlines) == 0 or newlines[-1] != size - 1):
+        newlines = np.append(newlines, size)
+    starts = np.empty_like(newlines)
+    if len(newlines):
+        starts[0] = 0
+        starts[1:] = newlines[:-1] + 1
+    end = newlines - ((newlines > starts) & (buf[np.maximum(newlines - 1, 0)] == _CR))
+    spaces = _positions(buf, _SPACE, size)
+    i1 = np.searchsorted(spaces, starts)
+    padded = np.append(spaces, [size + 1, size + 1, size + 1])  # lines without three spaces end before
+    sp1, sp2, sp3 = padded[i1], padded[i1 + 1], padded[i1 + 2]
+    ok = (sp2 < end) & (end - starts >= 9)  # the shortest triple: <> <> "".
+    first = buf[starts]
+    ok &= ((first == _LT) & (buf[sp1 - 1] == _GT)) | (
+        (first == _UNDERSCORE) & (buf[starts + 1] == _COLON) & (sp1 - starts >= 3))
+    ok &= (buf[sp1 + 1] == _LT) & (buf[sp2 - 1] == _GT) & (sp2 - sp1 >= 3)
+    dot = end - 1
+    ok &= buf[dot] == _DOT
+    o_end = dot - (buf[dot - 1] == _SPACE)
+    o_start = sp2 + 1
+    o_last = buf[o_end - 1]
+    ok &= (o_end > o_start) & (o_last != _SPACE) & (o_last != _TAB)
+    o_first = buf[o_start]
+    is_literal = ok & (o_first == _QUOTE)
+    # an IRI or blank node object has no space
+    term_ok = (((o_first == _LT) & (o_last == _GT))
+               | ((o_first == _UNDERSCORE) & (buf[o_start + 1] == _COLON) & (o_end - o_start >= 3))
+               ) & (sp3 >= o_end)
+    escaped = np.zeros(len(starts), dtype=np.bool_)
+    if data.find(b"\\") >= 0:
+        # a backslash outside a literal object sends the line the careful way
+        backslashes = _positions(buf, _BACKSLASH, size)
+        term_ok &= _count_between(backslashes, starts, o_end) == 0
+        lit = np.flatnonzero(is_literal)
+        escaped[lit] = _count_between(backslashes, o_start[lit], o_end[lit]) > 0
+        is_literal[lit] &= _count_between(backslashes, starts[lit], o_start[lit]) == 0
+    plain = is_literal & ~escaped
+    suffix_start = o_end.copy()
+    candidates = np.flatnonzero(plain)
+    if len(candidates):
+        quotes = _positions(buf, _QUOTE, size)
+        last = np.searchsorted(quotes, o_end[candidates]) - 1
+        two = last - np.searchsorted(quotes, o_start[candidates]) == 1  # exactly two quotes
+        plain[candidates] = two
+        suffix_start[candidates] = np.where(two, quotes[last] + 1, o_end[candidates])
+    ok &= term_ok | plain | (is_literal & escaped)
+    literal = (plain * PLAIN + (is_literal & escaped) * ESCAPED).astype(np.int8)
+    return Split(data=data, buf=buf, line_start=starts, line_end=newlines, ok=ok,
+                 s_start=starts, s_end=sp1, p_start=sp1 + 1, p_end=sp2, o_start=o_start, o_end=o_end,
+                 literal=literal, suffix_start=suffix_start)
+
+
+_LOW32 = np.uint64(0xFFFFFFFF)
+
+
+def views(buf: npt.NDArray[np.uint8], start: Index, end: Index, data: bytes) -> pa.Array:
+    """An Arrow ``string_view`` array of ``data[start[i]:end[i]]`` (``buf`` is ``data``
+    padded, as in :class:`Split`). Nothing is copied but the views themselves; the bytes
+    must be valid UTF-8 (the caller checks the block once)."""
+    n = len(start)
+    lengths = (end - start).astype(np.uint64)
+    words = _words(buf)
+    at = np.minimum(start, len(words) - 9)
+    head, tail = words[at], words[at + 8] & _LOW32
+    # a view is 16 bytes: length, then up to 12 bytes inline, or a 4-byte prefix, the
+    # buffer number (0) and the offset
+    short = lengths <= 12
+    keep_head = np.where(lengths >= 8, ~np.uint64(0),
+                         (np.uint64(1) << (np.minimum(lengths, 7) * np.uint64(8))) - np.uint64(1))
+    tail_bits = (np.maximum(lengths, 8) - np.uint64(8)) * np.uint64(8)
+    keep_tail = np.where(lengths >= 12, _LOW32, (np.uint64(1) << tail_bits) - np.uint64(1))
+    head &= keep_head
+    tail &= keep_tail
+    out = np.empty((n, 2), dtype=np.uint64)
+    out[:, 0] = lengths | ((head & _LOW32) << np.uint64(32))
+    out[:, 1] = np.where(short, (head >> np.uint64(32)) | (tail << np.uint64(32)),
+                         start.astype(np.uint64) << np.uint64(32))
+    return pa.Array.from_buffers(pa.string_view(), n, [None, pa.py_buffer(out), pa.py_buffer(data)])
+
+
+def starts_with(buf: npt.NDArray[np.uint8], start: Index, end: Index, prefix: bytes) -> Mask:
+    """Per row: does ``buf[start:end]`` start with ``prefix``? (Compared 8 bytes at a time.)"""
+    k = len(prefix)
+    result = end - start >= k
+    if len(start) == 0 or k == 0:
+        return np.asarray(result, dtype=np.bool_)
+    words = _words(buf)
+    padded = prefix + bytes(-k % 8)
+    at = np.minimum(start, len(words) - len(padded))
+    for offset in range(0, len(padded), 8):
+        want = int.from_bytes(padded[offset:offset + 8], "little")
+        width = min(8, k - offset)
+        mask = np.uint64((1 << (8 * width)) - 1)
+        result &= (words[at + offset] & mask) == np.uint64(want & int(mask))
+    return np.asarray(result, dtype=np.bool_)
+
+
+def equals(buf: npt.NDArray[np.uint8], start: Index, end: Index, value: bytes) -> Mask:
+    """Per row: is ``buf[start:end]`` exactly ``value``?"""
+    return np.asarray((end - start == len(value)) & starts_with(buf, start, end, value), dtype=np.bool_)
+
+
+_ENTITY_IRI = b"<http://www.wikidata.org/entity/"
+_STATEMENT_IRI = b"<http://www.wikidata.org/entity/statement/"
+_DIGIT_LOW, _DIGIT_HIGH, _DOLLAR, _DASH = 48, 57, 36, 45
+
+
+def _digits(buf: npt.NDArray[np.uint8], start: Index, width: int) -> npt.NDArray[np.bool_]:
+    """``(rows, width)``: is each of the ``width`` bytes from ``start`` an ASCII digit?"""
+    block = buf[np.minimum(start, len(buf) - width)[:, None] + np.arange(width)]
+    return (block >= _DIGIT_LOW) & (block <= _DIGIT_HIGH)
+
+
+def surely_claims(split: Split, rows: Index) -> Mask:
+    """Per row (``p:`` triples): surely ``<…entity/[QP][1-9][0-9]{0,11}>`` as subject and
+    ``<…entity/statement/[QPLqpl][0-9]+-[^$]+>`` as object? ``False`` only means "check it
+    exactly" (the caller does, with the regular expressions): digit runs longer than 14 are
+    left to that check."""
+    buf = split.buf
+    s0, s1, o0, o1 = split.s_start[rows], split.s_end[rows], split.o_start[rows], split.o_end[rows]
+    n = len(rows)
+    if n == 0:
+        return np.zeros(0, dtype=np.bool_)
+    ok = starts_with(buf, s0, s1, _ENTITY_IRI) & (buf[s1 - 1] == _GT)
+    local = s0 + len(_ENTITY_IRI)
+    width = s1 - 1 - local  # the id's length
+    letter = buf[local]
+    ok &= (width >= 2) & (width <= 13) & ((letter == ord("Q")) | (letter == ord("P")))
+    ok &= (buf[local + 1] >= ord("1")) & (buf[local + 1] <= _DIGIT_HIGH)
+    digits = _digits(buf, local + 1, 12)
+    ok &= (digits | (np.arange(12)[None, :] >= (width - 1)[:, None])).all(axis=1)
+    ok &= starts_with(buf, o0, o1, _STATEMENT_IRI) & (buf[o1 - 1] == _GT)
+    local = o0 + len(_STATEMENT_IRI)
+    ok &= np.isin(buf[local], np.frombuffer(b"QPLqpl", dtype=np.uint8))
+    run = _digits(buf, local + 1, 15)
+    digit_count = np.argmin(run, axis=1)  # the first non-digit (0 when all 15 are digits: checked below)
+    dash = local + 1 + digit_count
+    ok &= (digit_count >= 1) & (buf[dash] == _DASH) & (o1 - 1 - (dash + 1) >= 1)
+    if split.data.find(b"$") >= 0:
+        dollars = np.flatnonzero(buf[: len(split.data)] == _DOLLAR)
+        ok &= np.searchsorted(dollars, o1) == np.searchsorted(dollars, dash)
+    return np.asarray(ok, dtype=np.bool_)
+
+
+def surely_entity_values(buf: npt.NDArray[np.uint8], start: Index, end: Index) -> Mask:
+    """Per object term: surely ``<…entity/[QPLEM][1-9][0-9]{0,11}>``, an entity value? (Form
+    and sense ids, ``L1-F1``, are left to the caller's exact check, like anything else
+    ``False``.)"""
+    if len(start) == 0:
+        return np.zeros(0, dtype=np.bool_)
+    local = start + len(_ENTITY_IRI)
+    width = end - 1 - local
+    ok = starts_with(buf, start, end, _ENTITY_IRI) & (buf[end - 1] == _GT) & (width >= 2) & (width <= 13)
+    ok &= np.isin(buf[local], np.frombuffer(b"QPLEM", dtype=np.uint8))
+    ok &= (buf[local + 1] >= ord("1")) & (buf[local + 1] <= _DIGIT_HIGH)
+    digits = _digits(buf, local + 1, 12)
+    ok &= (digits | (np.arange(12)[None, :] >= (width - 1)[:, None])).all(axis=1)
+    return np.asarray(ok, dtype=np.bool_)

@@ -1,0 +1,173 @@
+"""The vectorised N-Triples splitter agrees with the line-by-line regular expression: every
+line it takes is a triple with the same three terms, and what it refuses goes the slow way;
+blocks prepared on worker threads stage exactly what one block read in order would."""
+
+from __future__ import annotations
+
+import gzip
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from chaingraph.errors import BadDumpLine
+from chaingraph.sources.loaders import load, ntriples
+from chaingraph.sources.loaders.nt_views import (
+    ESCAPED,
+    PLAIN,
+    split_lines,
+    surely_claims,
+    surely_entity_values,
+    views,
+)
+from chaingraph.sources.loaders.ntriples import _LITERAL, _SUFFIX, parse_line_slow
+from chaingraph.store import Store
+
+_LITERAL_RE, _SUFFIX_RE = re.compile(_LITERAL), re.compile(_SUFFIX)
+_CLAIM_S = re.compile(r"<http://www\.wikidata\.org/entity/[QP][1-9][0-9]{0,11}>")
+_CLAIM_O = re.compile(r"<http://www\.wikidata\.org/entity/statement/[QPLqpl][0-9]+-[^$]+>")
+
+_IRIS = st.sampled_from(["<http://www.wikidata.org/entity/Q42>", "<http://a>", "<>", "<http://x/é>",
+                         "<http://www.wikidata.org/entity/statement/Q42-A-B>", "<a b>", "<a\\u0041>"])
+_BLANKS = st.sampled_from(["_:b0", "_:x", "_x", "_:"])
+_LITERALS = st.builds(lambda body, suffix: f'"{body}"{suffix}',
+                      st.text(alphabet='ab "\\.@<>é\t', max_size=8),
+                      st.sampled_from(["", "@en", "@en-GB", "@", "@1", "^^<http://t>", "^^<a b>", " x"]))
+_TERMS = st.one_of(_IRIS, _BLANKS, _LITERALS, st.text(alphabet="<>_: .\"a", max_size=6))
+_SEPARATORS = st.sampled_from([" ", " ", " ", "  ", "\t"])
+_ENDS = st.sampled_from([" .", " .", ".", " . ", "", " ..", " .\r"])
+_LINES = st.one_of(
+    st.builds(lambda s, a, p, b, o, e: f"{s}{a}{p}{b}{o}{e}", st.one_of(_IRIS, _BLANKS), _SEPARATORS,
+              _IRIS, _SEPARATORS, _TERMS, _ENDS),
+    st.text(alphabet="<>_:. \"a#", max_size=12))
+
+
+def _fast_terms(data: bytes) -> list[tuple[str, str, str] | None]:
+    """What the fast path makes of each line (``None``: left for the slow path), with the
+    literal checks the stager runs in DuckDB done here by Python's ``re``."""
+    split = split_lines(data)
+    out: list[tuple[str, str, str] | None] = []
+    for i in range(split.lines):
+        if not split.ok[i]:
+            out.append(None)
+            continue
+        row = np.array([i])
+        s, p, o = (views(split.buf, a[row], b[row], data).to_pylist()[0] for a, b in (
+            (split.s_start, split.s_end), (split.p_start, split.p_end), (split.o_start, split.o_end)))
+        suffix = views(split.buf, split.suffix_start[row], split.o_end[row], data).to_pylist()[0]
+        bad_suffix = split.literal[i] == PLAIN and suffix and not _SUFFIX_RE.fullmatch(suffix)
+        if bad_suffix or (split.literal[i] == ESCAPED and not _LITERAL_RE.fullmatch(o)):
+            out.append(None)
+        else:
+            out.append((s, p, o))
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_LINES, min_size=1, max_size=8))
+def test_every_line_the_fast_path_takes_is_the_triple_the_regex_reads(lines: list[str]) -> None:
+    data = "\n".join(lines).encode() + b"\n"
+    for line, fast in zip(lines, _fast_terms(data)):
+        if fast is not None:
+            assert parse_line_slow(line.strip()) == fast, line
+
+
+def test_the_common_shapes_take_the_fast_path() -> None:
+    lines = ['<http://a> <http://b> "x y"@en .', "_:b1 <http://b> <http://c> .",
+             '<http://a> <http://b> "say \\"hi\\""^^<http://t> .', "<http://a> <http://b> _:c .\r",
+             '<http://a> <http://b> "" .']
+    data = "\n".join(lines).encode()  # the last line without its newline
+    assert _fast_terms(data) == [parse_line_slow(line.strip()) for line in lines]
+
+
+_IDS = st.one_of(st.sampled_from(["Q42", "P31", "Q0", "X1", "Q", "Q123456789012", "Q1234567890123", "q1",
+                                  "Q42-ABC", "Q-A", "Q42-", "Q42-a$b", "L1-F1-x", "Q1234567890123456-x"]),
+                 st.text(alphabet="QP0123456789-x$", max_size=16))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.tuples(_IDS, _IDS), min_size=1, max_size=6))
+def test_surely_claims_never_vouches_for_an_id_the_regex_refuses(ids: list[tuple[str, str]]) -> None:
+    lines = [f"<http://www.wikidata.org/entity/{e}> <http://www.wikidata.org/prop/P31> "
+             f"<http://www.wikidata.org/entity/statement/{s}> ." for e, s in ids]
+    data = "\n".join(lines).encode() + b"\n"
+    split = split_lines(data)
+    rows = np.flatnonzero(split.ok)
+    for row, sure in zip(rows, surely_claims(split, rows)):
+        s, _, o = parse_line_slow(lines[row]) or ("", "", "")
+        exact = bool(_CLAIM_S.fullmatch(s) and _CLAIM_O.fullmatch(o))
+        assert not sure or exact, lines[row]
+        if ids[row][0] == "Q42" and ids[row][1] == "Q42-ABC":
+            assert sure
+
+
+@pytest.fixture(scope="module")
+def codex_s_lines(shared_data: Path) -> list[bytes]:
+    return gzip.decompress((shared_data / "world" / "codex-s.nt.gz").read_bytes()).split(b"\n")
+
+
+def _content(store: Store) -> dict[str, list[tuple[Any, ...]]]:
+    return {t: sorted(store.con.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
+            for t in ("statements", "qualifiers", "reference_snaks", "entities", "properties")}
+
+
+def test_small_blocks_on_worker_threads_give_the_store_one_block_gives(
+        codex_s_lines: list[bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "codex-s.nt"
+    path.write_bytes(b"\n".join(codex_s_lines))
+    with Store() as store:
+        load([path], store)
+        whole = _content(store)
+    monkeypatch.setattr(ntriples, "BLOCK_BYTES", 1 << 16)  # ~600 blocks, prepared two at a time
+    with Store() as store:
+        load([path], store)
+        assert _content(store) == whole
+        assert len(whole["statements"]) == 39_985
+
+
+def test_bad_lines_in_later_blocks_stop_or_count_exactly(codex_s_lines: list[bytes], tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ntriples, "BLOCK_BYTES", 1 << 16)
+    broken = b"<http://www.wikidata.org/entity/Q1> <broken"
+    bad_at = [60_000, 60_001, 150_000]  # 0-based positions in the original lines
+    lines = list(codex_s_lines)
+    for shift, at in enumerate(bad_at):
+        lines.insert(at + shift, broken)
+    path = tmp_path / "broken.nt"
+    path.write_bytes(b"\n".join(lines))
+    before = tmp_path / "before.nt"  # what a load that stops at the first bad line keeps
+    before.write_bytes(b"\n".join(codex_s_lines[:bad_at[0]]))
+    with Store() as store:
+        load([before], store)
+        kept = _content(store)
+    with Store() as store:
+        with pytest.raises(BadDumpLine, match=rf"broken\.nt:{bad_at[0] + 1}:"):
+            load([path], store)
+        assert _content(store) == kept
+    with Store() as store:
+        report = load([path], store, skip_bad_lines=True)
+        assert report.files[0].bad_lines == 3
+        assert [e.split(": ")[0] for e in report.files[0].bad_line_examples] == [
+            f"{path}:{at + shift + 1}" for shift, at in enumerate(bad_at)]
+        assert store.counts()["statements"] == 39_985
+
+
+_VALUE = re.compile(r"<http://www\.wikidata\.org/entity/[QPLEM][1-9][0-9]{0,11}(?:-[FS][1-9][0-9]{0,11})?>")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_IDS, st.sampled_from(["L1-F1", "M5", "E12", "Q5>", "Q05"])), min_size=1,
+                max_size=6))
+def test_surely_entity_values_never_vouches_for_a_value_the_regex_refuses(ids: list[str]) -> None:
+    terms = [f"<http://www.wikidata.org/entity/{i}>" for i in ids] + ["<http://www.wikidata.org/entity/Q5>"]
+    data = "\n".join(f"_:s <http://www.wikidata.org/prop/statement/P31> {t} ." for t in terms).encode()
+    split = split_lines(data)
+    rows = np.flatnonzero(split.ok)
+    sure = surely_entity_values(split.buf, split.o_start[rows], split.o_end[rows])
+    for row, vouched in zip(rows, sure):
+        assert not vouched or _VALUE.fullmatch(terms[row]), terms[row]
+    assert sure[-1]
