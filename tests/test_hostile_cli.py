@@ -307,6 +307,19 @@ def test_ctrl_c_during_a_real_load_exits_130_without_a_traceback(shared_data: Pa
     assert interrupted, "every load finished before its signal: nothing was checked"
 
 
+def test_ctrl_c_after_the_command_finished_does_not_kill_the_shutdown() -> None:
+    # The signal arrives while the interpreter shuts down (an atexit hook sends it): the
+    # command's work is done and written, so its exit status stands and nothing is printed.
+    script = ("import atexit, os, signal\n"
+              "atexit.register(lambda: os.kill(os.getpid(), signal.SIGINT))\n"
+              "from chaingraph.cli import cli\n"
+              "cli()\n")
+    res = subprocess.run([sys.executable, "-c", script, "--version"], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": CODE}, timeout=60)
+    assert res.returncode == 0 and "chaingraph" in res.stdout, res
+    assert res.stderr == "", res.stderr
+
+
 def test_output_to_a_full_disk_is_one_line_not_a_traceback() -> None:
     with open("/dev/full", "w") as full:
         res = run(["schema", "task"], stdout=full, stderr=subprocess.PIPE, capture_output=False)

@@ -30,6 +30,7 @@ import signal
 import sys
 import threading
 import traceback
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import click
@@ -128,6 +129,17 @@ class LazyGroup(click.Group):
                 for name in names]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+    def main(self, args: Sequence[str] | None = None, *rest: Any, **kwargs: Any) -> Any:
+        """Run as the ``chaingraph`` program (``args`` from ``sys.argv``): once the command
+        has returned, a Ctrl-C is ignored. The interpreter then only shuts down (freeing
+        modules, closing files): everything is done and written, and Python's own teardown
+        would otherwise let the signal kill the process with no exit status of ours."""
+        try:
+            return super().main(args, *rest, **kwargs)
+        finally:
+            if args is None and threading.current_thread() is threading.main_thread():
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def invoke(self, ctx: click.Context) -> Any:
         watching = threading.current_thread() is threading.main_thread()
