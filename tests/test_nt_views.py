@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from chaingraph.errors import BadDumpLine
@@ -69,6 +69,9 @@ def _fast_terms(data: bytes) -> list[tuple[str, str, str] | None]:
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(_LINES, min_size=1, max_size=8))
+@example(["<http://a> <http://b> <>> ."])  # an IRI ends at its first '>': the regex reads no triple
+@example(["<http://a>> <http://b> <http://c> .", "<http://a> <http://b>> <http://c> ."])
+@example(["<a\tb> <http://b> <http://c> .", "<http://a> <http://b> <c\td> .", '_:b\t<http://b> "x" .'])
 def test_every_line_the_fast_path_takes_is_the_triple_the_regex_reads(lines: list[str]) -> None:
     data = "\n".join(lines).encode() + b"\n"
     for line, fast in zip(lines, _fast_terms(data)):

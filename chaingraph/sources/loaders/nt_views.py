@@ -141,6 +141,15 @@ def split_lines(data: bytes) -> Split:
     term_ok = (((o_first == _LT) & (o_last == _GT))
                | ((o_first == _UNDERSCORE) & (buf[o_start + 1] == _COLON) & (o_end - o_start >= 3))
                ) & (sp3 >= o_end)
+    # an IRI ends at its first '>' and holds no tab: a line where one does not goes the careful way
+    closing = _positions(buf, _GT, size)
+    ok &= (first != _LT) | (_count_between(closing, starts, sp1) == 1)
+    ok &= _count_between(closing, sp1 + 1, sp2) == 1
+    term_ok &= (o_first != _LT) | (_count_between(closing, o_start, o_end) == 1)
+    if data.find(b"\t") >= 0:
+        tabs = _positions(buf, _TAB, size)
+        ok &= _count_between(tabs, starts, o_start) == 0
+        term_ok &= _count_between(tabs, o_start, o_end) == 0
     escaped = np.zeros(len(starts), dtype=np.bool_)
     if data.find(b"\\") >= 0:
         # a backslash outside a literal object sends the line the careful way
