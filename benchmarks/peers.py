@@ -196,20 +196,28 @@ def prepare_python_walker(world: str, seed: str) -> Run:
     return run
 
 
+def _counts_agree(g: Any, v: int, lo: int, hi: int) -> int:
+    """The number of chains of ``v`` (``lo``-``hi`` hops), after checking that the prefix
+    tree, its blocks, the per-chain walk and the DuckDB CTE all count it."""
+    from chaingraph.chain_tree import chain_tree
+    from chaingraph.chains import enumerate_chains
+
+    tree = chain_tree(g, v, lo, hi)
+    multi = tree.count()
+    assert read_tree(tree) == multi, "tree blocks differ from the tree's count"
+    assert multi == sum(1 for _ in enumerate_chains(g, v, lo, hi)), "tree and walk differ"
+    assert duckdb_chains(_duckdb_arcs(g), v, lo, hi) == multi, "DuckDB CTE differs"
+    return multi
+
+
 def verify_peers(world: str, seed: str, rustworkx: bool = True) -> str:
     """Counts of the new peers equal chaingraph's (multiset, or distinct vertex paths);
     ``rustworkx=False`` leaves out rustworkx (minutes per ILPC seed, when it is not timed)."""
-    from chaingraph.chain_tree import chain_tree
     from chaingraph.chains import enumerate_chains
 
     g = _graph(world)
     v = g.vertex(seed)
-    tree = chain_tree(g, v, LO, HI)
-    multi = tree.count()
-    assert read_tree(tree) == multi, "tree blocks differ from the tree's count"
-    assert multi == sum(1 for _ in enumerate_chains(g, v, LO, HI)), "tree and walk differ"
-    con = _duckdb_arcs(g)
-    assert duckdb_chains(con, v) == multi, "DuckDB CTE differs"
+    multi = _counts_agree(g, v, LO, HI)
     assert prepare_python_walker(world, seed)()[0] == multi, "python walker differs"
     if rustworkx and multi < 3_000_000:
         distinct = len({c.nodes for c in enumerate_chains(g, v, LO, HI)})
@@ -346,16 +354,8 @@ def prepare_synthetic_duckdb(edges: int) -> Run:
 
 def verify_synthetic(edges: int) -> str:
     """The tree, the per-chain walk and the DuckDB CTE count the same synthetic chains."""
-    from chaingraph.chain_tree import chain_tree
-    from chaingraph.chains import enumerate_chains
-
     g = _synthetic_graph(edges)
-    v = g.vertex(SYNTHETIC_SEED)
-    t = chain_tree(g, v, SYNTHETIC_LO, SYNTHETIC_HI)
-    multi = t.count()
-    assert read_tree(t) == multi, "tree blocks differ from the tree's count"
-    assert multi == sum(1 for _ in enumerate_chains(g, v, SYNTHETIC_LO, SYNTHETIC_HI)), "tree and walk differ"
-    assert duckdb_chains(_duckdb_arcs(g), v, SYNTHETIC_LO, SYNTHETIC_HI) == multi, "DuckDB CTE differs"
+    multi = _counts_agree(g, g.vertex(SYNTHETIC_SEED), SYNTHETIC_LO, SYNTHETIC_HI)
     return f"synthetic {edges:,} edges {SYNTHETIC_SEED}: {multi:,} chains = walk = DuckDB CTE"
 
 
