@@ -28,18 +28,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from chaingraph.store_reads import StatementInfo
-from chaingraph.store_schema import TABLE_COLUMNS, TRAVERSABLE_RANKS
+from chaingraph.store_schema import SOURCE_COLUMNS, TABLE_COLUMNS, TRAVERSABLE_RANKS
 from chaingraph.store_subset import lookup_scope, picks_hashed
 from chaingraph.values import VALUE_COLUMNS, value_from_columns
 
 if TYPE_CHECKING:
     import duckdb
 
-__all__ = ["SOURCE_COLUMNS", "BulkReads"]
+__all__ = ["BulkReads"]
 
-#: columns of a ``sources`` row as :meth:`BulkReads.statement_tables` returns them
-SOURCE_COLUMNS = ("source_id", "kind", "location", "query_file", "query_hash", "retrieved_at",
-                  "dump_date", "revision")
 
 
 #: keep_neighbours in SQL over ``nb`` (a neighbour table): candidates are item neighbours,

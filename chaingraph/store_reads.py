@@ -30,14 +30,12 @@ from typing import Any, Literal, NamedTuple
 
 import duckdb
 
-from chaingraph.store_schema import TABLE_COLUMNS
+from chaingraph.store_schema import SOURCE_COLUMNS, TABLE_COLUMNS
 from chaingraph.values import VALUE_COLUMNS, Value, value_from_columns
 
 __all__ = ["PropertyInfo", "SourceInfo", "StatementInfo", "StatementRows", "StoreReads"]
 
 _VC = list(VALUE_COLUMNS)
-_SOURCE_COLUMNS = ["source_id", "kind", "location", "query_file", "query_hash", "retrieved_at",
-                   "dump_date", "revision"]
 
 
 class PropertyInfo(NamedTuple):
@@ -229,14 +227,14 @@ class StoreReads:
         quals = self._snaks("qualifiers", ["property", "snaktype"], statement_id)
         refs = self._snaks("reference_snaks", ["reference_hash", "property", "snaktype"], statement_id)
         srcs = self._all(
-            f"SELECT {', '.join('s.' + c for c in _SOURCE_COLUMNS)} FROM statement_sources ss "
+            f"SELECT {', '.join('s.' + c for c in SOURCE_COLUMNS)} FROM statement_sources ss "
             "JOIN sources s USING (source_id) WHERE ss.statement_id = ? ORDER BY s.source_id",
             [statement_id])
         return StatementInfo(rec["statement_id"], rec["subject"], rec["property"], rec["rank"],
                              rec["snaktype"], value_from_columns(rec),
                              tuple(quals),
                              tuple(refs),
-                             tuple(dict(zip(_SOURCE_COLUMNS, s)) for s in srcs))
+                             tuple(dict(zip(SOURCE_COLUMNS, s)) for s in srcs))
 
     def _snaks(self, table: str, keys: list[str], statement_id: str) -> list[tuple[Any, ...]]:
         cols = [*keys, *_VC]
@@ -271,7 +269,7 @@ class StoreReads:
         references = self._all(f"{_select('reference_snaks')} WHERE statement_id IN (SELECT UNNEST(?)) "
                                "ORDER BY statement_id, reference_hash, property, snak_hash", [ids])
         provenance = [(sid, SourceInfo(*src)) for sid, *src in self._all(
-            f"SELECT ss.statement_id, {', '.join('s.' + c for c in _SOURCE_COLUMNS[1:])} "
+            f"SELECT ss.statement_id, {', '.join('s.' + c for c in SOURCE_COLUMNS[1:])} "
             "FROM statement_sources ss JOIN sources s USING (source_id) "
             "WHERE ss.statement_id IN (SELECT UNNEST(?)) ORDER BY ss.statement_id, s.source_id", [ids])]
         used = sorted({r[2] for r in statements} | {q[1] for q in qualifiers} | {r[2] for r in references})

@@ -53,8 +53,8 @@ import pyarrow as pa
 
 from chaingraph.values import VALUE_COLUMNS
 
-__all__ = ["ARROW_TYPES", "INDEXLESS", "KEYED_SCHEMA", "KEYS", "RANKS", "SCHEMA", "TABLES", "TABLE_COLUMNS",
-           "TRAVERSABLE_RANKS", "UPSERT"]
+__all__ = ["ARROW_TYPES", "INDEXLESS", "KEYED_SCHEMA", "KEYS", "RANKS", "SCHEMA", "SOURCE_COLUMNS", "TABLES",
+           "TABLE_COLUMNS", "TRAVERSABLE_RANKS", "UPSERT"]
 
 RANKS = ("preferred", "normal", "deprecated")
 TRAVERSABLE_RANKS = ("preferred", "normal")
@@ -68,6 +68,9 @@ _VALUE_DDL = """
 
 
 _VC = list(VALUE_COLUMNS)
+#: the columns of a ``sources`` row, in order (rows are made by :meth:`~chaingraph.store.Store.add_source`)
+SOURCE_COLUMNS = ("source_id", "kind", "location", "query_file", "query_hash", "retrieved_at",
+                  "dump_date", "revision")
 #: the columns of each writable table, in order (what :class:`~chaingraph.store.Batch` rows
 #: and :meth:`~chaingraph.store.Store.insert_select` queries provide)
 TABLE_COLUMNS: dict[str, list[str]] = {

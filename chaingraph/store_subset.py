@@ -30,16 +30,13 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
-from chaingraph.store_schema import SCHEMA, TABLE_COLUMNS
+from chaingraph.store_schema import SCHEMA, SOURCE_COLUMNS, TABLE_COLUMNS
 
 if TYPE_CHECKING:
     from chaingraph.store import Store
 
 __all__ = ["SubsetPicks", "lookup_scope", "picks_hashed"]
 
-#: columns of a ``sources`` row (the table is not in TABLE_COLUMNS: rows are made by add_source)
-_SOURCE_COLUMNS = ("source_id", "kind", "location", "query_file", "query_hash", "retrieved_at",
-                   "dump_date", "revision")
 #: what a picked statement brings along, in this order (later views read earlier ones)
 _FACTS = ("statements", "qualifiers", "reference_snaks", "statement_sources")
 #: DuckDB's optimizer that swaps the sides of a hash join to hash the side it estimates smaller
@@ -171,7 +168,7 @@ class SubsetPicks:
                      "properties": f"id IN ({used})",
                      "entities": "id IN (SELECT id FROM temp.main._cg_subset_ents)"}
             for table, where in picks.items():  # in this order: later picks read earlier ones
-                cols = ", ".join(f'"{c}"' for c in TABLE_COLUMNS.get(table, _SOURCE_COLUMNS))
+                cols = ", ".join(f'"{c}"' for c in TABLE_COLUMNS.get(table, SOURCE_COLUMNS))
                 if table in _COPIED:
                     con.execute(f"CREATE TEMP TABLE _cg_{table} AS SELECT {cols} FROM {src}{table} "
                                 f"WHERE {where}")
