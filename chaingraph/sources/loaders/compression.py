@@ -193,9 +193,10 @@ def open_dump(path: str | Path, fmt: Format) -> tuple[IO[bytes], RawCounter]:
         try:
             head = stream.peek(4096)[:4096]  # type: ignore[attr-defined]
         except Exception as exc:
-            if _as_os_error(exc) is exc:
+            as_os = _as_os_error(exc)
+            if as_os is exc:
                 raise
-            raise _as_os_error(exc) from exc
+            raise as_os from exc
         check_content(head, path, fmt)
     except (OSError, EOFError) as exc:
         stream.close()

@@ -31,7 +31,6 @@ import os
 import pickle
 import queue
 import signal
-import sys
 import zlib
 from collections.abc import Iterator
 from contextlib import closing
@@ -85,7 +84,7 @@ class ChunkResult:
 
 
 def _part(rows: EntityRows) -> Part:
-    unique = rows.unique() & {"qualifiers", "reference_snaks"}  # statement ids: counted per batch
+    unique = rows.unique(statements=False)  # statement ids: counted per batch (_Merged.unique)
     tables = rows.tables()
     tables.pop("statement_sources", None)
     return Part({name: _ipc(table) for name, table in tables.items()}, rows.ids, {
@@ -110,8 +109,7 @@ def parse_chunk(data: bytes, first_line: int, source_id: str, *, stop_at_bad: bo
     lines = data.split(b"\n")
     if data.endswith(b"\n"):
         lines.pop()
-    unlimited = (sys.maxsize, sys.maxsize)
-    rows = EntityRows(source_id, unlimited)
+    rows = EntityRows(source_id)  # a chunk is one batch's part, whatever its size
     out = ChunkResult()
     for i, line in enumerate(lines):
         try:
@@ -119,7 +117,7 @@ def parse_chunk(data: bytes, first_line: int, source_id: str, *, stop_at_bad: bo
             if entity is not None:
                 if entity.get("id") in rows.ids:  # a second copy: the parts keep the order
                     out.parts.append(_part(rows))
-                    rows = EntityRows(source_id, unlimited)
+                    rows = EntityRows(source_id)
                 rows.add(entity)
         except (ValueError, KeyError, TypeError, AttributeError, ChaingraphError) as exc:
             out.bad.append((first_line + i, describe_bad_line(exc, line)))

@@ -198,9 +198,8 @@ class EntityRows:
     Arrow tables for :meth:`Store.write_arrow`.
     """
 
-    def __init__(self, source_id: str, limits: tuple[int, int] = (BATCH_ENTITIES, BATCH_ROWS)) -> None:
+    def __init__(self, source_id: str) -> None:
         self.source_id = source_id
-        self.limits = limits  # (entities, statement rows) that make a full batch
         self.entities: list[tuple[Any, ...]] = []
         self.properties: list[tuple[Any, ...]] = []
         # statement_id, subject, property, rank, value_type, object of entity-valued statements
@@ -326,16 +325,17 @@ class EntityRows:
         return out
 
     def full(self) -> bool:
-        return self.n_entities >= self.limits[0] or self.n_statements >= self.limits[1]
+        """Whether the batch has :data:`BATCH_ENTITIES` entities or :data:`BATCH_ROWS` statements."""
+        return self.n_entities >= BATCH_ENTITIES or self.n_statements >= BATCH_ROWS
 
-    def unique(self) -> set[str]:
+    def unique(self, *, statements: bool = True) -> set[str]:
         """The tables of :meth:`tables` whose keys do not repeat in this batch (the store
-        then does not deduplicate them)."""
+        then does not deduplicate them); ``statements=False`` looks at the snak tables only."""
         out = {name for name, rows, width in (("qualifiers", self.qualifiers, 3),
                                               ("reference_snaks", self.reference_snaks, 4))
                if len({row[:width] for row in rows}) == len(rows)}  # the key is the first columns
         n = len(self.item_columns[0]) + len(self.statements)
-        if len({*self.item_columns[0], *(row[0] for row in self.statements)}) == n:
+        if statements and len({*self.item_columns[0], *(row[0] for row in self.statements)}) == n:
             out |= {"statements", "statement_sources"}
         return out
 
@@ -454,9 +454,8 @@ def load_json_dump(path: str | Path, store: Store, *, skip_bad_lines: bool = Fal
 def _load_rows(path: str | Path, stream: IO[bytes], counter: RawCounter, store: Store, source_id: str,
                guard: LineGuard, progress: Progress | None) -> dict[str, int]:
     """The loader as it was: parse here, small batches written on one thread."""
-    limits = (BATCH_ENTITIES, BATCH_ROWS)
     totals = {"entities": 0, "properties": 0, "statements": 0, "qualifiers": 0, "references": 0}
-    rows = EntityRows(source_id, limits)
+    rows = EntityRows(source_id)
     writer = _Writer(store)
 
     def submit() -> None:
@@ -468,7 +467,7 @@ def _load_rows(path: str | Path, stream: IO[bytes], counter: RawCounter, store: 
             totals["qualifiers"] += len(rows.qualifiers)
             totals["references"] += rows.references
             writer.submit(rows)
-            rows = EntityRows(source_id, limits)
+            rows = EntityRows(source_id)
         loaded_bytes(progress, str(path), counter.position(), counter.size)
 
     def flush() -> None:  # before raising on a bad line: commit everything parsed so far

@@ -460,30 +460,26 @@ class _Stager:
         finally:
             self.con.unregister("_cg_block")
 
-    def _append(self, table: pa.Table, good: pa.Array | None = None, stop: int | None = None) -> None:
-        """Stage the rows of ``table`` (line, s, p, o) that are ``good``, come before line
-        ``stop`` and have a predicate that matters. DuckDB filters while it copies: the
-        Arrow arrays are never copied just to drop rows."""
+    def _append(self, table: pa.Table) -> None:
+        """Stage the rows of ``table`` (line, s, p, o) that have a predicate that matters.
+        DuckDB filters while it copies: the Arrow arrays are never copied just to drop rows."""
         if table.num_rows == 0:
             return
         kinds, pids, groups = self._classify(table["p"])
         keep = pc.is_valid(kinds)
-        if good is not None:
-            keep = pc.and_(keep, good)
         # rdf:type matters only for novalue classes (wdno:); normal rank is the default
         keep = pc.and_(keep, pc.or_(pc.not_equal(kinds, "type"),
                                     pc.starts_with(table["o"], "<http://www.wikidata.org/prop/novalue/")))
         keep = pc.and_(keep, pc.or_(pc.not_equal(kinds, "rank"), pc.not_equal(table["o"], _NORMAL_RANK)))
         staged = pa.table({"line": table["line"], "k": kinds, "pid": pids, "s": table["s"], "o": table["o"],
                            "g": pc.if_else(keep, groups, pa.scalar(None, pa.int8()))})
-        limit = stop if stop is not None else 2**62
         self.con.register("_cg_block", staged)
         try:
             for number, group in enumerate(self.groups):
                 s = _strip_node("s") if group in _NODE_GROUPS else "s"
                 o = {"claim": _strip_node("o"), "main": _STRIP_ENTITY_VALUE}.get(group, "o")
                 self.con.execute(f"INSERT INTO {self.table}_{group} SELECT line, k, pid, {s}, {o} "
-                                 "FROM _cg_block WHERE g = ? AND line < ?", [number, limit])
+                                 "FROM _cg_block WHERE g = ?", [number])
         finally:
             self.con.unregister("_cg_block")
 
