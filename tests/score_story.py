@@ -17,6 +17,7 @@ from typing import Any
 from chaingraph.graph import EvidenceGraph, TraversalPolicy
 from chaingraph.lookups import StoreValues
 from chaingraph.scoring import TaskScorer
+from chaingraph.scoring.scorer import Coverage
 from chaingraph.store import Batch, Store, entity_row, property_row, reference_row, statement_row
 from chaingraph.tasks import Task
 from chaingraph.values import EntityValue, StringValue
@@ -88,3 +89,11 @@ def view(box: tuple[float, float, float, float]) -> dict[str, Any]:
 
 def trajectory(*events: dict[str, Any], **kw: Any) -> dict[str, Any]:
     return {"task": TASK["id"], "image_size": list(IMAGE), "events": list(events), **kw}
+
+
+def coverage_fields(cov: Coverage) -> dict[str, Any]:
+    """Every field of a coverage, in comparable form (what the scorers are checked equal on)."""
+    return {"claims": list(cov.claims), "asserted": dict(cov.asserted), "named": set(cov.named),
+            "node": dict(cov.node), "aliases": list(cov.aliases), "claimed": set(cov.claimed),
+            "routes": list(cov.routes), "verdicts": list(cov.verdicts), "v_req": cov.v_req,
+            "e_req": cov.e_req, "nc": cov.nc, "rc": cov.rc}

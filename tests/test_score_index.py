@@ -10,16 +10,15 @@ from typing import Any
 from unittest import mock
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
-from score_story import claim, scorer, task, trajectory
+from score_story import claim, coverage_fields, scorer, task, trajectory
 from test_score_properties import SETTINGS, events
 from test_score_shared import ROUTE
 
 from chaingraph.scoring import TaskScorer, coverage
 from chaingraph.scoring.records import entry, index, key, linked, make_record
 from chaingraph.scoring.routes import shortest_path, shortest_path_few
-from chaingraph.scoring.scorer import Coverage
 from chaingraph.store import Store
 from chaingraph.trajectory import ClaimEvent, parse_trajectory
 
@@ -29,18 +28,11 @@ LEAVES = ["Q7001", "Q7002", "Q7003"]
 STORY = ["Q1", "Q2", "Q3", "Q4", "Q5", "Q20", "Q10"]
 
 
-def _fields(cov: Coverage) -> dict[str, Any]:
-    return {"claims": list(cov.claims), "asserted": dict(cov.asserted), "named": set(cov.named),
-            "node": dict(cov.node), "aliases": list(cov.aliases), "claimed": set(cov.claimed),
-            "routes": list(cov.routes), "verdicts": list(cov.verdicts), "v_req": cov.v_req,
-            "e_req": cov.e_req, "nc": cov.nc, "rc": cov.rc}
-
-
 def _general(sc: TaskScorer, traj: Any, alternatives: bool = True) -> dict[str, Any]:
     """What a scorer that has seen nothing says, reading every claim on its own."""
     fresh = TaskScorer(task(), sc.graph, sc.values, sc.store)
     with mock.patch("chaingraph.scoring.scorer.read", lambda *_: None):
-        return _fields(coverage(fresh, traj, alternatives=alternatives))
+        return coverage_fields(coverage(fresh, traj, alternatives=alternatives))
 
 
 def one_off() -> st.SearchStrategy[dict[str, Any]]:
@@ -83,8 +75,8 @@ def test_an_indexed_scorer_says_what_a_fresh_general_scorer_says(shared: TaskSco
     for alternatives in (True, False):
         want = _general(shared, traj, alternatives)
         for claims in (False, True):  # claims and assertions read later, or on the way
-            assert _fields(coverage(shared, traj, alternatives=alternatives, claims=claims)) == want
-        assert _fields(coverage(alone, traj, alternatives=alternatives)) == want
+            assert coverage_fields(coverage(shared, traj, alternatives=alternatives, claims=claims)) == want
+        assert coverage_fields(coverage(alone, traj, alternatives=alternatives)) == want
 
 
 @SETTINGS
@@ -137,7 +129,7 @@ def test_routes_through_nodes_few_claims_name_are_found(story: Store, name: str)
     evs, credited = CASES[name]
     traj = parse_trajectory(trajectory(*evs))
     got = coverage(sc, traj)
-    assert _fields(got) == _general(sc, traj)
+    assert coverage_fields(got) == _general(sc, traj)
     assert [v.credited for _c, _r, v in got.verdicts] == credited
 
 
@@ -147,5 +139,5 @@ def test_routes_through_nodes_few_claims_name_are_found(story: Store, name: str)
 def test_the_scan_for_few_claims_finds_the_first_shortest_path(ends: list[tuple[int, int]], start: int,
                                                                 target: int) -> None:
     touched = {x for e in ends for x in e}
-    if start in touched and target in touched:  # what the route search makes sure of first
-        assert shortest_path_few(ends, start, target) == shortest_path(ends, start, target)
+    assume(start in touched and target in touched)  # what the route search makes sure of first
+    assert shortest_path_few(ends, start, target) == shortest_path(ends, start, target)

@@ -12,7 +12,7 @@ from unittest import mock
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from score_story import claim, scorer, task, trajectory
+from score_story import claim, coverage_fields, scorer, task, trajectory
 from test_score_properties import SETTINGS, events
 
 from chaingraph.scoring import TaskScorer, coverage
@@ -35,18 +35,11 @@ def shared(story: Store) -> TaskScorer:
     return scorer(story)
 
 
-def _fields(cov: Coverage) -> dict[str, Any]:
-    return {"claims": list(cov.claims), "asserted": dict(cov.asserted), "named": set(cov.named),
-            "node": dict(cov.node), "aliases": list(cov.aliases), "claimed": set(cov.claimed),
-            "routes": list(cov.routes), "verdicts": list(cov.verdicts), "v_req": cov.v_req,
-            "e_req": cov.e_req, "nc": cov.nc, "rc": cov.rc}
-
-
 def _fresh(shared: TaskScorer, traj: Any) -> dict[str, Any]:
     """What a scorer that has seen nothing says, reading every claim on its own."""
     sc = TaskScorer(task(), shared.graph, shared.values, shared.store)
     with mock.patch("chaingraph.scoring.scorer.read", lambda *_: None):
-        return _fields(coverage(sc, traj))
+        return coverage_fields(coverage(sc, traj))
 
 
 def _outcomes(cov: Coverage) -> list[str]:
@@ -65,7 +58,7 @@ def route_claims() -> st.SearchStrategy[dict[str, Any]]:
 def test_a_scorer_that_has_seen_many_items_says_what_a_fresh_one_says(shared: TaskScorer,
                                                                     evs: list[dict[str, Any]]) -> None:
     traj = parse_trajectory(trajectory(*evs))
-    assert _fields(coverage(shared, traj)) == _fresh(shared, traj)
+    assert coverage_fields(coverage(shared, traj)) == _fresh(shared, traj)
 
 
 CASES = [([ROUTE[0], ROUTE[1]], "credited"), ([ROUTE[0], ROUTE[2]], "not target-preserving"),
@@ -83,7 +76,7 @@ def test_each_outcome_is_the_same_shared_or_fresh_and_items_share_the_route_obje
              parse_trajectory(trajectory(*evs, view))]
     covs = [coverage(sc, t) for t in items]
     for cov, traj in zip(covs, items):
-        assert _fields(cov) == _fresh(sc, traj)
+        assert coverage_fields(cov) == _fresh(sc, traj)
     assert _outcomes(covs[0]) == [outcome]
     first, moved, same = (c.verdicts for c in covs)
     # the same route at the same events: one shared tuple of shared objects

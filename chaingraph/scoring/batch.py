@@ -207,8 +207,7 @@ class _Resolvers:
         source: object = store if store is not None else graph
         got = self._made.get(id(source))
         if got is None:
-            made = Resolver.from_store(store) if store is not None else Resolver.from_graph(graph)
-            got = self._made[id(source)] = (source, made)
+            got = self._made[id(source)] = (source, Resolver.for_source(store, graph))
         return got[1]
 
 

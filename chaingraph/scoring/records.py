@@ -61,9 +61,7 @@ class ClaimRecord(NamedTuple):
     :class:`ResolvedClaim`; the entities it names as the reference nodes they are
     (``hits``), the aliases among them (``node``, ``notes``); its statement with both ends
     mapped onto reference nodes (``mapped``) and its premise and conclusion so mapped
-    (``ends``, ``None`` when it states no statement); ``touches``: which ends of the task's
-    reference routes those are (bit ``2c``: the start of component ``c``'s route, bit
-    ``2c + 1``: its target)."""
+    (``ends``, ``None`` when it states no statement)."""
 
     premise: str | None
     conclusion: str | None
@@ -76,7 +74,6 @@ class ClaimRecord(NamedTuple):
     notes: tuple[str, ...]
     mapped: tuple[str, str, str] | None
     ends: tuple[str, str] | None
-    touches: int
     id: int  # its position in the task's record list
 
 
@@ -100,7 +97,6 @@ def make_record(sc: TaskScorer, ev: ClaimEvent) -> ClaimRecord:
         statement = rel.key(subj, prop, obj) if ev.direction == "forward" else rel.key(obj, prop, subj)
         problems = ()
     hits, node, notes = named(sc, (subj, obj, anchor))
-    bits = sc._route_ends
     mapped = ends = None
     if statement is not None:
         assert subj is not None and obj is not None
@@ -109,9 +105,8 @@ def make_record(sc: TaskScorer, ev: ClaimEvent) -> ClaimRecord:
         ends = (subj if ms is None else ms[0], obj if mo is None else mo[0])
         p = statement[1]  # the statement is subject-first, or object-first (backward, or an inverse)
         mapped = (ends[0], p, ends[1]) if statement[0] == subj else (ends[1], p, ends[0])
-    touches = 0 if ends is None else bits.get(ends[0], 0) | bits.get(ends[1], 0)
     got = sc._records[key(ev)] = ClaimRecord(subj, obj, prop, statement, anchor, problems, hits, node, notes,
-                                             mapped, ends, touches, len(sc._record_list))
+                                             mapped, ends, len(sc._record_list))
     sc._record_list.append(got)
     return got
 
@@ -172,8 +167,9 @@ def linked(sc: TaskScorer, got: Entry) -> int:
     """The bits an entry has while it is *linked* — it states a statement between two
     nodes each of which another entry names too, or a route's start or target — and the
     route search may use it: from bit ``sc._tshift`` the reference route ends its ends are
-    (:attr:`ClaimRecord.touches`), from bit ``sc._oshift`` the components whose reference
-    route does not state its statement, and ``sc._linked_bit``."""
+    (bit ``2c``: the start of component ``c``'s route, ``2c + 1``: its target), from bit
+    ``sc._oshift`` the components whose reference route does not state its statement, and
+    ``sc._linked_bit``."""
     ends = got >> sc._hshift
     names, route_ends = sc._node_names, sc._route_ends
     touches = route_ends.get(names[ends & _NODE], 0) | route_ends.get(names[ends >> 32 & _NODE], 0)

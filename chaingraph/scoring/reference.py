@@ -81,6 +81,12 @@ class Resolver:
                    {i: lab for i, lab, _a in props if lab}, {i: a for i, _l, a in props if a})
 
     @classmethod
+    def for_source(cls, store: Store | None, graph: EvidenceGraph) -> Resolver:
+        """The resolver of a task's evidence: the store's labels and aliases when there is a
+        store, else the graph's labels."""
+        return cls.from_store(store) if store is not None else cls.from_graph(graph)
+
+    @classmethod
     def from_graph(cls, graph: EvidenceGraph) -> Resolver:
         labels = graph.labels
         return cls({k: v for k, v in labels.items() if not k.startswith("P")},

@@ -112,7 +112,7 @@ class TaskScorer:
         if self.resolver is None:
             from chaingraph.scoring.reference import Resolver as R
 
-            self.resolver = R.from_store(self.store) if self.store is not None else R.from_graph(self.graph)
+            self.resolver = R.for_source(self.store, self.graph)
         self.evidence = Evidence(self.graph, self.relations, self.values, self.store)
         self.reference: Reference = reference_for(self.task, self.graph, self.relations, self.values)
         self.routes = RouteJudge(self.task, self.evidence)
@@ -134,7 +134,7 @@ class TaskScorer:
         self._assertions: dict[str, tuple[str | None, tuple[str, ...]]] = {}
         self._value_targets = any(c.target.value is not None for c in self.task.components)
         self._ref_edges = [frozenset(r.edges) for r in self.reference.routes]
-        self._route_ends: dict[str, int] = {}  # a route's start or target -> its bits (ClaimRecord.touches)
+        self._route_ends: dict[str, int] = {}  # a route's start or target -> its bits (records.linked)
         for c, r in enumerate(self.reference.routes):
             for end, bit in ((r.nodes[0], 1 << 2 * c), (r.nodes[-1], 1 << 2 * c + 1)):
                 self._route_ends[end] = self._route_ends.get(end, 0) | bit
