@@ -41,12 +41,12 @@ from typing import IO, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from chaingraph.errors import BadDumpLine, ChaingraphError
+from chaingraph.errors import ChaingraphError
 from chaingraph.progress import Progress
 from chaingraph.sources.loaders import json_dump
 from chaingraph.sources.loaders.common import LineGuard, loaded_bytes
 from chaingraph.sources.loaders.compression import RawCounter, read_blocks
-from chaingraph.sources.loaders.json_dump import EntityRows, describe_bad_line, parse_line
+from chaingraph.sources.loaders.json_dump import EntityRows, describe_bad_line, parse_line, unreadable
 from chaingraph.store import Store
 
 __all__ = ["CHUNK_BYTES", "PARALLEL_BYTES", "PARSE_WORKERS", "ChunkResult", "Part", "default_workers",
@@ -87,9 +87,7 @@ def _part(rows: EntityRows) -> Part:
     unique = rows.unique(statements=False)  # statement ids: counted per batch (_Merged.unique)
     tables = rows.tables()
     tables.pop("statement_sources", None)
-    return Part({name: _ipc(table) for name, table in tables.items()}, rows.ids, {
-        "entities": len(rows.entities), "properties": len(rows.properties), "statements": rows.n_statements,
-        "qualifiers": len(rows.qualifiers), "references": rows.references}, unique)
+    return Part({name: _ipc(table) for name, table in tables.items()}, rows.ids, rows.totals(), unique)
 
 
 def _ipc(table: pa.Table) -> bytes:
@@ -323,9 +321,7 @@ def load_chunks(path: str | Path, stream: IO[bytes], counter: RawCounter, store:
             for result in pool.finish():
                 take(result)
             flush()
-            raise BadDumpLine(str(path), lineno + 1, f"the file cannot be read past line {lineno} ({exc})",
-                              "the file is truncated or corrupt: download it again; everything "
-                              "before this line is loaded") from exc
+            raise unreadable(path, lineno, exc) from exc
     finally:
         pool.close()
         writer.close()

@@ -57,7 +57,8 @@ from chaingraph.sources.loaders.compression import RawCounter, dump_date, open_d
 from chaingraph.store import ARROW_TYPES, TABLE_COLUMNS, Store, snak_hash_columns
 from chaingraph.values import VALUE_COLUMNS, value_columns, value_from_json
 
-__all__ = ["EntityRows", "datavalue_columns", "describe_bad_line", "load_json_dump", "parse_line"]
+__all__ = ["EntityRows", "datavalue_columns", "describe_bad_line", "load_json_dump", "parse_line",
+           "unreadable"]
 
 _EMPTY = (None,) * (len(VALUE_COLUMNS) - 2)
 _ENTITY_KIND = {"Q": "item", "P": "property", "L": "lexeme"}
@@ -324,6 +325,12 @@ class EntityRows:
                 "source_id": pa.array([self.source_id] * statements.num_rows, pa.string())})
         return out
 
+    def totals(self) -> dict[str, int]:
+        """What the batch holds, as :class:`~chaingraph.sources.loaders.common.FileReport` counts it."""
+        return {"entities": len(self.entities), "properties": len(self.properties),
+                "statements": self.n_statements, "qualifiers": len(self.qualifiers),
+                "references": self.references}
+
     def full(self) -> bool:
         """Whether the batch has :data:`BATCH_ENTITIES` entities or :data:`BATCH_ROWS` statements."""
         return self.n_entities >= BATCH_ENTITIES or self.n_statements >= BATCH_ROWS
@@ -451,6 +458,13 @@ def load_json_dump(path: str | Path, store: Store, *, skip_bad_lines: bool = Fal
                       seconds=time.perf_counter() - started, **totals)
 
 
+def unreadable(path: str | Path, lineno: int, exc: BaseException) -> BadDumpLine:
+    """The error for a dump that cannot be read past line ``lineno`` (truncated or corrupt)."""
+    return BadDumpLine(str(path), lineno + 1, f"the file cannot be read past line {lineno} ({exc})",
+                       "the file is truncated or corrupt: download it again; everything "
+                       "before this line is loaded")
+
+
 def _load_rows(path: str | Path, stream: IO[bytes], counter: RawCounter, store: Store, source_id: str,
                guard: LineGuard, progress: Progress | None) -> dict[str, int]:
     """The loader as it was: parse here, small batches written on one thread."""
@@ -461,11 +475,8 @@ def _load_rows(path: str | Path, stream: IO[bytes], counter: RawCounter, store: 
     def submit() -> None:
         nonlocal rows
         if rows.n_entities:
-            totals["entities"] += len(rows.entities)
-            totals["properties"] += len(rows.properties)
-            totals["statements"] += rows.n_statements
-            totals["qualifiers"] += len(rows.qualifiers)
-            totals["references"] += rows.references
+            for name, n in rows.totals().items():
+                totals[name] += n
             writer.submit(rows)
             rows = EntityRows(source_id)
         loaded_bytes(progress, str(path), counter.position(), counter.size)
@@ -498,9 +509,7 @@ def _load_rows(path: str | Path, stream: IO[bytes], counter: RawCounter, store: 
         flush()
     except (EOFError, OSError, zlib.error) as exc:
         flush()
-        raise BadDumpLine(str(path), lineno + 1, f"the file cannot be read past line {lineno} ({exc})",
-                          "the file is truncated or corrupt: download it again; everything "
-                          "before this line is loaded") from exc
+        raise unreadable(path, lineno, exc) from exc
     finally:
         writer.close()
     return totals
