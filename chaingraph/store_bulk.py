@@ -217,7 +217,6 @@ class BulkReads:
                 "WHERE ss.statement_id IN (SELECT UNNEST(?)) ORDER BY ss.statement_id, s.source_id",
                 [ids]).fetchall():
             srcs.setdefault(sid, []).append(dict(zip(SOURCE_COLUMNS, src)))
-        self.release_memory()  # four scans of the statements: give back what DuckDB kept of them
         out = {}
         for row in rows:
             rec = dict(zip(cols, row))
