@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["GraphArrays", "argsort_keys", "build_arrays", "item_mask"]
+__all__ = ["GraphArrays", "argsort_keys", "build_arrays", "item_mask", "sort_keys"]
 
 _ITEM_PATTERN = "^Q[1-9][0-9]{0,11}$"
 #: Arrow's temporaries here come from the C allocator, as numpy's do, so memory one side frees
@@ -133,7 +133,10 @@ def _item_codes(values: pa.ChunkedArray) -> tuple[pa.Array, np.ndarray] | None:
     order = np.argsort(distinct * 10 ** (12 - width) * 16 + width, kind="stable")
     rank = np.zeros(top + 1, dtype=np.int32)
     rank[distinct[order]] = np.arange(len(order), dtype=np.int32)
-    codes = np.take(rank, number)
+    # in place, a block at a time (``take`` buffers its output): no second array of every row
+    codes = number if number.dtype == np.int32 else np.empty(n, dtype=np.int32)
+    for a, b in _spans(n):
+        np.take(rank, number[a:b], out=codes[a:b])
     names = pc.binary_join_element_wise("Q", pc.cast(pa.array(distinct[order]), pa.string()), "",
                                         memory_pool=_POOL)
     return names, codes
@@ -290,17 +293,118 @@ def argsort_keys(keys: list[np.ndarray]) -> np.ndarray:
     return order
 
 
+def sort_keys(keys: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """What :func:`argsort_keys` gives, and the keys in that order (each in its own dtype),
+    with at most two random gathers of the rows however many there are. ``keys`` is
+    emptied as the keys are done with, so that the caller's list does not keep them alive.
+
+    A gather of millions of rows in random order is a cache miss per row (ten times the
+    cost per row at 10^7 rows as at 10^6), so rows are moved by sorting
+    words that carry them. When the keys and the row position fit one int64, one sort of
+    those words is all. When two words hold them (the less significant keys with the row;
+    the more significant with the rank in the first sort), the first sort orders the rows
+    by the low keys, the high keys are gathered once in that order, the second sort is
+    stable on the first through the rank, and one gather of the first words by the
+    second's ranks gives the rows and low keys in the final order. Wider keys go to
+    :func:`argsort_keys`, and are gathered. Everything else runs :data:`_BLOCK` rows at a
+    time: its temporaries stay in cache and are reused, where whole-array temporaries of
+    10^7 rows are fresh pages from the system every time.
+
+    >>> order, (a, b) = sort_keys([np.array([2, 1, 2, 1]), np.array([0, 5, 0, 3], dtype=np.int32)])
+    >>> order.tolist(), a.tolist(), b.tolist(), b.dtype.name
+    ([3, 1, 0, 2], [1, 1, 2, 2], [3, 5, 0, 0], 'int32')
+    """
+    n = len(keys[0]) if keys else 0
+    low = max((n - 1).bit_length(), 1)
+    widths = [max(int(k.max()).bit_length(), 1) if n else 1 for k in keys]
+    dtypes = [k.dtype for k in keys]
+    if n == 0 or sum(widths) + low <= 63:
+        words = _pack(keys, widths, low)
+        keys.clear()
+        words.sort()
+        return _unpack(words, dtypes, widths, low)
+    split = next((j for j in range(1, len(keys))
+                  if sum(widths[j:]) + low <= 63 and sum(widths[:j]) + low <= 63), None)
+    if split is None:
+        order = argsort_keys(keys)
+        ordered = [k[order] for k in keys]
+        keys.clear()
+        return order, ordered
+    first = _pack(keys[split:], widths[split:], low)
+    del keys[split:]
+    first.sort()
+    mask = (1 << low) - 1
+    high = [np.empty(n, dtype=k.dtype) for k in keys]
+    for a, b in _spans(n):  # the one gather of keys, in the first sort's order
+        rows = first[a:b] & mask
+        for k, out in zip(keys, high, strict=True):
+            np.take(k, rows, out=out[a:b])
+    keys.clear()
+    second = _pack(high, widths[:split], low)
+    del high
+    second.sort()
+    final = np.empty(n, dtype=np.int64)
+    for a, b in _spans(n):  # the second gather: the rows and low keys in the final order
+        np.take(first, second[a:b] & mask, out=final[a:b])
+    del first
+    _, high_keys = _unpack(second, dtypes[:split], widths[:split], low)
+    del second, _
+    order, low_keys = _unpack(final, dtypes[split:], widths[split:], low)
+    return order, [*high_keys, *low_keys]
+
+
+#: rows per block of the element-wise passes (int64 temporaries of 2 MB)
+_BLOCK = 1 << 18
+
+
+def _spans(n: int) -> Iterator[tuple[int, int]]:
+    for a in range(0, n, _BLOCK):
+        yield a, min(a + _BLOCK, n)
+
+
+def _pack(keys: list[np.ndarray], widths: list[int], low: int) -> np.ndarray:
+    """One int64 per row: the keys (most significant first) above ``low`` bits of row position."""
+    n = len(keys[0]) if keys else 0
+    words = np.empty(n, dtype=np.int64)
+    for a, b in _spans(n):
+        w = words[a:b]
+        w[:] = 0
+        for k, width in zip(keys, widths, strict=True):
+            np.left_shift(w, width, out=w)
+            np.bitwise_or(w, k[a:b], out=w)
+        np.left_shift(w, low, out=w)
+        np.bitwise_or(w, np.arange(a, b, dtype=np.int64), out=w)
+    return words
+
+
+def _unpack(words: np.ndarray, dtypes: list[np.dtype[Any]], widths: list[int], low: int
+            ) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The keys (in ``dtypes``) of sorted :func:`_pack` words, and ``words`` itself, now
+    holding the row positions."""
+    n = len(words)
+    out = [np.empty(n, dtype=d) for d in dtypes]
+    for a, b in _spans(n):
+        w = words[a:b]
+        shift = low
+        for k_out, width in zip(reversed(out), reversed(widths), strict=True):
+            part = np.right_shift(w, shift)
+            np.bitwise_and(part, (1 << width) - 1, out=part)
+            k_out[a:b] = part
+            shift += width
+        np.bitwise_and(w, (1 << low) - 1, out=w)
+    return words, out
+
+
 def _order(keys: list[np.ndarray], sids: pa.ChunkedArray, rows_of: np.ndarray
            ) -> tuple[np.ndarray, list[np.ndarray]]:
     """Indices sorting rows by ``keys`` (most significant first), ties by statement id
-    (row ``i`` has statement id ``sids[rows_of[i]]``), and the keys in that order (gathered
-    once: a gather of millions of rows is a cache miss per row); only rows that tie on the
-    keys compare their statement ids as strings."""
+    (row ``i`` has statement id ``sids[rows_of[i]]``), and the keys in that order (out of
+    :func:`sort_keys`, which empties ``keys``); only rows that tie on the keys compare their
+    statement ids as strings."""
     n = len(rows_of)
     if n == 0:
         return np.zeros(0, dtype=np.int64), [k[:0] for k in keys]
-    order = argsort_keys(keys)
-    ordered = [k[order] for k in keys]
+    order, ordered = sort_keys(keys)
     same = np.ones(n - 1, dtype=bool)
     for ks in ordered:
         same &= ks[1:] == ks[:-1]
@@ -310,7 +414,7 @@ def _order(keys: list[np.ndarray], sids: pa.ChunkedArray, rows_of: np.ndarray
         members = _runs(tie, n)
         rows = order[members]
         rank = _string_rank(_take(sids, rows_of[rows]))
-        order[members] = rows[np.lexsort((rank, *[k[rows] for k in keys[::-1]]))]
+        order[members] = rows[np.lexsort((rank, *[k[members] for k in ordered[::-1]]))]
     return order, ordered
 
 
@@ -366,16 +470,25 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
     ml_all = len(lsid)
     s_all, o_all = vcodes[:m_all], vcodes[m_all:2 * m_all]
     ls_all, ln_code = vcodes[2 * m_all:2 * m_all + ml_all], vcodes[2 * m_all + ml_all:]
+    # every statement a step (no policy exclusion): rows need no selecting, and when every
+    # vertex is then used, no renumbering (each a gather of millions of rows saved)
+    every = len(step_rows) == m_all
+    s_step, o_step = (s_all, o_all) if every else (s_all[step_rows], o_all[step_rows])
     used = np.zeros(len(dictionary), dtype=bool)
-    for part in (s_all[step_rows], o_all[step_rows], s_all[class_rows], ls_all[lit_keep], ln_code):
+    for part in (s_step, o_step, s_all[class_rows], ls_all[lit_keep], ln_code):
         used[part] = True
-    renumber = np.cumsum(used, dtype=np.int32) - 1
-    names = pc.take(dictionary, pa.array(np.flatnonzero(used), type=pa.int64()), memory_pool=_POOL)
-    n = len(names)
-    s_code, o_code = renumber[s_all[step_rows]], renumber[o_all[step_rows]]
-    ls_code, ln_code = renumber[ls_all[lit_keep]], renumber[ln_code]
-    p_code, lp_code = ip[step_rows], lp[lit_keep]
-    del vcodes, s_all, o_all, ls_all, used, renumber
+    if used.all():
+        names, n = dictionary, len(dictionary)
+        s_code, o_code, ls_code = s_step, o_step, ls_all[lit_keep]
+    else:
+        renumber = np.cumsum(used, dtype=np.int32) - 1
+        names = pc.take(dictionary, pa.array(np.flatnonzero(used), type=pa.int64()), memory_pool=_POOL)
+        n = len(names)
+        s_code, o_code = renumber[s_step], renumber[o_step]
+        ls_code, ln_code = renumber[ls_all[lit_keep]], renumber[ln_code]
+        del renumber
+    p_code, lp_code = (ip if every else ip[step_rows]), lp[lit_keep]
+    del vcodes, s_all, o_all, ls_all, used, s_step, o_step
 
     # edges: items by (subject, property, object, statement id), then literals by
     # (subject, property, statement id)
@@ -385,7 +498,7 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
     src = np.concatenate([s_e, ls_l], dtype=np.int32)
     dst = np.concatenate([o_e, ln_code[l_order]], dtype=np.int32)
     eprop = np.concatenate([p_e, lp_l], dtype=np.int32)
-    sid_rows = np.concatenate([step_rows[e_order], m_all + lit_keep[l_order]])
+    sid_rows = np.concatenate([e_order if every else step_rows[e_order], m_all + lit_keep[l_order]])
     del s_e, p_e, o_e, ls_l, lp_l, s_code, o_code, p_code, ls_code, ln_code, lp_code, e_order, l_order
     del step_rows, class_rows, lit_keep, ip, lp, pcodes, step_mask
     # statement ids in edge order: the one big string copy, made while little else is alive
@@ -395,20 +508,16 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
     del sid_rows
 
     # CSR adjacency over both directions, by (neighbour, property, statement id, forward)
-    total = m + ml
-    edge_dtype = np.int32 if total < 2**31 else np.int64
-    at, nbr = np.empty(2 * total, dtype=np.int32), np.empty(2 * total, dtype=np.int32)
-    at[0::2], at[1::2] = dst, src  # arc 2e: edge e from its object; 2e + 1: from its subject
-    nbr[0::2], nbr[1::2] = src, dst
-    degree = np.bincount(at, minlength=n)
-    arc_order, nbr_sorted = _arc_order(at, nbr, eprop, degree,
-                                       lambda e: pc.take(sids, pa.array(e), memory_pool=_POOL))
-    del at, nbr
+    edge_dtype = np.int32 if m + ml < 2**31 else np.int64
+    degree, arc_order, nbr_sorted = _arc_order(src, dst, eprop, n,
+                                               lambda e: pc.take(sids, pa.array(e), memory_pool=_POOL))
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(degree, out=indptr[1:])
-    fwd = (arc_order & 1).astype(bool)
-    np.right_shift(arc_order, 1, out=arc_order)
-    arc_edge_sorted = arc_order.astype(edge_dtype)
+    fwd = np.empty(len(arc_order), dtype=bool)
+    arc_edge_sorted = np.empty(len(arc_order), dtype=edge_dtype)
+    for a, b in _spans(len(arc_order)):
+        np.bitwise_and(arc_order[a:b], 1, out=fwd[a:b], casting="unsafe")
+        np.right_shift(arc_order[a:b], 1, out=arc_edge_sorted[a:b], casting="unsafe")
     del arc_order
 
     classes = pa.table({"subject": pick(subj, class_mask), "property": pick(prop, class_mask),
@@ -429,9 +538,10 @@ def _runs(tie: np.ndarray, n: int) -> np.ndarray:
     return np.flatnonzero(mask)
 
 
-def _arc_order(at: np.ndarray, nbr: np.ndarray, eprop: np.ndarray, degree: np.ndarray,
-               sid_of: Callable[[np.ndarray], pa.Array]) -> tuple[np.ndarray, np.ndarray]:
-    """Order of the arcs by (at, neighbour) — vertices are numbered in id order, so this is
+def _arc_order(src: np.ndarray, dst: np.ndarray, eprop: np.ndarray, n: int,
+               sid_of: Callable[[np.ndarray], pa.Array]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The degree of each of the ``n`` vertices, and the order of the arcs of the edges
+    ``src``→``dst`` by (at, neighbour) — vertices are numbered in id order, so this is
     neighbour-id order — then (property, edge, forward); where one property links two
     different vertices both ways (mutual statements), by (statement id, forward) instead.
 
@@ -440,28 +550,30 @@ def _arc_order(at: np.ndarray, nbr: np.ndarray, eprop: np.ndarray, degree: np.nd
     property) needs no key for it. Edges are in (subject, property, object, statement id)
     order, so among parallel arcs of one direction and property the edge index is the
     statement-id order; statement ids are compared as strings only where both directions
-    meet. Returns the order and the neighbours in it (sorted ``at`` is each vertex
-    ``degree`` times: no gather)."""
+    meet. Returns the degrees, the order and the neighbours in it (out of the sort)."""
+    at, nbr = np.empty(2 * len(src), dtype=np.int32), np.empty(2 * len(src), dtype=np.int32)
+    at[0::2], at[1::2] = dst, src  # arc 2e: edge e from its object; 2e + 1: from its subject
+    nbr[0::2], nbr[1::2] = src, dst
+    degree = np.bincount(at, minlength=n)
     if len(at) == 0:
-        return np.zeros(0, dtype=np.int64), nbr[:0]
-    arc_prop = np.repeat(eprop, 2)
-    order = argsort_keys([at, nbr, arc_prop])
-    nbr_sorted = nbr[order]
+        return degree, np.zeros(0, dtype=np.int64), nbr
+    small = eprop.max() < 2**15  # half the bytes per arc
+    keys = [at, nbr, np.repeat(eprop.astype(np.int16) if small else eprop, 2)]
+    del at, nbr  # sort_keys frees each key when done with it
+    order, (at_sorted, nbr_sorted, prop_sorted) = sort_keys(keys)
     same = nbr_sorted[1:] == nbr_sorted[:-1]
-    ks = np.repeat(np.arange(len(degree), dtype=np.int32), degree)
-    same &= ks[1:] == ks[:-1]
-    ks = eprop[order >> 1]  # the half-size table: fewer cache misses than arc_prop[order]
-    same &= ks[1:] == ks[:-1]
-    del ks
+    for ks in (at_sorted, prop_sorted):
+        same &= ks[1:] == ks[:-1]
     tie = np.flatnonzero(same)
-    del same
+    del same, ks
     if len(tie) == 0:
-        return order, nbr_sorted
-    members = _runs(tie, len(at))
+        return degree, order, nbr_sorted
+    members = _runs(tie, len(order))
     rows = order[members]
     forward = (rows & 1).astype(bool)
     # groups of equal (at, neighbour, property) holding both directions between two different vertices
-    key_at, key_nbr, key_p = at[rows], nbr[rows], arc_prop[rows]
+    key_at, key_nbr, key_p = at_sorted[members], nbr_sorted[members], prop_sorted[members]
+    del at_sorted, prop_sorted
     new = np.ones(len(rows), dtype=bool)
     new[1:] = (key_at[1:] != key_at[:-1]) | (key_nbr[1:] != key_nbr[:-1]) | (key_p[1:] != key_p[:-1])
     group = np.cumsum(new) - 1
@@ -477,4 +589,4 @@ def _arc_order(at: np.ndarray, nbr: np.ndarray, eprop: np.ndarray, degree: np.nd
         fix = np.lexsort((forward[idx], rank, group[idx]))
         rows[idx] = rows[idx][fix]
         order[members] = rows
-    return order, nbr_sorted
+    return degree, order, nbr_sorted

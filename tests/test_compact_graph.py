@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_chains_properties import World, build, worlds
 
-from chaingraph.compact import argsort_keys
+from chaingraph.compact import argsort_keys, sort_keys
 from chaingraph.graph import EvidenceGraph
 
 
@@ -81,6 +81,26 @@ def test_argsort_keys_takes_int32_keys_as_they_are() -> None:
     rng = np.random.default_rng(3)
     keys = [rng.integers(0, 2**31 - 1, 20_000).astype(np.int32), rng.integers(0, 5, 20_000).astype(np.int32)]
     assert argsort_keys(keys).tolist() == np.lexsort(keys[::-1]).tolist()
+
+
+@pytest.mark.parametrize("widths", [(3,), (20, 20, 6), (20, 20, 6, 25), (30, 30), (62,), (40, 1, 62, 7)])
+def test_sort_keys_is_a_stable_lexsort_and_gives_the_keys_in_order(widths: tuple[int, ...],
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """One word, two words (rows by the first sort, then stable by rank) and wider keys,
+    element-wise passes over blocks that do not divide the rows."""
+    import chaingraph.compact as compact
+
+    monkeypatch.setattr(compact, "_BLOCK", 997)
+    rng = np.random.default_rng(sum(widths))
+    n = 50_000
+    keys = [rng.choice(rng.integers(0, 2**w, 40, dtype=np.int64), n) for w in widths]
+    keys[-1] = keys[-1].astype(np.int32) if widths[-1] < 31 else keys[-1]
+    given = list(keys)
+    order, ordered = sort_keys(given)
+    expected = np.lexsort(keys[::-1])
+    assert given == [] and order.tolist() == expected.tolist()
+    for k, got in zip(keys, ordered, strict=True):
+        assert got.dtype == k.dtype and np.array_equal(got, k[expected])
 
 
 def _chunked(values: list[str], cuts: list[int]) -> pa.ChunkedArray:
