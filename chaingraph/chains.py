@@ -39,6 +39,7 @@ from typing import NamedTuple, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
+from chaingraph.chain_walk import suffix_level, walk
 from chaingraph.errors import ChainRuleError
 from chaingraph.graph import EvidenceGraph
 
@@ -257,6 +258,10 @@ class ChainDag:
         """:attr:`succ` with each vertex and edge as a one-element tuple (for the walk)."""
         return self._by_source(lambda v, e: ((v,), (e,)))
 
+    def suffix_level(self, min_hops: int, max_hops: int) -> int:
+        """The layer whose suffixes the per-chain walk lists (:func:`~chaingraph.chain_walk.suffix_level`)."""
+        return suffix_level(self.dist, self.indptr, self.targets, self.seed, min_hops, max_hops)
+
     def _by_source(self, arc: Callable[[int, int], _Arc]) -> dict[int, list[_Arc]]:
         out: dict[int, list[_Arc]] = {}
         counts = np.diff(self.indptr)
@@ -371,48 +376,16 @@ def enumerate_chains(graph: EvidenceGraph, seed: int | str, min_hops: int = 5, m
     min_hops, max_hops = validate_bounds(min_hops, max_hops)
     dag = shortest_path_dag(graph, seed, min_hops, max_hops)
     if verifier is None or isinstance(verifier, AcceptAll):
-        return _walk(dag.steps, dag.seed, min_hops, max_hops)
-    return _walk_verified(graph, dag.succ, dag.seed, min_hops, max_hops, verifier)
-
-
-def _walk(steps: dict[int, list[tuple[tuple[int], tuple[int]]]], seed: int, min_hops: int, max_hops: int
-          ) -> Iterator[Chain]:
-    """Depth-first over the trimmed DAG, ``steps[u]`` being ``[((v,), (e,)), …]``. A frame
-    holds its prefix as tuples, so a chain costs two tuple concatenations; a frame's
-    iterator resumes where it left off when its subtree is done. (``tuple.__new__``
-    builds the :class:`Chain` without a Python-level constructor call.)"""
-    if seed not in steps:
-        return
-    new, get = tuple.__new__, steps.get
-    stack: list[tuple[Iterator[tuple[tuple[int], tuple[int]]], tuple[int, ...], tuple[int, ...]]] = [
-        (iter(steps[seed]), (seed,), ())]
-    while stack:
-        it, pv, pe = stack[-1]
-        depth = len(pe) + 1
-        if depth >= max_hops:  # the last layer: every step is a chain, none goes deeper
-            for vt, et in it:
-                yield new(Chain, (pv + vt, pe + et))
-            stack.pop()
-            continue
-        emit = depth >= min_hops
-        for vt, et in it:
-            nv, ne = pv + vt, pe + et
-            if emit:
-                yield new(Chain, (nv, ne))
-            nxt = get(vt[0])
-            if nxt is not None:
-                stack.append((iter(nxt), nv, ne))
-                break
-        else:
-            stack.pop()
+        return walk(dag.steps, dag.seed, min_hops, dag.suffix_level(min_hops, max_hops))
+    return _walk_verified(graph, dag, min_hops, max_hops, verifier)
 
 
 def _singletons(succ: dict[int, list[tuple[int, int]]]) -> dict[int, list[tuple[tuple[int], tuple[int]]]]:
     return {u: [((v,), (e,)) for v, e in lst] for u, lst in succ.items()}
 
 
-def _walk_verified(graph: EvidenceGraph, succ: dict[int, list[tuple[int, int]]], seed: int,
-                   min_hops: int, max_hops: int, verifier: EdgeVerifier) -> Iterator[Chain]:
+def _walk_verified(graph: EvidenceGraph, dag: ChainDag, min_hops: int, max_hops: int,
+                   verifier: EdgeVerifier) -> Iterator[Chain]:
     memo: dict[tuple[int, int], bool] = {}
 
     def ok(u: int, e: int) -> bool:
@@ -421,8 +394,9 @@ def _walk_verified(graph: EvidenceGraph, succ: dict[int, list[tuple[int, int]]],
             hit = memo[(e, u)] = bool(verifier(graph, e, u).accepted)
         return hit
 
-    filtered = {u: [(v, e) for v, e in lst if ok(u, e)] for u, lst in _reachable(succ, seed)}
-    yield from _walk(_singletons(filtered), seed, min_hops, max_hops)
+    filtered = {u: [(v, e) for v, e in lst if ok(u, e)] for u, lst in _reachable(dag.succ, dag.seed)}
+    # the level is chosen on the unfiltered DAG: any level gives the same chains
+    yield from walk(_singletons(filtered), dag.seed, min_hops, dag.suffix_level(min_hops, max_hops))
 
 
 def _reachable(succ: dict[int, list[tuple[int, int]]], seed: int
