@@ -195,3 +195,32 @@ def test_layers_searched_from_the_unreached_side_find_the_same_dag(world: World,
     for name in ("dist", "indptr", "targets", "edges"):
         assert np.array_equal(getattr(top_down, name), getattr(bottom_up, name)), name
     assert set(got) == oracle(edges, literals, policy, seed, lo, hi)
+
+
+@settings(max_examples=150, deadline=None)
+@given(worlds(max_nodes=12, max_edges=30), st.integers(1, 3), st.integers(0, 3))
+def test_the_walk_gives_the_same_chains_in_depth_first_order_whatever_layer_it_lists(
+        world: World, lo: int, extra: int) -> None:
+    """The per-chain walk lists one layer's suffixes; every choice of layer gives the chains
+    a plain recursive depth-first walk of the DAG gives, in its order."""
+    from chaingraph.chain_walk import walk
+    from chaingraph.chains import Chain, shortest_path_dag
+
+    edges, literals, policy = world
+    g = build(edges, literals, policy)
+    if g.is_literal(0):
+        return
+    hi = lo + extra
+    dag = shortest_path_dag(g, g.name(0), lo, hi)
+
+    def dfs(nodes: tuple[int, ...], path: tuple[int, ...]) -> list[Chain]:
+        out = []
+        for v, e in dag.succ.get(nodes[-1], ()):
+            chain = Chain((*nodes, v), (*path, e))
+            out += [chain] * (chain.k >= lo) + dfs(chain.nodes, chain.edges)
+        return out
+
+    expected = dfs((dag.seed,), ())
+    assert list(enumerate_chains(g, dag.seed, lo, hi)) == expected
+    for level in range(hi + 1):
+        assert list(walk(dag.steps, dag.seed, lo, level)) == expected, level
