@@ -501,16 +501,10 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
     sid_rows = np.concatenate([e_order if every else step_rows[e_order], m_all + lit_keep[l_order]])
     del s_e, p_e, o_e, ls_l, lp_l, s_code, o_code, p_code, ls_code, ln_code, lp_code, e_order, l_order
     del step_rows, class_rows, lit_keep, ip, lp, pcodes, step_mask
-    # statement ids in edge order: the one big string copy, made while little else is alive
-    # and after the memory freed so far is handed back (C allocator: malloc_trim)
-    _POOL.release_unused()
-    sids = _take(_concat([sid, lsid]), sid_rows)
-    del sid_rows
-
     # CSR adjacency over both directions, by (neighbour, property, statement id, forward)
+    all_sids = _concat([sid, lsid])
     edge_dtype = np.int32 if m + ml < 2**31 else np.int64
-    degree, arc_order, nbr_sorted = _arc_order(src, dst, eprop, n,
-                                               lambda e: pc.take(sids, pa.array(e), memory_pool=_POOL))
+    degree, arc_order, nbr_sorted = _arc_order(src, dst, eprop, n, lambda e: _take(all_sids, sid_rows[e]))
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(degree, out=indptr[1:])
     fwd = np.empty(len(arc_order), dtype=bool)
@@ -519,6 +513,12 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
         np.bitwise_and(arc_order[a:b], 1, out=fwd[a:b], casting="unsafe")
         np.right_shift(arc_order[a:b], 1, out=arc_edge_sorted[a:b], casting="unsafe")
     del arc_order
+
+    # statement ids in edge order: the one big string copy, made last (the arc sort's
+    # arrays are gone) and after the memory freed so far is handed back (C allocator: malloc_trim)
+    _POOL.release_unused()
+    sids = _take(all_sids, sid_rows)
+    del sid_rows, all_sids
 
     classes = pa.table({"subject": pick(subj, class_mask), "property": pick(prop, class_mask),
                         "object": pick(obj, class_mask)})
