@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_chains_properties import World, build, worlds
 
-from chaingraph.compact import argsort_keys, sort_keys
 from chaingraph.graph import EvidenceGraph
+from chaingraph.keysort import argsort_keys, sort_keys
 
 
 def _expected_neighbours(g: EvidenceGraph, v: int) -> list[tuple[str, str, str, bool]]:
@@ -88,9 +88,9 @@ def test_sort_keys_is_a_stable_lexsort_and_gives_the_keys_in_order(widths: tuple
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """One word, two words (rows by the first sort, then stable by rank) and wider keys,
     element-wise passes over blocks that do not divide the rows."""
-    import chaingraph.compact as compact
+    import chaingraph.keysort as keysort
 
-    monkeypatch.setattr(compact, "_BLOCK", 997)
+    monkeypatch.setattr(keysort, "_BLOCK", 997)
     rng = np.random.default_rng(sum(widths))
     n = 50_000
     keys = [rng.choice(rng.integers(0, 2**w, 40, dtype=np.int64), n) for w in widths]
