@@ -47,6 +47,7 @@ __all__ = [
     "DEFAULT_CLASS_PROPERTIES",
     "DEFAULT_DEADLINE",
     "DEFAULT_ENDPOINT",
+    "DEFAULT_LOAD_MEMORY_MB",
     "DEFAULT_MAX_RESPONSE_BYTES",
     "DEFAULT_USER_AGENT",
     "ChainBounds",
@@ -69,6 +70,10 @@ DEFAULT_MAX_RESPONSE_BYTES = 128 * 1024 * 1024
 #: seconds one HTTP request may take from connecting to its last byte, however slowly
 #: the server sends (``timeout`` bounds each wait for data)
 DEFAULT_DEADLINE = 120.0
+#: DuckDB's memory budget (MiB) while an RDF dump loads into a store *file*: the staging
+#: tables and the statement model's joins spill to the store's temporary directory beyond
+#: it, so a larger dump does not take more memory; the store's own limit is back afterwards
+DEFAULT_LOAD_MEMORY_MB = 256
 
 
 def _sparqlwrapper_version() -> str:

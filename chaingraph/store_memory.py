@@ -11,21 +11,45 @@ kept in its own module so that ``store.py`` stays readable.
 >>> release(con, opened)
 >>> memory_limit(con) == opened
 True
+>>> with budget(con, opened, 64):
+...     memory_limit(con)
+'64.0 MiB'
+>>> memory_limit(con) == opened
+True
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import cache
 
 import duckdb
 
-__all__ = ["malloc_trim", "memory_limit", "release"]
+__all__ = ["budget", "malloc_trim", "memory_limit", "release"]
 
 
 def memory_limit(con: duckdb.DuckDBPyConnection) -> str:
     """DuckDB's memory limit of ``con``'s database, as DuckDB shows it (``"18.8 GiB"``)."""
     return str(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
+
+
+@contextmanager
+def budget(con: duckdb.DuckDBPyConnection, opened_limit: str | None, mb: int) -> Iterator[None]:
+    """Hold ``con``'s database to ``mb`` MiB of DuckDB memory inside the block, so that its
+    joins, aggregates and temporary tables spill to disk beyond that instead of growing.
+
+    Only when the limit is ``opened_limit``, the one the store opened with: a limit set by
+    hand since is left alone (it bounds the work already). Afterwards the limit is set back
+    with ``RESET``, as :func:`release` does. Raises ``duckdb.Error``."""
+    if opened_limit is None or memory_limit(con) != opened_limit:
+        yield
+        return
+    con.execute(f"SET memory_limit = '{int(mb)}MiB'")
+    try:
+        yield
+    finally:
+        con.execute("RESET memory_limit")
 
 
 def release(con: duckdb.DuckDBPyConnection, opened_limit: str | None) -> None:
