@@ -11,7 +11,8 @@ kept in its own module so that ``store.py`` stays readable.
 >>> release(con, opened)
 >>> memory_limit(con) == opened
 True
->>> with budget(con, opened, 64):
+>>> with Budget(con, opened) as budget:
+...     budget.hold(64)
 ...     memory_limit(con)
 '64.0 MiB'
 >>> memory_limit(con) == opened
@@ -20,13 +21,12 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from functools import cache
 
 import duckdb
 
-__all__ = ["budget", "malloc_trim", "memory_limit", "release"]
+__all__ = ["Budget", "malloc_trim", "memory_limit", "release"]
 
 
 def memory_limit(con: duckdb.DuckDBPyConnection) -> str:
@@ -34,22 +34,31 @@ def memory_limit(con: duckdb.DuckDBPyConnection) -> str:
     return str(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
 
 
-@contextmanager
-def budget(con: duckdb.DuckDBPyConnection, opened_limit: str | None, mb: int) -> Iterator[None]:
-    """Hold ``con``'s database to ``mb`` MiB of DuckDB memory inside the block, so that its
-    joins, aggregates and temporary tables spill to disk beyond that instead of growing.
+class Budget:
+    """DuckDB memory budgets for the phases of a long write on ``con``'s database: inside
+    ``with``, :meth:`hold` sets DuckDB's memory limit, so that its joins, aggregates and
+    temporary tables spill to disk beyond it instead of growing; on leaving, the limit is
+    set back with ``RESET``, as :func:`release` does.
 
     Only when the limit is ``opened_limit``, the one the store opened with: a limit set by
-    hand since is left alone (it bounds the work already). Afterwards the limit is set back
-    with ``RESET``, as :func:`release` does. Raises ``duckdb.Error``."""
-    if opened_limit is None or memory_limit(con) != opened_limit:
-        yield
-        return
-    con.execute(f"SET memory_limit = '{int(mb)}MiB'")
-    try:
-        yield
-    finally:
-        con.execute("RESET memory_limit")
+    hand is left alone (it bounds the work already), and ``opened_limit=None`` holds nothing
+    (an in-memory store, whose tables cannot spill). Raises ``duckdb.Error``."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, opened_limit: str | None) -> None:
+        self.con = con
+        self.active = opened_limit is not None and memory_limit(con) == opened_limit
+
+    def hold(self, mb: int) -> None:
+        """Hold the database to ``mb`` MiB from now on (nothing if not :attr:`active`)."""
+        if self.active:
+            self.con.execute(f"SET memory_limit = '{int(mb)}MiB'")
+
+    def __enter__(self) -> Budget:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.active:
+            self.con.execute("RESET memory_limit")
 
 
 def release(con: duckdb.DuckDBPyConnection, opened_limit: str | None) -> None:

@@ -26,11 +26,12 @@ its lexical form allows (day, month or year) in the Gregorian calendar, and a qu
 the unit ``"1"``: the RDF does not say more.
 
 Memory: the staged triples live in DuckDB. For a store *file* DuckDB is held to
-:data:`~chaingraph.settings.DEFAULT_LOAD_MEMORY_MB` while the file loads
-(:func:`~chaingraph.store_memory.budget`), so the staging tables and the statement model's
-joins spill to the store's temporary directory instead of growing with the dump, and snak
-hashes are computed :data:`HASH_BATCH` rows at a time; an in-memory store keeps it all in
-memory, as it keeps the store.
+:data:`~chaingraph.settings.DEFAULT_STAGING_MEMORY_MB` while the file is staged (the
+blocks in flight take the rest) and to :data:`~chaingraph.settings.DEFAULT_LOAD_MEMORY_MB`
+while the statement model is built (:class:`~chaingraph.store_memory.Budget`), so the
+staging tables and the build's joins spill to the store's temporary directory instead of
+growing with the dump, and snak hashes are computed :data:`HASH_BATCH` rows at a time; an
+in-memory store keeps it all in memory, as it keeps the store.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ import pyarrow as pa
 from chaingraph.errors import BadDumpLine, ChaingraphError, StoreError
 from chaingraph.ids import ENTITY_PATTERN, VALUE_ENTITY_PATTERN
 from chaingraph.progress import Progress
-from chaingraph.settings import DEFAULT_LOAD_MEMORY_MB
+from chaingraph.settings import DEFAULT_LOAD_MEMORY_MB, DEFAULT_STAGING_MEMORY_MB
 from chaingraph.sources.loaders.common import FileReport, LineGuard, coordinate_digits, loaded_bytes
 from chaingraph.sources.loaders.compression import Format, dump_date, open_dump
 from chaingraph.sources.loaders.ntriples import (
@@ -58,7 +59,7 @@ from chaingraph.sources.loaders.ntriples import (
 )
 from chaingraph.sources.loaders.turtle import stage_turtle
 from chaingraph.store import Store, snak_hash_columns
-from chaingraph.store_memory import budget
+from chaingraph.store_memory import Budget
 from chaingraph.values import VALUE_COLUMNS, TimeValue
 
 __all__ = ["datatype_from_rdf", "load_rdf", "unescape_literal"]
@@ -487,14 +488,13 @@ def load_rdf(path: str | Path, store: Store, *, fmt: Format = "nt", skip_bad_lin
     con = store.con
     totals = {"entities": 0, "properties": 0, "statements": 0, "qualifiers": 0, "references": 0}
     # a store file: DuckDB spills beyond a fixed budget (an in-memory store cannot)
-    held: contextlib.AbstractContextManager[None] = (
-        budget(con, store.opened_memory_limit, DEFAULT_LOAD_MEMORY_MB) if store.path is not None
-        else contextlib.nullcontext())
-    with stream, held:
+    with stream, Budget(con, store.opened_memory_limit if store.path is not None else None) as budget:
         source_id = store.add_source("rdf-dump", location, dump_date=dump_date(path))
         create_staging(con, table)
+        budget.hold(DEFAULT_STAGING_MEMORY_MB)  # appends spill as they go
 
         def build() -> None:
+            budget.hold(DEFAULT_LOAD_MEMORY_MB)  # joins and aggregates need room to spill well
             with store.transaction():
                 totals.update(_build(store, table, source_id))
 
