@@ -415,9 +415,11 @@ def _entities(store: Store, t: str) -> dict[str, int]:
       SELECT {owner} AS id, k, {_LANG} AS lang, {lex} AS text, line FROM {t}
       WHERE k IN ('label', 'description', 'alias') AND {_LANG} IN ('en', 'mul');
     CREATE OR REPLACE TEMP TABLE _cg_ent AS
-      WITH ids AS (
-        SELECT DISTINCT {owner} AS id FROM {t}
-        WHERE k IN ('label', 'description', 'alias', 'seen', 'claim', 'wdt', 'sitelinks', 'version',
+      WITH ids AS (  -- the subjects of claims are in _cg_st already
+        SELECT subject AS id FROM _cg_st
+        UNION
+        SELECT {owner} AS id FROM {t}
+        WHERE k IN ('label', 'description', 'alias', 'seen', 'wdt', 'sitelinks', 'version',
                     'modified', 'ptype')),
       labels AS (SELECT id, arg_min(text, (lang <> 'en', line)) AS label,
                         arg_min(lang, (lang <> 'en', line)) AS label_lang
