@@ -11,13 +11,14 @@ blocks while this thread appends them in file order:
 * each *distinct* predicate is classified once in Python (:func:`classify_predicate`:
   ``k`` is its role, see :data:`PREDICATES`, ``pid`` its property id), and rows that cannot
   matter are dropped before DuckDB sees them: ``rdf:type`` but novalue classes, normal
-  ranks, ``wdt:`` triples whose ``p:`` statement is in the same block, and labels,
+  ranks, ``wdt:`` triples next to the ``p:`` triple of their subject and property, and labels,
   descriptions and aliases outside ``en``/``mul`` (one ``seen`` row per subject instead);
 * the rest is appended to the staging tables ``(line, k, pid, s, o)``, one per
   :data:`STAGING_GROUPS` role group (read through one view), statement nodes without
   their namespace (:data:`NODE_PREFIX`).
 
-Memory is a few blocks plus what DuckDB keeps (it spills to disk for file-backed stores).
+Memory is a few blocks plus what DuckDB keeps (for a store file it is held to a budget and
+spills to disk beyond it: see :mod:`~chaingraph.sources.loaders.rdf`).
 Lines the fast path does not take (comments, tabs, several spaces) go through a regular
 expression one by one; lines that match nothing are bad lines
 (:class:`~chaingraph.sources.loaders.common.LineGuard`), and the first one stops staging
