@@ -45,20 +45,20 @@ class Budget:
     (an in-memory store, whose tables cannot spill). Raises ``duckdb.Error``."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, opened_limit: str | None) -> None:
-        self.con = con
+        self.connection = con
         self.active = opened_limit is not None and memory_limit(con) == opened_limit
 
     def hold(self, mb: int) -> None:
         """Hold the database to ``mb`` MiB from now on (nothing if not :attr:`active`)."""
         if self.active:
-            self.con.execute(f"SET memory_limit = '{int(mb)}MiB'")
+            self.connection.execute(f"SET memory_limit = '{int(mb)}MiB'")
 
     def __enter__(self) -> Budget:
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self.active:
-            self.con.execute("RESET memory_limit")
+            self.connection.execute("RESET memory_limit")
 
 
 def release(con: duckdb.DuckDBPyConnection, opened_limit: str | None) -> None:
