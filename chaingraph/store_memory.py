@@ -2,8 +2,9 @@
 
 DuckDB's allocator (jemalloc on Linux), Arrow's (mimalloc by default) and the C
 library's keep what a query or a computation frees, for the next one: a crawl's
-queries leave tens of MB behind each. Part of the store (it sets a DuckDB setting);
-kept in its own module so that ``store.py`` stays readable.
+queries leave tens of MB behind each. A long write can also hold DuckDB to a budget per
+phase (:class:`Budget`), so that it spills to disk instead of growing. Part of the store
+(it sets a DuckDB setting); kept in its own module so that ``store.py`` stays readable.
 
 >>> import duckdb
 >>> con = duckdb.connect()
