@@ -57,11 +57,17 @@ def walk(steps: Steps, seed: int, min_hops: int, level: int) -> Iterator[Chain]:
     return chain.from_iterable(_prefixes(steps, seed, level, min_hops, suffixes, make))
 
 
+#: most suffixes listed at once (tuples of a few ints: tens of MB), so that the walk's memory
+#: stays bounded however many chains it streams
+MAX_SUFFIXES = 1 << 18
+
+
 def suffix_level(dist: np.ndarray, indptr: np.ndarray, targets: np.ndarray, seed: int,
                  min_hops: int, max_hops: int) -> int:
     """The layer whose suffixes :func:`walk` should list for the DAG ``indptr``/``targets``
     (CSR; ``dist``: each vertex's depth): the least of (suffix entries of it and the layers
-    below, each built once) + (prefixes down to it, each walked once), counted on arrays.
+    below, each built once) + (prefixes down to it, each walked once), counted on arrays,
+    among the layers with at most :data:`MAX_SUFFIXES` suffix entries.
 
     >>> suffix_level(np.array([0, 1, 1, 2]), np.array([0, 2, 3, 4, 4]), np.array([1, 2, 3, 3]), 0, 1, 2)
     1
@@ -86,8 +92,9 @@ def suffix_level(dist: np.ndarray, indptr: np.ndarray, targets: np.ndarray, seed
         at = arc_depth == d
         count += np.bincount(a[at], weights=(d + 1 >= min_hops) + count[b[at]], minlength=len(local))
         entries[d] = count[depth == d].sum()
-    cost = np.cumsum(entries[::-1])[::-1] + np.cumsum(prefixes)
-    return int(np.argmin(cost))
+    below = np.cumsum(entries[::-1])[::-1]
+    cost = np.where(below <= MAX_SUFFIXES, below + np.cumsum(prefixes), np.inf)
+    return int(np.argmin(cost))  # the deepest layer lists nothing, so some layer is allowed
 
 
 def _suffixes(steps: Steps, u: int, d: int, min_hops: int, memo: dict[int, Suffixes]) -> Suffixes:

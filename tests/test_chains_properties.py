@@ -224,3 +224,17 @@ def test_the_walk_gives_the_same_chains_in_depth_first_order_whatever_layer_it_l
     assert list(enumerate_chains(g, dag.seed, lo, hi)) == expected
     for level in range(hi + 1):
         assert list(walk(dag.steps, dag.seed, lo, level)) == expected, level
+    # with no room for suffixes, the walk lists none: a layer no arc leaves
+    import numpy as np
+
+    from chaingraph import chain_walk
+
+    saved = chain_walk.MAX_SUFFIXES
+    try:
+        chain_walk.MAX_SUFFIXES = 0
+        level = dag.suffix_level(lo, hi)
+        assert list(enumerate_chains(g, dag.seed, lo, hi)) == expected
+    finally:
+        chain_walk.MAX_SUFFIXES = saved
+    tails = np.repeat(np.arange(len(dag.indptr) - 1), np.diff(dag.indptr))
+    assert not len(tails) or int(dag.dist[tails].max()) < level
