@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import weakref
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from typing import NamedTuple, Protocol, TypeVar, runtime_checkable
@@ -251,27 +251,22 @@ class ChainDag:
     @cached_property
     def succ(self) -> dict[int, list[tuple[int, int]]]:
         """``{u: [(v, edge), …]}`` for every vertex with successors (for walking in Python)."""
-        return self._by_source(lambda v, e: (v, e))
+        return self._by_source(list(zip(self.targets.tolist(), self.edges.tolist())))
 
     @cached_property
     def steps(self) -> dict[int, list[tuple[tuple[int], tuple[int]]]]:
         """:attr:`succ` with each vertex and edge as a one-element tuple (for the walk)."""
-        return self._by_source(lambda v, e: ((v,), (e,)))
+        return self._by_source(list(zip(zip(self.targets.tolist()), zip(self.edges.tolist()))))
 
     def suffix_level(self, min_hops: int, max_hops: int) -> int:
         """The layer whose suffixes the per-chain walk lists (:func:`~chaingraph.chain_walk.suffix_level`)."""
         return suffix_level(self.dist, self.indptr, self.targets, self.seed, min_hops, max_hops)
 
-    def _by_source(self, arc: Callable[[int, int], _Arc]) -> dict[int, list[_Arc]]:
-        out: dict[int, list[_Arc]] = {}
-        counts = np.diff(self.indptr)
-        src = np.repeat(np.arange(len(counts)), counts)
-        for u, v, e in zip(src.tolist(), self.targets.tolist(), self.edges.tolist()):
-            lst = out.get(u)
-            if lst is None:
-                lst = out[u] = []
-            lst.append(arc(v, e))
-        return out
+    def _by_source(self, arcs: list[_Arc]) -> dict[int, list[_Arc]]:
+        """``arcs`` (one per DAG arc, in CSR order) as one list slice per source vertex."""
+        sources = np.flatnonzero(np.diff(self.indptr))
+        bounds = zip(sources.tolist(), self.indptr[sources].tolist(), self.indptr[sources + 1].tolist())
+        return {u: arcs[a:b] for u, a, b in bounds}
 
 
 def shortest_path_dag(graph: EvidenceGraph, seed: int | str, min_hops: int, max_hops: int) -> ChainDag:
