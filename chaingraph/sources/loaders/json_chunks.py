@@ -73,6 +73,8 @@ class Part:
     totals: dict[str, int]
     #: the snak tables whose keys do not repeat within the part
     unique: set[str] = field(default_factory=set)
+    #: every statement id starts with its subject's id (:attr:`EntityRows.prefixed`)
+    prefixed: bool = True
 
 
 @dataclass
@@ -87,7 +89,8 @@ def _part(rows: EntityRows) -> Part:
     unique = rows.unique(statements=False)  # statement ids: counted per batch (_Merged.unique)
     tables = rows.tables()
     tables.pop("statement_sources", None)
-    return Part({name: _ipc(table) for name, table in tables.items()}, rows.ids, rows.totals(), unique)
+    return Part({name: _ipc(table) for name, table in tables.items()}, rows.ids, rows.totals(), unique,
+                rows.prefixed)
 
 
 def _ipc(table: pa.Table) -> bytes:
@@ -229,9 +232,11 @@ class _Merged:
         self.ids: set[str] = set()
         self.statements = 0
         self.statement_ids: pa.ChunkedArray | None = None
+        self.prefixed = True
 
     def add(self, part: Part) -> None:
         self.parts.append(part)
+        self.prefixed = self.prefixed and part.prefixed
         self.ids |= part.ids
         self.statements += part.totals["statements"]
 
@@ -279,7 +284,7 @@ def load_chunks(path: str | Path, stream: IO[bytes], counter: RawCounter, store:
     of :class:`~chaingraph.sources.loaders.common.FileReport`."""
     totals = dict.fromkeys(_TOTALS, 0)
     pool = _Pool(default_workers(path) if workers is None else workers, source_id, stop_at_bad=not guard.skip)
-    writer = json_dump._Writer(store)
+    writer = json_dump._Writer(store, store.bulk_load())
     batch = _Merged(source_id)
 
     def submit() -> None:

@@ -6,8 +6,9 @@ tuples (no per-statement model objects on the hot path) on worker processes
 (:mod:`~chaingraph.sources.loaders.json_chunks`), and a writer thread inserts each batch
 (Arrow tables of about :data:`BULK_ROWS` statements, one transaction each) while the next
 is parsed. What is in memory at once is bounded, whatever the size of the dump: the
-statement tables have no primary-key index to grow (:meth:`Store.write_arrow` keeps their
-keys with an anti-join per batch).
+statement tables have no primary-key index to grow, and a batch is written without reading
+what the earlier ones wrote when no key of it can be there yet (:meth:`Store.bulk_load`;
+otherwise :meth:`Store.write_arrow` keeps the keys with an anti-join per batch).
 
 ``row_at_a_time`` is the loader as it was: parsed in this process, small batches. The
 store is the same either way.
@@ -55,6 +56,7 @@ from chaingraph.progress import Progress
 from chaingraph.sources.loaders.common import FileReport, LineGuard, coordinate_digits, loaded_bytes
 from chaingraph.sources.loaders.compression import RawCounter, dump_date, open_dump, read_blocks
 from chaingraph.store import ARROW_TYPES, TABLE_COLUMNS, Store, snak_hash_columns
+from chaingraph.store_load import BulkLoad
 from chaingraph.values import VALUE_COLUMNS, value_columns, value_from_json
 
 __all__ = ["EntityRows", "datavalue_columns", "describe_bad_line", "load_json_dump", "parse_line",
@@ -212,6 +214,9 @@ class EntityRows:
         self.n_entities = 0
         self.n_statements = 0
         self.ids: set[str] = set()  # entities of this batch; the store replaces earlier copies
+        #: every statement id starts with its subject's id and ``$``, any case (Wikidata's
+        #: form; :class:`~chaingraph.store_load.BulkLoad` then skips the key check)
+        self.prefixed = True
 
     def _lists(self) -> list[list[Any]]:
         return [self.entities, self.properties, *self.item_columns, self.statements, self.qualifiers,
@@ -242,6 +247,7 @@ class EntityRows:
         ids, subjects, props, ranks, kinds, objects = self.item_columns
         statements, qualifiers, refs = self.statements, self.qualifiers, self.reference_snaks
         n_refs = n_statements = 0
+        prefix, width = ident + "$", len(ident) + 1
         seen_properties, seen_values, entity_kind = _SEEN_PROPERTIES, _SEEN_VALUES, _ENTITY_KIND
         for group in claims.values():
             for st in group:
@@ -249,6 +255,8 @@ class EntityRows:
                 if not isinstance(sid, str) or "$" not in sid:
                     raise InvalidInput(f"entity {ident}: statement id {sid!r} is not of the form "
                                        f"{ident}$GUID")
+                if not sid.startswith(prefix) and sid[:width].upper() != prefix:
+                    self.prefixed = False
                 rank = st.get("rank", "normal")
                 if rank not in RANKS:
                     raise InvalidInput(f"statement {sid}: rank {rank!r} is not preferred/normal/deprecated")
@@ -382,6 +390,7 @@ def _conform(parts: list[pa.Table], columns: list[str]) -> pa.Table:
 
 class _Batch(Protocol):
     ids: set[str]
+    prefixed: bool
 
     def tables(self) -> dict[str, pa.Table]: ...
 
@@ -392,8 +401,8 @@ class _Writer:
     """Writes batches on a second thread, so DuckDB (which releases the GIL) inserts one
     batch while the next is parsed. Errors surface on the next :meth:`submit`/:meth:`drain`."""
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
+    def __init__(self, store: Store, load: BulkLoad | None = None) -> None:
+        self.store, self.load = store, load
         self.pending: queue.Queue[_Batch | None] = queue.Queue(maxsize=1)
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, name="chaingraph-write", daemon=True)
@@ -405,8 +414,12 @@ class _Writer:
             try:
                 if rows is None:
                     return
-                if self.error is None:
+                if self.error is None and self.load is not None:
+                    self.load.write(rows.tables(), replace=rows.ids, unique=rows.unique(),
+                                    prefixed=rows.prefixed)
+                elif self.error is None:
                     self.store.write_arrow(rows.tables(), replace=rows.ids, unique=rows.unique())
+                if self.error is None:
                     self.store.release_cache()  # a store file's written blocks: memory stays flat
             except BaseException as exc:
                 self.error = exc
