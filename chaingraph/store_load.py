@@ -38,7 +38,7 @@ on. The store is the same either way.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from contextlib import suppress
 from typing import TYPE_CHECKING
 
@@ -52,9 +52,34 @@ from chaingraph.store_schema import INDEXLESS, TABLE_COLUMNS
 if TYPE_CHECKING:
     from chaingraph.store import Store
 
-__all__ = ["BulkLoad"]
+__all__ = ["BulkLoad", "whole"]
 
 _ENTITY_TABLES = ("entities", "properties")
+
+
+def whole(tables: Mapping[str, pa.Table | Sequence[pa.Table]]) -> dict[str, pa.Table]:
+    """Tables given in pieces with columns of their own, each as one table (a column a
+    piece lacks is NULL there).
+
+    >>> t = whole({"statements": [pa.table({"a": ["x"]}), pa.table({"a": ["y"], "b": [1]})]})
+    >>> t["statements"].to_pydict()
+    {'a': ['x', 'y'], 'b': [None, 1]}
+    """
+    out = {}
+    for name, data in tables.items():
+        if isinstance(data, pa.Table):
+            out[name] = data
+        elif len(data) == 1:
+            out[name] = data[0]
+        elif data:
+            out[name] = pa.concat_tables(data, promote_options="default")
+    return out
+
+
+def _pieces(tables: Mapping[str, pa.Table | Sequence[pa.Table]], name: str) -> list[pa.Table]:
+    data = tables.get(name)
+    pieces = [] if data is None else [data] if isinstance(data, pa.Table) else list(data)
+    return [p for p in pieces if p.num_rows]
 
 
 class BulkLoad:
@@ -68,12 +93,13 @@ class BulkLoad:
         #: batches written with the anti-join of :meth:`Store.write_arrow`
         self.checked = 0
 
-    def write(self, tables: Mapping[str, pa.Table], *, replace: Collection[str],
+    def write(self, tables: Mapping[str, pa.Table | Sequence[pa.Table]], *, replace: Collection[str],
               unique: Collection[str] = (), prefixed: bool) -> None:
         """Write one batch as :meth:`Store.write_arrow` does: ``replace`` names every entity
         the batch brings (whole: it holds each once), ``unique`` the tables whose keys do not
         repeat within it, and ``prefixed`` says every statement id of the batch starts with
-        its subject's id and ``$`` (case aside)."""
+        its subject's id and ``$`` (case aside). A table may come in pieces with columns of
+        their own (missing columns are NULL)."""
         if self.unchecked and prefixed:
             try:
                 self._write_unchecked(tables, unique)
@@ -83,26 +109,27 @@ class BulkLoad:
                                  f"{str(exc).splitlines()[0]}") from exc
         self.unchecked = False
         self.checked += 1
-        self.store.write_arrow(tables, replace=replace, unique=unique)
+        self.store.write_arrow(whole(tables), replace=replace, unique=unique)
 
-    def _write_unchecked(self, tables: Mapping[str, pa.Table], unique: Collection[str]) -> None:
+    def _write_unchecked(self, tables: Mapping[str, pa.Table | Sequence[pa.Table]],
+                         unique: Collection[str]) -> None:
         store = self.store
         with store.transaction():
             held: list[str] = []  # entities of the batch the store holds already
             for table in _ENTITY_TABLES:
-                data = tables.get(table)
-                if data is not None and data.num_rows:
+                for data in _pieces(tables, table):
                     held += self._insert_new(table, data)
             if held:
                 store._forget_entities(held)
                 for table in _ENTITY_TABLES:
-                    data = tables.get(table)
-                    if data is not None and data.num_rows:
+                    for data in _pieces(tables, table):
                         data = data.filter(pc.is_in(data["id"], pa.array(held, pa.string())))
                         self._register_insert(table, data, unique=True)
             for table in INDEXLESS:
-                data = tables.get(table)
-                if data is not None and data.num_rows:
+                pieces = _pieces(tables, table)
+                if len(pieces) > 1 and table not in unique:  # deduplicated as a whole
+                    pieces = [whole({table: pieces})[table]]
+                for data in pieces:
                     self._register_insert(table, data, unique=table in unique, check=False)
 
     def _insert_new(self, table: str, data: pa.Table) -> list[str]:

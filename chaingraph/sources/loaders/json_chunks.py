@@ -68,7 +68,7 @@ class Part:
     IPC bytes (what crosses to the main process in one copy) and without
     ``statement_sources``, which the main process derives from ``statements``."""
 
-    tables: dict[str, bytes]
+    tables: dict[str, list[bytes]]
     ids: set[str]
     totals: dict[str, int]
     #: the snak tables whose keys do not repeat within the part
@@ -87,10 +87,8 @@ class ChunkResult:
 
 def _part(rows: EntityRows) -> Part:
     unique = rows.unique(statements=False)  # statement ids: counted per batch (_Merged.unique)
-    tables = rows.tables()
-    tables.pop("statement_sources", None)
-    return Part({name: _ipc(table) for name, table in tables.items()}, rows.ids, rows.totals(), unique,
-                rows.prefixed)
+    return Part({name: [_ipc(t) for t in pieces] for name, pieces in rows.pieces().items()}, rows.ids,
+                rows.totals(), unique, rows.prefixed)
 
 
 def _ipc(table: pa.Table) -> bytes:
@@ -240,15 +238,23 @@ class _Merged:
         self.ids |= part.ids
         self.statements += part.totals["statements"]
 
-    def tables(self) -> dict[str, pa.Table]:
-        names = {name for part in self.parts for name in part.tables}
-        out = {name: pa.concat_tables([_table(p.tables[name]) for p in self.parts if name in p.tables])
-               for name in names}
-        if "statements" in out:
-            ids = out["statements"]["statement_id"]
-            out["statement_sources"] = pa.table({
-                "statement_id": ids, "source_id": pa.nulls(len(ids), pa.string()).fill_null(self.source_id)})
-        self.statement_ids = ids if "statements" in out else None
+    def tables(self) -> dict[str, list[pa.Table]]:
+        """The parts' pieces of each table, those with the same columns as one table."""
+        out: dict[str, list[pa.Table]] = {}
+        for name in {name for part in self.parts for name in part.tables}:
+            groups: dict[pa.Schema, list[pa.Table]] = {}
+            for part in self.parts:
+                for data in part.tables.get(name, ()):
+                    table = _table(data)
+                    groups.setdefault(table.schema, []).append(table)
+            out[name] = [pa.concat_tables(group) for group in groups.values()]
+        statements = out.get("statements", [])
+        self.statement_ids = pa.chunked_array([c for t in statements for c in t["statement_id"].chunks],
+                                              pa.string()) if statements else None
+        if self.statement_ids is not None:
+            ids = self.statement_ids
+            out["statement_sources"] = [pa.table({
+                "statement_id": ids, "source_id": pa.nulls(len(ids), pa.string()).fill_null(self.source_id)})]
         return out
 
     def unique(self) -> set[str]:

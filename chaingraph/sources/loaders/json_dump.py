@@ -41,7 +41,7 @@ import queue
 import threading
 import time
 import zlib
-from collections.abc import Collection
+from collections.abc import Collection, Mapping, Sequence
 from contextlib import closing, suppress
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -56,7 +56,7 @@ from chaingraph.progress import Progress
 from chaingraph.sources.loaders.common import FileReport, LineGuard, coordinate_digits, loaded_bytes
 from chaingraph.sources.loaders.compression import RawCounter, dump_date, open_dump, read_blocks
 from chaingraph.store import ARROW_TYPES, TABLE_COLUMNS, Store, snak_hash_columns
-from chaingraph.store_load import BulkLoad
+from chaingraph.store_load import BulkLoad, whole
 from chaingraph.values import VALUE_COLUMNS, value_columns, value_from_json
 
 __all__ = ["EntityRows", "datavalue_columns", "describe_bad_line", "load_json_dump", "parse_line",
@@ -315,7 +315,19 @@ class EntityRows:
 
     def tables(self) -> dict[str, pa.Table]:
         """The batch as Arrow tables named and typed like the store's tables."""
-        out = {name: _rows_table(name, rows) for name, rows in (
+        out = whole(self.pieces())
+        if "statements" in out:
+            statements = out["statements"]
+            out["statement_sources"] = pa.table({
+                "statement_id": statements["statement_id"],
+                "source_id": pa.array([self.source_id] * statements.num_rows, pa.string())})
+        return out
+
+    def pieces(self) -> dict[str, list[pa.Table]]:
+        """:meth:`tables` without ``statement_sources``, and ``statements`` in two pieces
+        with columns of their own: the entity-valued ones (no value column but ``object``
+        and ``value_type``), and the rest."""
+        out = {name: [_rows_table(name, rows)] for name, rows in (
             ("entities", self.entities), ("properties", self.properties), ("qualifiers", self.qualifiers),
             ("reference_snaks", self.reference_snaks)) if rows}
         names = ("statement_id", "subject", "property", "rank", "value_type", "object")
@@ -326,11 +338,7 @@ class EntityRows:
         if self.statements:
             parts.append(_rows_table("statements", self.statements))
         if parts:
-            statements = _conform(parts, TABLE_COLUMNS["statements"])
-            out["statements"] = statements
-            out["statement_sources"] = pa.table({
-                "statement_id": statements["statement_id"],
-                "source_id": pa.array([self.source_id] * statements.num_rows, pa.string())})
+            out["statements"] = parts
         return out
 
     def totals(self) -> dict[str, int]:
@@ -381,18 +389,11 @@ def _rows_table(table: str, rows: list[tuple[Any, ...]]) -> pa.Table:
     return pa.table({c: pa.array(col, _arrow_type(c)) for c, col in zip(columns, zip(*rows))})
 
 
-def _conform(parts: list[pa.Table], columns: list[str]) -> pa.Table:
-    """Concatenate tables with different column subsets (missing columns are NULL)."""
-    full = [pa.table({c: t[c] if c in t.column_names else pa.nulls(t.num_rows, _arrow_type(c))
-                      for c in columns}) for t in parts]
-    return pa.concat_tables(full) if len(full) > 1 else full[0]
-
-
 class _Batch(Protocol):
     ids: set[str]
     prefixed: bool
 
-    def tables(self) -> dict[str, pa.Table]: ...
+    def tables(self) -> Mapping[str, pa.Table | Sequence[pa.Table]]: ...
 
     def unique(self) -> Collection[str]: ...
 
@@ -418,7 +419,7 @@ class _Writer:
                     self.load.write(rows.tables(), replace=rows.ids, unique=rows.unique(),
                                     prefixed=rows.prefixed)
                 elif self.error is None:
-                    self.store.write_arrow(rows.tables(), replace=rows.ids, unique=rows.unique())
+                    self.store.write_arrow(whole(rows.tables()), replace=rows.ids, unique=rows.unique())
                 if self.error is None:
                     self.store.release_cache()  # a store file's written blocks: memory stays flat
             except BaseException as exc:
