@@ -46,7 +46,13 @@ from chaingraph.progress import Progress
 from chaingraph.sources.loaders import json_dump
 from chaingraph.sources.loaders.common import LineGuard, loaded_bytes
 from chaingraph.sources.loaders.compression import RawCounter, read_blocks
-from chaingraph.sources.loaders.json_dump import EntityRows, describe_bad_line, parse_line, unreadable
+from chaingraph.sources.loaders.json_dump import (
+    EntityRows,
+    describe_bad_line,
+    parse_line,
+    plain_text,
+    unreadable,
+)
 from chaingraph.store import Store
 
 __all__ = ["CHUNK_BYTES", "PARALLEL_BYTES", "PARSE_WORKERS", "ChunkResult", "Part", "default_workers",
@@ -109,10 +115,11 @@ def parse_chunk(data: bytes, first_line: int, source_id: str, *, stop_at_bad: bo
     if data.endswith(b"\n"):
         lines.pop()
     rows = EntityRows(source_id)  # a chunk is one batch's part, whatever its size
+    plain = plain_text(data)  # what parse_line would look for in every line, looked for once
     out = ChunkResult()
     for i, line in enumerate(lines):
         try:
-            entity = parse_line(line)
+            entity = parse_line(line, plain=plain)
             if entity is not None:
                 if entity.get("id") in rows.ids:  # a second copy: the parts keep the order
                     out.parts.append(_part(rows))

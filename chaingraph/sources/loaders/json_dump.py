@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 import queue
+import re
 import threading
 import time
 import zlib
@@ -60,7 +61,7 @@ from chaingraph.store_load import BulkLoad, whole
 from chaingraph.values import VALUE_COLUMNS, value_columns, value_from_json
 
 __all__ = ["EntityRows", "datavalue_columns", "describe_bad_line", "load_json_dump", "parse_line",
-           "unreadable"]
+           "plain_text", "unreadable"]
 
 _EMPTY = (None,) * (len(VALUE_COLUMNS) - 2)
 _ENTITY_KIND = {"Q": "item", "P": "property", "L": "lexeme"}
@@ -147,10 +148,12 @@ def _aliases(aliases: Any) -> list[str] | None:
     return None
 
 
-def parse_line(line: bytes) -> dict[str, Any] | None:
+def parse_line(line: bytes, *, plain: bool = False) -> dict[str, Any] | None:
     """One dump line as an entity object, or ``None`` for ``[``, ``]`` and blank lines.
 
     Raises ``ValueError`` (JSON errors included) for a line that is not an entity.
+    ``plain`` says the caller found that the text holds neither a run of 19 digits nor a
+    ``\\udXXX`` escape (:func:`plain_text`, for many lines at once), so neither is looked for.
     """
     text = line.strip()
     if text.endswith(b","):
@@ -158,12 +161,12 @@ def parse_line(line: bytes) -> dict[str, Any] | None:
     if not text or text in (b"[", b"]"):
         return None
     try:
-        entity = _loads(text)
+        entity = _loads(text, plain=plain)
     except RecursionError:
         raise InvalidInput("JSON nested too deeply for Python's parser (about 1,000 levels)") from None
     if not isinstance(entity, dict):
         raise InvalidInput(f"expected an entity object, found a JSON {type(entity).__name__}")
-    if lone_surrogate(text, entity):
+    if not plain and lone_surrogate(text, entity):
         raise InvalidInput("a string holds a lone UTF-16 surrogate escape (\\ud800-\\udfff without its "
                            "pair), which is not text")
     return entity
@@ -173,9 +176,21 @@ def parse_line(line: bytes) -> dict[str, Any] | None:
 #: would read as a float (a scan for it after ``translate`` is 10x faster than a regex)
 _DIGITS_AS_ZEROS = bytes.maketrans(b"123456789", b"000000000")
 _LONG_DIGITS = b"0" * 19
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")  # as chaingraph.files looks for one
 
 
-def _loads(text: bytes) -> Any:
+def plain_text(text: bytes) -> bool:
+    """Whether ``text`` (lines of a dump) holds neither a run of 19 digits (an integer orjson
+    may not read as ``json`` does) nor a ``\\udXXX`` escape (maybe a lone surrogate):
+    :func:`parse_line` ``plain``.
+
+    >>> plain_text(b'{"a": 12}'), plain_text(b'{"a": 1234567890123456789}'), plain_text(b'"\\udc00"')
+    (True, False, False)
+    """
+    return _LONG_DIGITS not in text.translate(_DIGITS_AS_ZEROS) and _SURROGATE_ESCAPE.search(text) is None
+
+
+def _loads(text: bytes, *, plain: bool = False) -> Any:
     """``json.loads`` of one line, through orjson (several times faster) when that gives
     the same objects: orjson rejects what only Python's parser reads (NaN, Infinity, numbers
     past a double, lone surrogate escapes, nesting past 1,024 levels), and those lines go to
@@ -185,7 +200,7 @@ def _loads(text: bytes) -> Any:
     >>> _loads(b'{"a": 1, "a": 2, "n": 123456789012345678901}'), _loads(b'[NaN]')
     ({'a': 2, 'n': 123456789012345678901}, [nan])
     """
-    if _LONG_DIGITS not in text.translate(_DIGITS_AS_ZEROS):
+    if plain or _LONG_DIGITS not in text.translate(_DIGITS_AS_ZEROS):
         # orjson refuses some lines json reads (NaN, 1e400, lone surrogates, deep nesting):
         # json decides those, and raises the error the loader reports for a bad line
         with suppress(orjson.JSONDecodeError):
