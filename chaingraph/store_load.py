@@ -8,17 +8,21 @@ its size and DuckDB's working memory grows with it. A :class:`BulkLoad`
 (:meth:`Store.bulk_load`) writes the same rows without either, when it can show that no
 key of a batch can be in the store already:
 
-* the statement tables were empty when the load began, and
+* every key the statement tables held when the load began is its entity's: each statement
+  has an id of its subject's form (below) and an entity (or property) row for its subject,
+  and each qualifier, reference and provenance row its statement (one pass over the tables
+  per load; an empty store passes at once), and
 * every statement id of every batch so far starts with its subject's id and ``$``, as
   Wikidata's do (``Q42$…``, any case): two entities then never share a statement id, so
   a statement's key can only be in the store if its entity is, and
 * the entities the store already holds are found by the entity tables' own primary-key
   index (``INSERT … ON CONFLICT DO NOTHING RETURNING``), not by a scan: those (an entity
-  repeated in a dump) lose what the store holds of them first, as ``replace`` does.
+  repeated in a dump, or loaded before) lose what the store holds of them first, as
+  ``replace`` does (which does read the statement tables, for those entities only).
 
-A load that cannot show it — into a store with statements, or a batch with a statement
-id of another entity's form — writes each batch with :meth:`Store.write_arrow` from then
-on. The store is the same either way.
+A load that cannot show it — into a store with other keys, or a batch with a statement id
+of another entity's form — writes each batch with :meth:`Store.write_arrow` from then on.
+The store is the same either way.
 
 >>> import pyarrow as pa
 >>> from chaingraph.store import Store
@@ -57,6 +61,22 @@ __all__ = ["BulkLoad", "whole"]
 _ENTITY_TABLES = ("entities", "properties")
 
 
+#: whether the store holds a row whose key a batch could repeat without its entity being
+#: found first: a statement whose id is not of its subject's form or whose subject has no
+#: entity (or property) row, or a qualifier, reference or provenance row without its statement
+_LOOSE_KEYS = """
+SELECT EXISTS (FROM statements s
+               WHERE upper(left(s.statement_id, length(s.subject) + 1)) <> s.subject || '$'
+                  OR (NOT EXISTS (FROM entities e WHERE e.id = s.subject)
+                      AND NOT EXISTS (FROM properties p WHERE p.id = s.subject)))
+    OR EXISTS (FROM qualifiers q WHERE NOT EXISTS (FROM statements s WHERE s.statement_id = q.statement_id))
+    OR EXISTS (FROM reference_snaks r
+               WHERE NOT EXISTS (FROM statements s WHERE s.statement_id = r.statement_id))
+    OR EXISTS (FROM statement_sources ss
+               WHERE NOT EXISTS (FROM statements s WHERE s.statement_id = ss.statement_id))
+"""
+
+
 def whole(tables: Mapping[str, pa.Table | Sequence[pa.Table]]) -> dict[str, pa.Table]:
     """Tables given in pieces with columns of their own, each as one table (a column a
     piece lacks is NULL there).
@@ -88,8 +108,7 @@ class BulkLoad:
     def __init__(self, store: Store) -> None:
         self.store = store
         #: whether no key of a batch can be in the store yet (see the module's docstring)
-        self.unchecked = not any(store.con.execute(f"SELECT EXISTS (FROM {t})").fetchall()[0][0]
-                                 for t in INDEXLESS)
+        self.unchecked = not store.con.execute(_LOOSE_KEYS).fetchall()[0][0]
         #: batches written with the anti-join of :meth:`Store.write_arrow`
         self.checked = 0
 

@@ -138,10 +138,10 @@ def test_a_statement_id_of_another_entitys_form_loads_as_row_at_a_time(
     assert objects == {"Q1$a": "Q5", "Q2$x": "Q6", "q2$y": "Q9", "Q3$d": "Q9"}
 
 
-def test_a_load_into_an_empty_store_skips_the_key_check_until_it_cannot() -> None:
+def test_a_load_skips_the_key_check_until_it_cannot() -> None:
     """BulkLoad writes without reading the tables while every statement id has its
     subject's form (any case), and with :meth:`Store.write_arrow` from the first that has not;
-    a store that holds statements is checked from the start."""
+    a load into a store holding a key that is not its entity's is checked from the start."""
     def tables(subject: str, sid: str) -> dict[str, pa.Table]:
         return {"entities": pa.table({"id": [subject]}), "statements": pa.table({
             "statement_id": [sid], "subject": [subject], "property": ["P31"], "rank": ["normal"],
@@ -155,9 +155,37 @@ def test_a_load_into_an_empty_store_skips_the_key_check_until_it_cannot() -> Non
         assert load.checked == 2
         assert sorted(store.con.execute("SELECT statement_id, subject FROM statements").fetchall()) == [
             ("Q1$a", "Q1"), ("Q4$d", "Q4"), ("q2$b", "Q2")]
-        again = store.bulk_load()
+        again = store.bulk_load()  # every key of the store is its entity's
         again.write(tables("Q5", "Q5$e"), replace={"Q5"}, prefixed=True)
-        assert again.checked == 1
+        assert again.checked == 0
+        head = "statement_id, property, snak_hash, snaktype"
+        loose = [("statements", "('Q9$x', 'Q1', 'P31', 'normal', 'novalue')"),
+                 ("statements", "('Q7$x', 'Q7', 'P31', 'normal', 'novalue')"),
+                 ("qualifiers", "('Q6$x', 'P31', 'h', 'novalue')"),
+                 ("reference_snaks", "('Q6$x', 'r', 'P31', 'h', 'novalue')"),
+                 ("statement_sources", "('Q6$x', 's')")]
+        columns = {"statements": "statement_id, subject, property, rank, snaktype", "qualifiers": head,
+                   "reference_snaks": head.replace("property", "reference_hash, property"),
+                   "statement_sources": "statement_id, source_id"}
+        for table, row in loose:  # Q9$x is not Q1's form; Q7 has no entity row; no statement Q6$x
+            store.con.execute(f"INSERT INTO {table} ({columns[table]}) VALUES {row}")
+            assert not store.bulk_load().unchecked, (table, row)
+            store.con.execute(f"DELETE FROM {table} WHERE statement_id LIKE '%$x'")
+            assert store.bulk_load().unchecked
+
+
+def test_a_second_dump_overlapping_the_first_loads_as_row_at_a_time(tmp_path: Path) -> None:
+    """The store holds the first two thirds of the sample (each key its entity's), the load
+    brings the last two: the entities of the middle third are replaced, the rest added,
+    without a key check."""
+    entities = _sample_entities()
+    third = len(entities) // 3
+    first, second = tmp_path / "first.json", tmp_path / "second.json"
+    for path, part in ((first, entities[: 2 * third]), (second, entities[third:])):
+        path.write_text("[\n" + ",\n".join(json.dumps(e) for e in part) + "\n]\n")
+    bulk, rows = _both(second, into=first)
+    assert bulk == rows
+    assert len(bulk["entities"]) + len(bulk["properties"]) == len({e["id"] for e in entities})
 
 
 def _rekey(store: Store) -> None:
