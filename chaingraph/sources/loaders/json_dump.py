@@ -184,7 +184,7 @@ def plain_text(text: bytes) -> bool:
     may not read as ``json`` does) nor a ``\\udXXX`` escape (maybe a lone surrogate):
     :func:`parse_line` ``plain``.
 
-    >>> plain_text(b'{"a": 12}'), plain_text(b'{"a": 1234567890123456789}'), plain_text(b'"\\udc00"')
+    >>> plain_text(b'{"a": 12}'), plain_text(b'{"a": 1234567890123456789}'), plain_text(b'"\\\\udc00"')
     (True, False, False)
     """
     return _LONG_DIGITS not in text.translate(_DIGITS_AS_ZEROS) and _SURROGATE_ESCAPE.search(text) is None
