@@ -70,9 +70,10 @@ _TOTALS = ("entities", "properties", "statements", "qualifiers", "references")
 
 @dataclass
 class Part:
-    """Rows of consecutive entities of one chunk, none of them twice: each table as Arrow
-    IPC bytes (what crosses to the main process in one copy) and without
-    ``statement_sources``, which the main process derives from ``statements``."""
+    """Rows of consecutive entities of one chunk, none of them twice: each table as the
+    Arrow IPC bytes of its pieces (what crosses to the main process in one copy;
+    :meth:`EntityRows.pieces`) and without ``statement_sources``, which the main process
+    derives from ``statements``."""
 
     tables: dict[str, list[bytes]]
     ids: set[str]
