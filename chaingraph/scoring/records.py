@@ -197,7 +197,11 @@ def mention(sc: TaskScorer, text: str) -> int:
             else:
                 m = sc._matches[ent] if ent in sc._matches else sc._match(ent)
                 node = ent if m is None else m[0]
-            got = node_id(sc, node)
+            got = sc._node_ids.get(node)
+            if got is None:  # node_id, inlined: most mentions seen first are one-off entities
+                got = sc._node_ids[node] = len(sc._node_names)
+                sc._node_names.append(node)
+                sc._end_count.append(0)
         sc._mentions[text] = got
     return got
 
@@ -209,52 +213,66 @@ def index(sc: TaskScorer, ev: ClaimEvent, mentions: Key, record: ClaimRecord | N
     out without building the record when every mention resolves. Each new entry counts its
     ends (``sc._end_count``, see :func:`claimed_route`)."""
     if record is not None:
-        return _add(sc, mentions, entry(sc, record))
+        return _add(sc, mentions, *record_entry(sc, record))
     subject, relation, obj_mention, direction, anchor_mention = mentions
     known = sc._mentions
-    first = known.get(subject) or mention(sc, subject)
-    second = known.get(obj_mention) or mention(sc, obj_mention)  # type: ignore[arg-type]
+    first = known.get(subject)
+    if first is None:
+        first = mention(sc, subject)
+    second = known.get(obj_mention)  # type: ignore[arg-type]
+    if second is None:
+        second = mention(sc, obj_mention)  # type: ignore[arg-type]
     prop = sc._relation_ids.get(relation)
     if prop is None:
         assert sc.resolver is not None and sc.relations is not None
         pid = sc.resolver.relation(relation)[0]
         prop = sc._relation_ids[relation] = () if pid is None else sc.relations.orient(pid)
-    anchor = -1 if anchor_mention is None else known.get(anchor_mention) or mention(sc, anchor_mention)
+    anchor = -1 if anchor_mention is None else known.get(anchor_mention)
+    if anchor is None:
+        anchor = mention(sc, anchor_mention)  # type: ignore[arg-type]
     if not first or not prop or not second or not anchor:
         # some mention stays unresolved: the record says what follows
-        return _add(sc, mentions, entry(sc, make_record(sc, ev)))
+        return _add(sc, mentions, *record_entry(sc, make_record(sc, ev)))
     names, vbit = sc._node_names, sc._vbit
     a, b = names[first], names[second]
     bits = vbit.get(a, 0) | vbit.get(b, 0) | (vbit.get(names[anchor], 0) if anchor > 0 else 0)
-    p, swapped = prop  # Relations.orient of the property
-    # the statement is subject-first unless backward xor an inverse (Relations.key); its
-    # mapped form keeps that order (when a is b, either way round)
-    mapped = (a, p, b) if (direction == "forward") != swapped else (b, p, a)
-    return _add(sc, mentions, bits | sc._ebit.get(mapped, 0) | (first | second << 32) << sc._hshift)
+    if a in vbit and b in vbit:  # a reference statement has both ends among the reference nodes
+        p, swapped = prop  # Relations.orient of the property
+        # the statement is subject-first unless backward xor an inverse (Relations.key); its
+        # mapped form keeps that order (when a is b, either way round)
+        mapped = (a, p, b) if (direction == "forward") != swapped else (b, p, a)
+        bits |= sc._ebit.get(mapped, 0)
+    return _add(sc, mentions, bits, first, second)
 
 
-def _add(sc: TaskScorer, mentions: Key, got: Entry) -> Entry:
-    """Keep a new entry with the claim's number; count its ends, and give the linked bits
-    to it and to an entry it links (:func:`linked`)."""
-    got |= len(sc._index) << sc._hshift + 64
+def record_entry(sc: TaskScorer, rec: ClaimRecord) -> tuple[int, int, int]:
+    """:func:`entry` of a record as its bits and its ends' numbers (what :func:`_add` takes)."""
+    got = entry(sc, rec)
     ends = got >> sc._hshift
-    first, second = ends & _NODE, ends >> 32 & _NODE
+    return got & sc._low, ends & _NODE, ends >> 32 & _NODE
+
+
+def _add(sc: TaskScorer, mentions: Key, bits: int, first: int, second: int) -> Entry:
+    """Keep a new entry (its ``bits`` and its ends' numbers) with the claim's number; count
+    its ends, and give the linked bits to it and to an entry it links (:func:`linked`)."""
+    index = sc._index
+    got = bits | (first | second << 32 | len(index) << 64) << sc._hshift
     if first != second:  # not a loop (nor no statement: both 0)
-        count, sole = sc._end_count, sc._sole
+        count = sc._end_count
         for x in (first, second):
-            count[x] += 1
-            if count[x] == 1:
-                sole[x] = mentions
-            elif count[x] == 2 and x in sole:  # the entry that had x alone may be linked now
-                other = sole.pop(x)
-                was = sc._index[other]
+            n = count[x] = count[x] + 1
+            if n == 1:
+                sc._sole[x] = mentions
+            elif n == 2 and x in sc._sole:  # the entry that had x alone may be linked now
+                other = sc._sole.pop(x)
+                was = index[other]
                 ends_ = was >> sc._hshift
                 if count[ends_ & _NODE] > 1 and count[ends_ >> 32 & _NODE] > 1:
-                    sc._index[other] = was | linked(sc, was)
+                    index[other] = was | linked(sc, was)
                     sc._flips += 1
         if count[first] > 1 and count[second] > 1:
             got |= linked(sc, got)
-    sc._index[mentions] = got
+    index[mentions] = got
     return got
 
 
