@@ -277,15 +277,16 @@ def _add(sc: TaskScorer, mentions: Key, bits: int, first: int, second: int) -> E
 
 
 def read(sc: TaskScorer, traj: Trajectory, records: list[int] | None = None,
-         asserted: dict[int, str | None] | None = None) -> int | None:
+         asserted: dict[int, str | None] | None = None, entries: list[Entry] | None = None) -> int | None:
     """What ``traj`` claims and asserts, as bits of ``sc``'s reference (``None`` when a claim
     states a value: the general path reads those): bit ``i`` for ``sc._v_req[i]`` named,
     bit ``len(v_req) + j`` for ``sc._e_req[j]`` claimed (ends mapped onto reference nodes),
     and from bit ``sc._tshift`` the or-ed :func:`linked` bits of the claims. One
     dictionary look-up per claim, no container kept per item. With ``records``, the claims'
     record ids are appended to it (what
-    :class:`ItemClaims` reads), and with ``asserted``, the entity of every assertion by
-    event."""
+    :class:`ItemClaims` reads), with ``asserted``, the entity of every assertion by
+    event, and with ``entries``, every claim's entry in event order (what
+    :func:`claimed_route` reads instead of looking each up again)."""
     get = sc._index.get
     bits = 0
     full = records is not None
@@ -304,6 +305,8 @@ def read(sc: TaskScorer, traj: Trajectory, records: list[int] | None = None,
                 if got is None:
                     got = index(sc, ev, mentions, rec)
             bits |= got
+            if entries is not None:
+                entries.append(got)
         elif ev.kind == "assert":
             mention = ev.entity
             if asserted is not None:
@@ -320,7 +323,9 @@ def read(sc: TaskScorer, traj: Trajectory, records: list[int] | None = None,
             records.clear()
         if asserted is not None:
             asserted.clear()
-        return read(sc, traj, records, asserted)
+        if entries is not None:
+            entries.clear()
+        return read(sc, traj, records, asserted, entries)
     return bits & sc._low  # the or-ed ends above are nothing
 
 
@@ -343,7 +348,8 @@ def asserted(sc: TaskScorer, traj: Trajectory) -> dict[int, str | None]:
             if ev.kind == "assert"}
 
 
-def claimed_route(sc: TaskScorer, traj: Trajectory, c: int) -> ClaimedRoute | None:
+def claimed_route(sc: TaskScorer, traj: Trajectory, c: int,
+                  entries: Sequence[Entry] | None = None) -> ClaimedRoute | None:
     """:func:`~chaingraph.scoring.routes.claimed_route` over the claims of an item
     :func:`read` read (their entries are in the index) that serve component
     ``c`` (or none), from its reference route's start to its target; ``None`` also when
@@ -358,18 +364,27 @@ def claimed_route(sc: TaskScorer, traj: Trajectory, c: int) -> ClaimedRoute | No
     item's one-off wrong claim touches the anchor that way; without it many items are seen
     to have no route before any search). Items whose route is made of the same
     claims at the same events (with the same sources) share one :class:`ClaimedRoute` (kept
-    by the task's scorer)."""
+    by the task's scorer). ``entries``: what :func:`read` gave of the item's claims (else
+    they are looked up again)."""
     shift, flag = sc._hshift, sc._linked_bit
     at: list[int] = []  # the events of the claims kept
     kept: list[Entry] = []  # their entries
     ends_kept: list[tuple[int, int]] = []
     seen = 0  # the or-ed entries of the claims kept: which route ends they touch
     other = False  # does a claim kept state what the reference route does not?
-    component, events, own, index = sc._ids[c], traj.events, sc._route_emask[c], sc._index
+    component, events, own = sc._ids[c], traj.events, sc._route_emask[c]
+    if entries is None:
+        index = sc._index
+        entries = [index[(ev.subject, ev.relation, ev.object, ev.direction, ev.anchor)]  # type: ignore[union-attr]
+                   for ev in events if ev.kind == "claim"]
+    k = -1
     for i, ev in enumerate(events):
-        if ev.kind != "claim" or (ev.component is not None and ev.component != component):
+        if ev.kind != "claim":
             continue
-        got = index[(ev.subject, ev.relation, ev.object, ev.direction, ev.anchor)]
+        k += 1
+        got = entries[k]
+        if ev.component is not None and ev.component != component:
+            continue
         # not linked: no statement, a loop, or a leaf (an end only this entry has; a route's
         # start and target count 2 from the start: they are never leaves)
         if not got & flag:

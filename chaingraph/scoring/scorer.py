@@ -144,6 +144,7 @@ class TaskScorer:
         self._known = self._default_aliases() if type(self.alias_judge) is DefaultJudge else None
         # the claim index (records.index) and the bits it speaks in (records.read)
         self._index: dict[Key, Entry] = {}
+        self._entries: list[Entry] = []  # the entries of the claims of the item coverage() reads
         self._node_ids: dict[str, int] = {}  # records.node_id
         self._mentions: dict[str, int] = {}  # records.mention
         # relation mention -> Relations.orient of its property (() : none)
@@ -368,7 +369,9 @@ def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True,
     ``claims``: the caller will read every claim and assertion, so read them on the way)."""
     records: list[int] | None = [] if claims else None
     asserted_: dict[int, str | None] | None = {} if claims else None
-    bits = read(sc, traj, records, asserted_)
+    entries = sc._entries  # the scorer's one list, refilled by every read
+    entries.clear()
+    bits = read(sc, traj, records, asserted_, entries)
     if bits is None:  # a claim of a value: the general path
         return _general(sc, traj, alternatives)
     routes: Sequence[Route] = sc.reference.routes
@@ -382,7 +385,7 @@ def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True,
         mask = sc._route_emask[c]
         if bits & mask == mask or touches >> 2 * c & 3 != 3 or not other >> c & 1:
             continue
-        found = claimed_route(sc, traj, c)
+        found = claimed_route(sc, traj, c, entries)
         if found is None:
             continue
         known, rid = sc._adjudged[c], id(found)  # found is kept by the scorer (_claimed_routes)
