@@ -375,7 +375,7 @@ def claimed_route(sc: TaskScorer, traj: Trajectory, c: int,
     component, events, own = sc._ids[c], traj.events, sc._route_emask[c]
     if entries is None:
         index = sc._index
-        entries = [index[(ev.subject, ev.relation, ev.object, ev.direction, ev.anchor)]  # type: ignore[union-attr]
+        entries = [index[(ev.subject, ev.relation, ev.object, ev.direction, ev.anchor)]
                    for ev in events if ev.kind == "claim"]
     k = -1
     for i, ev in enumerate(events):
