@@ -26,7 +26,7 @@ through the value's precision, which is not a property of its mentions alone).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Literal, NamedTuple, overload
+from typing import TYPE_CHECKING, Literal, NamedTuple, cast, overload
 
 from chaingraph.scoring.claims import ResolvedClaim, resolve_claim
 from chaingraph.scoring.routes import ClaimedRoute, shortest_path, shortest_path_few
@@ -416,18 +416,46 @@ def claimed_route(sc: TaskScorer, traj: Trajectory, c: int,
     route = known.get(whole)
     if route is not None:
         return route
-    records, evs = sc._records, [events[at[j]] for j in used]
-    recs = [records.get(key(ev)) or make_record(sc, ev) for ev in evs]  # type: ignore[arg-type]
     steps: list[tuple[str, Literal["forward", "backward"]]] = []
-    for n, rec in enumerate(recs):
-        mapped = rec.mapped
-        assert mapped is not None
+    made: list[ResolvedClaim] = []
+    premises: list[str] = []
+    for n, j in enumerate(used):
+        ev = cast("ClaimEvent", events[at[j]])  # a claim: read() indexed it
+        ends = kept[j] >> shift
+        step = _route_step(sc, at[j], ev, names[ends & _NODE], names[ends >> 32 & _NODE])
+        if step is None:  # a mention only the record resolves (or says why not)
+            rec = sc._records.get(key(ev)) or make_record(sc, ev)
+            assert rec.mapped is not None and rec.ends is not None
+            step = _claim(at[j], rec, ev), rec.mapped[1], rec.mapped[0], rec.ends[0]
+        claim, prop, subject, premise = step
+        made.append(claim)
         # the walk nodes[n] -> nodes[n+1] is forward when nodes[n] is the statement's subject
-        steps.append((mapped[1], "forward" if mapped[0] == nodes[n] else "backward"))
-    premises = tuple(rec.ends[0] for rec in recs)  # type: ignore[index]
-    made = tuple(_claim(at[j], rec, ev) for j, rec, ev in zip(used, recs, evs))  # type: ignore[arg-type]
-    route = known[whole] = ClaimedRoute(nodes, tuple(steps), made, premises)
+        steps.append((prop, "forward" if subject == nodes[n] else "backward"))
+        premises.append(premise)
+    route = known[whole] = ClaimedRoute(nodes, tuple(steps), tuple(made), tuple(premises))
     return route
+
+
+def _route_step(sc: TaskScorer, i: int, ev: ClaimEvent, first: str,
+                second: str) -> tuple[ResolvedClaim, str, str, str] | None:
+    """A linked claim (event ``i``, its ends mapped onto ``first`` and ``second``) as a step
+    of a claimed route, without its record: its :class:`ResolvedClaim` (what :func:`_claim`
+    makes of the record), its statement's property, the mapped end that is the statement's
+    subject, and its premise (``first``); ``None`` when a mention does not resolve (the
+    record then says why)."""
+    resolver, rel = sc.resolver, sc.relations
+    assert resolver is not None and rel is not None and ev.object is not None
+    anchor = None if ev.anchor is None else resolver.entity(ev.anchor)[0]
+    subj, obj = resolver.entity(ev.subject)[0], resolver.entity(ev.object)[0]
+    prop = resolver.relation(ev.relation)[0]
+    if subj is None or obj is None or prop is None or (ev.anchor is not None and anchor is None):
+        return None
+    p, swapped = rel.orient(prop)
+    # Relations.key of the claim in its direction: subject-first unless backward xor an inverse
+    subject_first = (ev.direction == "forward") != swapped
+    statement = (subj, p, obj) if subject_first else (obj, p, subj)
+    claim = ResolvedClaim(i, subj, obj, prop, None, statement, ev.source, anchor, ev.component)
+    return claim, p, first if subject_first else second, first
 
 
 class ItemClaims(Sequence[ResolvedClaim]):
