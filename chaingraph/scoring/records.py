@@ -213,7 +213,7 @@ def index(sc: TaskScorer, ev: ClaimEvent, mentions: Key, record: ClaimRecord | N
     out without building the record when every mention resolves. Each new entry counts its
     ends (``sc._end_count``, see :func:`claimed_route`)."""
     if record is not None:
-        return _add(sc, mentions, *record_entry(sc, record))
+        return _add(sc, mentions, *_record_entry(sc, record))
     subject, relation, obj_mention, direction, anchor_mention = mentions
     known = sc._mentions
     first = known.get(subject)
@@ -232,7 +232,7 @@ def index(sc: TaskScorer, ev: ClaimEvent, mentions: Key, record: ClaimRecord | N
         anchor = mention(sc, anchor_mention)  # type: ignore[arg-type]
     if not first or not prop or not second or not anchor:
         # some mention stays unresolved: the record says what follows
-        return _add(sc, mentions, *record_entry(sc, make_record(sc, ev)))
+        return _add(sc, mentions, *_record_entry(sc, make_record(sc, ev)))
     names, vbit = sc._node_names, sc._vbit
     a, b = names[first], names[second]
     bits = vbit.get(a, 0) | vbit.get(b, 0) | (vbit.get(names[anchor], 0) if anchor > 0 else 0)
@@ -245,7 +245,7 @@ def index(sc: TaskScorer, ev: ClaimEvent, mentions: Key, record: ClaimRecord | N
     return _add(sc, mentions, bits, first, second)
 
 
-def record_entry(sc: TaskScorer, rec: ClaimRecord) -> tuple[int, int, int]:
+def _record_entry(sc: TaskScorer, rec: ClaimRecord) -> tuple[int, int, int]:
     """:func:`entry` of a record as its bits and its ends' numbers (what :func:`_add` takes)."""
     got = entry(sc, rec)
     ends = got >> sc._hshift
