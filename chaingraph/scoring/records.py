@@ -35,8 +35,9 @@ if TYPE_CHECKING:
     from chaingraph.scoring.scorer import TaskScorer
     from chaingraph.trajectory import ClaimEvent, Trajectory
 
-__all__ = ["ClaimRecord", "Detail", "Entry", "ItemClaims", "Key", "asserted", "claimed_route", "entry",
-           "index", "item_claims", "key", "linked", "make_record", "mention", "named", "node_id", "read"]
+__all__ = ["ClaimRecord", "Detail", "Entry", "ItemClaims", "Key", "RouteStep", "asserted", "claimed_route",
+           "entry", "index", "item_claims", "key", "linked", "make_record", "mention", "named", "node_id",
+           "read"]
 
 #: the mentions of an item claim: subject, relation, object, direction, anchor
 Key = tuple[str, str, "str | None", str, "str | None"]
@@ -419,43 +420,52 @@ def claimed_route(sc: TaskScorer, traj: Trajectory, c: int,
     steps: list[tuple[str, Literal["forward", "backward"]]] = []
     made: list[ResolvedClaim] = []
     premises: list[str] = []
+    cache = sc._route_steps
     for n, j in enumerate(used):
         ev = cast("ClaimEvent", events[at[j]])  # a claim: read() indexed it
-        ends = kept[j] >> shift
-        step = _route_step(sc, at[j], ev, names[ends & _NODE], names[ends >> 32 & _NODE])
-        if step is None:  # a mention only the record resolves (or says why not)
-            rec = sc._records.get(key(ev)) or make_record(sc, ev)
-            assert rec.mapped is not None and rec.ends is not None
-            step = _claim(at[j], rec, ev), rec.mapped[1], rec.mapped[0], rec.ends[0]
-        claim, prop, subject, premise = step
-        made.append(claim)
+        number = kept[j] >> shift + 64
+        step = cache.get(number)
+        if step is None:
+            ends = kept[j] >> shift
+            step = cache[number] = _route_step(sc, ev, names[ends & _NODE], names[ends >> 32 & _NODE])
+        subj, obj, prop, statement, anchor, problems, p, subject, premise = step
+        made.append(ResolvedClaim(at[j], subj, obj, prop, None, statement, ev.source, anchor, ev.component,
+                                  problems))
         # the walk nodes[n] -> nodes[n+1] is forward when nodes[n] is the statement's subject
-        steps.append((prop, "forward" if subject == nodes[n] else "backward"))
+        steps.append((p, "forward" if subject == nodes[n] else "backward"))
         premises.append(premise)
     route = known[whole] = ClaimedRoute(nodes, tuple(steps), tuple(made), tuple(premises))
     return route
 
 
-def _route_step(sc: TaskScorer, i: int, ev: ClaimEvent, first: str,
-                second: str) -> tuple[ResolvedClaim, str, str, str] | None:
-    """A linked claim (event ``i``, its ends mapped onto ``first`` and ``second``) as a step
-    of a claimed route, without its record: its :class:`ResolvedClaim` (what :func:`_claim`
-    makes of the record), its statement's property, the mapped end that is the statement's
-    subject, and its premise (``first``); ``None`` when a mention does not resolve (the
-    record then says why)."""
+#: what a claim on a claimed route is as a step (records._route_step)
+RouteStep = tuple[str | None, str | None, str | None, "tuple[str, str, str] | None", str | None,
+                  tuple[str, ...], str, str, str]
+
+
+def _route_step(sc: TaskScorer, ev: ClaimEvent, first: str, second: str) -> RouteStep:
+    """A linked claim (its ends mapped onto ``first`` and ``second``) as a step of a claimed
+    route, kept per claim by the task's scorer: the fields of its :class:`ResolvedClaim` that
+    its mentions decide (premise, conclusion, property, statement, anchor, problems), its
+    statement's property, the mapped end that is the statement's subject, and its premise
+    (``first``). Made from the mentions without the claim's record, which the route never
+    needs whole (named nodes, aliases, notes), unless a mention does not resolve (the record
+    then says why)."""
     resolver, rel = sc.resolver, sc.relations
     assert resolver is not None and rel is not None and ev.object is not None
     anchor = None if ev.anchor is None else resolver.entity(ev.anchor)[0]
     subj, obj = resolver.entity(ev.subject)[0], resolver.entity(ev.object)[0]
     prop = resolver.relation(ev.relation)[0]
     if subj is None or obj is None or prop is None or (ev.anchor is not None and anchor is None):
-        return None
+        rec = sc._records.get(key(ev)) or make_record(sc, ev)
+        assert rec.mapped is not None and rec.ends is not None
+        return (rec.premise, rec.conclusion, rec.property, rec.statement, rec.anchor, rec.problems,
+                rec.mapped[1], rec.mapped[0], rec.ends[0])
     p, swapped = rel.orient(prop)
     # Relations.key of the claim in its direction: subject-first unless backward xor an inverse
     subject_first = (ev.direction == "forward") != swapped
     statement = (subj, p, obj) if subject_first else (obj, p, subj)
-    claim = ResolvedClaim(i, subj, obj, prop, None, statement, ev.source, anchor, ev.component)
-    return claim, p, first if subject_first else second, first
+    return subj, obj, prop, statement, anchor, (), p, first if subject_first else second, first
 
 
 class ItemClaims(Sequence[ResolvedClaim]):

@@ -40,6 +40,7 @@ from chaingraph.scoring.records import (
     ItemClaims,
     Key,
     Named,
+    RouteStep,
     asserted,
     claimed_route,
     item_claims,
@@ -128,6 +129,7 @@ class TaskScorer:
         self._records: dict[Key, ClaimRecord] = {}  # claim mentions -> their record for this task
         self._record_list: list[ClaimRecord] = []  # by id
         self._claimed_routes: dict[tuple[object, ...], ClaimedRoute] = {}  # see ItemClaims.route
+        self._route_steps: dict[int, RouteStep] = {}  # claim number -> records._route_step
         # the verdicts of items, one tuple per distinct list (its routes and verdicts are shared)
         self._verdict_lists: dict[tuple[int, ...], Verdicts] = {}
         self._asserted: dict[str, Named] = {}
