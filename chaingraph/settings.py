@@ -47,7 +47,9 @@ __all__ = [
     "DEFAULT_CLASS_PROPERTIES",
     "DEFAULT_DEADLINE",
     "DEFAULT_ENDPOINT",
+    "DEFAULT_LOAD_MEMORY_MB",
     "DEFAULT_MAX_RESPONSE_BYTES",
+    "DEFAULT_STAGING_MEMORY_MB",
     "DEFAULT_USER_AGENT",
     "ChainBounds",
     "CrawlLimits",
@@ -69,6 +71,13 @@ DEFAULT_MAX_RESPONSE_BYTES = 128 * 1024 * 1024
 #: seconds one HTTP request may take from connecting to its last byte, however slowly
 #: the server sends (``timeout`` bounds each wait for data)
 DEFAULT_DEADLINE = 120.0
+#: DuckDB's memory budgets (MiB) while an RDF dump loads into a store *file*: staging (the
+#: staged triples spill to the store's temporary directory beyond it, while the blocks in
+#: flight take memory of their own) and building the statement model (its joins and
+#: aggregates spill beyond it; 100 MiB was too little for a 2.3 M-statement dump's entity
+#: step), so a larger dump does not take more memory; the store's own limit is back afterwards
+DEFAULT_STAGING_MEMORY_MB = 64
+DEFAULT_LOAD_MEMORY_MB = 256
 
 
 def _sparqlwrapper_version() -> str:

@@ -2,13 +2,20 @@
 
 DuckDB's allocator (jemalloc on Linux), Arrow's (mimalloc by default) and the C
 library's keep what a query or a computation frees, for the next one: a crawl's
-queries leave tens of MB behind each. Part of the store (it sets a DuckDB setting);
-kept in its own module so that ``store.py`` stays readable.
+queries leave tens of MB behind each. A long write can also hold DuckDB to a budget per
+phase (:class:`Budget`), so that it spills to disk instead of growing. Part of the store
+(it sets a DuckDB setting); kept in its own module so that ``store.py`` stays readable.
 
 >>> import duckdb
 >>> con = duckdb.connect()
 >>> opened = memory_limit(con)
 >>> release(con, opened)
+>>> memory_limit(con) == opened
+True
+>>> with Budget(con, opened) as budget:
+...     budget.hold(64)
+...     memory_limit(con)
+'64.0 MiB'
 >>> memory_limit(con) == opened
 True
 """
@@ -20,12 +27,39 @@ from functools import cache
 
 import duckdb
 
-__all__ = ["malloc_trim", "memory_limit", "release"]
+__all__ = ["Budget", "malloc_trim", "memory_limit", "release"]
 
 
 def memory_limit(con: duckdb.DuckDBPyConnection) -> str:
     """DuckDB's memory limit of ``con``'s database, as DuckDB shows it (``"18.8 GiB"``)."""
     return str(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
+
+
+class Budget:
+    """DuckDB memory budgets for the phases of a long write on ``con``'s database: inside
+    ``with``, :meth:`hold` sets DuckDB's memory limit, so that its joins, aggregates and
+    temporary tables spill to disk beyond it instead of growing; on leaving, the limit is
+    set back with ``RESET``, as :func:`release` does.
+
+    Only when the limit is ``opened_limit``, the one the store opened with: a limit set by
+    hand is left alone (it bounds the work already), and ``opened_limit=None`` holds nothing
+    (an in-memory store, whose tables cannot spill). Raises ``duckdb.Error``."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, opened_limit: str | None) -> None:
+        self.connection = con
+        self.active = opened_limit is not None and memory_limit(con) == opened_limit
+
+    def hold(self, mb: int) -> None:
+        """Hold the database to ``mb`` MiB from now on (nothing if not :attr:`active`)."""
+        if self.active:
+            self.connection.execute(f"SET memory_limit = '{int(mb)}MiB'")
+
+    def __enter__(self) -> Budget:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.active:
+            self.connection.execute("RESET memory_limit")
 
 
 def release(con: duckdb.DuckDBPyConnection, opened_limit: str | None) -> None:

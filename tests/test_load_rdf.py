@@ -260,3 +260,50 @@ def test_the_same_facts_from_both_formats_merge_and_keep_both_provenances() -> N
     assert contents(store) == contents(loaded(FIXTURES / "values.json"))
     kinds = {s["kind"] for s in store.statement("Q1001$A6").sources}  # type: ignore[union-attr]
     assert kinds == {"json-dump", "rdf-dump"}
+
+
+def test_snak_hashes_in_slices_give_the_same_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Qualifier and reference snaks are hashed HASH_BATCH rows at a time (memory flat in
+    the dump): slices of one row give every row, with the same hashes."""
+    from chaingraph.sources.loaders import rdf
+
+    expected = contents(loaded(FIXTURES / "values.nt"))
+    assert expected["qualifiers"] and expected["reference_snaks"]
+    monkeypatch.setattr(rdf, "HASH_BATCH", 1)
+    assert contents(loaded(FIXTURES / "values.nt")) == expected
+
+
+def test_a_store_file_loads_within_the_memory_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Loading RDF into a store file holds DuckDB to DEFAULT_STAGING_MEMORY_MB while staging
+    and to DEFAULT_LOAD_MEMORY_MB while building (so it spills instead of growing with the
+    dump) and gives the store its own limit back; a limit set by hand is left alone."""
+    from chaingraph.settings import DEFAULT_LOAD_MEMORY_MB, DEFAULT_STAGING_MEMORY_MB
+    from chaingraph.sources.loaders import rdf
+    from chaingraph.store_memory import memory_limit
+
+    seen: list[str] = []
+    build, stage = rdf._build, rdf.stage_ntriples
+
+    def spy_build(store: Store, t: str, source_id: str) -> dict[str, int]:
+        seen.append(memory_limit(store.con))
+        return build(store, t, source_id)
+
+    def spy_stage(stream: Any, con: Any, *args: Any) -> int:
+        seen.append(memory_limit(con))
+        return stage(stream, con, *args)
+
+    monkeypatch.setattr(rdf, "_build", spy_build)
+    monkeypatch.setattr(rdf, "stage_ntriples", spy_stage)
+    with Store(tmp_path / "s.duckdb") as store:
+        opened = memory_limit(store.con)
+        load([FIXTURES / "values.nt"], store)
+        assert memory_limit(store.con) == opened
+        store.con.execute("SET memory_limit = '1GiB'")
+        load([FIXTURES / "values.nt"], store)
+        assert memory_limit(store.con) == "1.0 GiB"
+    assert seen == [f"{DEFAULT_STAGING_MEMORY_MB:.1f} MiB", f"{DEFAULT_LOAD_MEMORY_MB:.1f} MiB",
+                    "1.0 GiB", "1.0 GiB"]
+    with Store() as store:  # an in-memory store cannot spill its tables: no budget
+        opened = memory_limit(store.con)
+        load([FIXTURES / "values.nt"], store)
+    assert seen[-2:] == [opened, opened]

@@ -32,8 +32,9 @@ _CLAIM_S = re.compile(r"<http://www\.wikidata\.org/entity/[QP][1-9][0-9]{0,11}>"
 _CLAIM_O = re.compile(r"<http://www\.wikidata\.org/entity/statement/[QPLqpl][0-9]+-[^$]+>")
 
 _IRIS = st.sampled_from(["<http://www.wikidata.org/entity/Q42>", "<http://a>", "<>", "<http://x/é>",
-                         "<http://www.wikidata.org/entity/statement/Q42-A-B>", "<a b>", "<a\\u0041>"])
-_BLANKS = st.sampled_from(["_:b0", "_:x", "_x", "_:"])
+                         "<http://www.wikidata.org/entity/statement/Q42-A-B>", "<a b>", "<a\\u0041>",
+                         "<a>b>"])
+_BLANKS = st.sampled_from(["_:b0", "_:x", "_x", "_:", "_:a>"])
 _LITERALS = st.builds(lambda body, suffix: f'"{body}"{suffix}',
                       st.text(alphabet='ab "\\.@<>é\t', max_size=8),
                       st.sampled_from(["", "@en", "@en-GB", "@", "@1", "^^<http://t>", "^^<a b>", " x"]))
@@ -71,6 +72,7 @@ def _fast_terms(data: bytes) -> list[tuple[str, str, str] | None]:
 @given(st.lists(_LINES, min_size=1, max_size=8))
 @example(["<http://a> <http://b> <>> ."])  # an IRI ends at its first '>': the regex reads no triple
 @example(["<http://a>> <http://b> <http://c> .", "<http://a> <http://b>> <http://c> ."])
+@example(["_:a> <http://b> <http://c> .", "_:a <http://b> <c>d> .", "<a> <b> <c>d> ."])
 @example(["<a\tb> <http://b> <http://c> .", "<http://a> <http://b> <c\td> .", '_:b\t<http://b> "x" .'])
 def test_every_line_the_fast_path_takes_is_the_triple_the_regex_reads(lines: list[str]) -> None:
     data = "\n".join(lines).encode() + b"\n"

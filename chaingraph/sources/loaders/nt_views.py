@@ -101,9 +101,16 @@ def _count_between(positions: Index, start: Index, end: Index) -> Index:
     return np.searchsorted(positions, end) - np.searchsorted(positions, start)
 
 
-def _words(buf: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint64]:
-    """``words[i]`` = the 8 bytes at ``buf[i:i + 8]`` as one little-endian integer."""
-    return np.ndarray(shape=(len(buf) - 7,), dtype="<u8", buffer=buf, offset=0, strides=(1,))
+def _records(buf: npt.NDArray[np.uint8], width: int) -> npt.NDArray[np.void]:
+    """``records[i]`` = the ``width`` bytes at ``buf[i:i + width]`` as one raw record: a
+    gather of records copies each row's bytes at once, and records compare as bytes."""
+    return np.ndarray(shape=(len(buf) - width + 1,), dtype=f"V{width}", buffer=buf, offset=0, strides=(1,))
+
+
+def _gather(buf: npt.NDArray[np.uint8], start: Index, width: int) -> npt.NDArray[np.uint8]:
+    """``(rows, width)``: the ``width`` bytes from each ``start`` (clamped inside ``buf``)."""
+    records = _records(buf, width)
+    return records[np.minimum(start, len(records) - 1)].view(np.uint8).reshape(len(start), width)
 
 
 def split_lines(data: bytes) -> Split:
@@ -141,11 +148,16 @@ def split_lines(data: bytes) -> Split:
     term_ok = (((o_first == _LT) & (o_last == _GT))
                | ((o_first == _UNDERSCORE) & (buf[o_start + 1] == _COLON) & (o_end - o_start >= 3))
                ) & (sp3 >= o_end)
-    # an IRI ends at its first '>' and holds no tab: a line where one does not goes the careful way
-    closing = _positions(buf, _GT, size)
-    ok &= (first != _LT) | (_count_between(closing, starts, sp1) == 1)
-    ok &= _count_between(closing, sp1 + 1, sp2) == 1
-    term_ok &= (o_first != _LT) | (_count_between(closing, o_start, o_end) == 1)
+    # an IRI ends at its first '>' and holds no tab: a line where one does not goes the careful
+    # way. The line's first '>' must end its subject IRI, the next its predicate and the next its
+    # IRI object (a blank-node subject holds none): one search for the three
+    closing = np.append(_positions(buf, _GT, size), [-1, -1, -1])
+    at = np.searchsorted(closing[:-3], starts)
+    iri_subject = first == _LT
+    ok &= ~iri_subject | (closing[at] == sp1 - 1)
+    at += iri_subject
+    ok &= closing[at] == sp2 - 1
+    term_ok &= (o_first != _LT) | (closing[at + 1] == o_end - 1)
     if data.find(b"\t") >= 0:
         tabs = _positions(buf, _TAB, size)
         ok &= _count_between(tabs, starts, o_start) == 0
@@ -174,48 +186,36 @@ def split_lines(data: bytes) -> Split:
                  literal=literal, suffix_start=suffix_start)
 
 
-_LOW32 = np.uint64(0xFFFFFFFF)
-
-
 def views(buf: npt.NDArray[np.uint8], start: Index, end: Index, data: bytes) -> pa.Array:
     """An Arrow ``string_view`` array of ``data[start[i]:end[i]]`` (``buf`` is ``data``
     padded, as in :class:`Split`). Nothing is copied but the views themselves; the bytes
     must be valid UTF-8 (the caller checks the block once)."""
     n = len(start)
-    lengths = (end - start).astype(np.uint64)
-    words = _words(buf)
-    at = np.minimum(start, len(words) - 9)
-    head, tail = words[at], words[at + 8] & _LOW32
-    # a view is 16 bytes: length, then up to 12 bytes inline, or a 4-byte prefix, the
-    # buffer number (0) and the offset
-    short = lengths <= 12
-    keep_head = np.where(lengths >= 8, ~np.uint64(0),
-                         (np.uint64(1) << (np.minimum(lengths, 7) * np.uint64(8))) - np.uint64(1))
-    tail_bits = (np.maximum(lengths, 8) - np.uint64(8)) * np.uint64(8)
-    keep_tail = np.where(lengths >= 12, _LOW32, (np.uint64(1) << tail_bits) - np.uint64(1))
-    head &= keep_head
-    tail &= keep_tail
-    out = np.empty((n, 2), dtype=np.uint64)
-    out[:, 0] = lengths | ((head & _LOW32) << np.uint64(32))
-    out[:, 1] = np.where(short, (head >> np.uint64(32)) | (tail << np.uint64(32)),
-                         start.astype(np.uint64) << np.uint64(32))
+    lengths = end - start
+    # a view is 16 bytes: the length, then up to 12 bytes inline (zero after the string),
+    # or a 4-byte prefix, the buffer number (0) and the offset
+    out = np.empty((n, 16), dtype=np.uint8)
+    out[:, 4:] = _gather(buf, start, 12)
+    words = out.view(np.uint32)  # (n, 4)
+    words[:, 0] = lengths
+    short = np.flatnonzero(lengths < 12)
+    if len(short):
+        out[short, 4:] *= np.arange(12) < lengths[short, None]
+    long = np.flatnonzero(lengths > 12)
+    words[long, 2] = 0
+    words[long, 3] = start[long]
     return pa.Array.from_buffers(pa.string_view(), n, [None, pa.py_buffer(out), pa.py_buffer(data)])
 
 
 def starts_with(buf: npt.NDArray[np.uint8], start: Index, end: Index, prefix: bytes) -> Mask:
-    """Per row: does ``buf[start:end]`` start with ``prefix``? (Compared 8 bytes at a time.)"""
+    """Per row: does ``buf[start:end]`` start with ``prefix``? (Each row's first bytes are
+    gathered as one record and compared as bytes.)"""
     k = len(prefix)
     result = end - start >= k
     if len(start) == 0 or k == 0:
         return np.asarray(result, dtype=np.bool_)
-    words = _words(buf)
-    padded = prefix + bytes(-k % 8)
-    at = np.minimum(start, len(words) - len(padded))
-    for offset in range(0, len(padded), 8):
-        want = int.from_bytes(padded[offset:offset + 8], "little")
-        width = min(8, k - offset)
-        mask = np.uint64((1 << (8 * width)) - 1)
-        result &= (words[at + offset] & mask) == np.uint64(want & int(mask))
+    records = _records(buf, k)
+    result &= records[np.minimum(start, len(records) - 1)] == np.void(prefix)
     return np.asarray(result, dtype=np.bool_)
 
 
@@ -231,7 +231,7 @@ _DIGIT_LOW, _DIGIT_HIGH, _DOLLAR, _DASH = 48, 57, 36, 45
 
 def _digits(buf: npt.NDArray[np.uint8], start: Index, width: int) -> npt.NDArray[np.bool_]:
     """``(rows, width)``: is each of the ``width`` bytes from ``start`` an ASCII digit?"""
-    block = buf[np.minimum(start, len(buf) - width)[:, None] + np.arange(width)]
+    block = _gather(buf, start, width)
     return (block >= _DIGIT_LOW) & (block <= _DIGIT_HIGH)
 
 

@@ -11,13 +11,14 @@ blocks while this thread appends them in file order:
 * each *distinct* predicate is classified once in Python (:func:`classify_predicate`:
   ``k`` is its role, see :data:`PREDICATES`, ``pid`` its property id), and rows that cannot
   matter are dropped before DuckDB sees them: ``rdf:type`` but novalue classes, normal
-  ranks, ``wdt:`` triples whose ``p:`` statement is in the same block, and labels,
+  ranks, ``wdt:`` triples next to the ``p:`` triple of their subject and property, and labels,
   descriptions and aliases outside ``en``/``mul`` (one ``seen`` row per subject instead);
 * the rest is appended to the staging tables ``(line, k, pid, s, o)``, one per
   :data:`STAGING_GROUPS` role group (read through one view), statement nodes without
   their namespace (:data:`NODE_PREFIX`).
 
-Memory is a few blocks plus what DuckDB keeps (it spills to disk for file-backed stores).
+Memory is a few blocks plus what DuckDB keeps (for a store file it is held to a budget and
+spills to disk beyond it: see :mod:`~chaingraph.sources.loaders.rdf`).
 Lines the fast path does not take (comments, tabs, several spaces) go through a regular
 expression one by one; lines that match nothing are bad lines
 (:class:`~chaingraph.sources.loaders.common.LineGuard`), and the first one stops staging
@@ -221,7 +222,6 @@ class _Stager:
         self.classes: dict[str, tuple[str | None, str | None]] = {}
         self.groups = [*STAGING_GROUPS, "main"]
         self._group_of = {k: i for i, kinds in enumerate(STAGING_GROUPS.values()) for k in kinds}
-        self._pid_numbers: dict[str | None, int] = {}
         self._lock = threading.Lock()
         self._cursors: queue.SimpleQueue[duckdb.DuckDBPyConnection] = queue.SimpleQueue()
 
@@ -315,8 +315,17 @@ class _Stager:
 
     def _bad_literals(self, split: Split, rows: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
         """The rows among ``rows`` (literal objects) whose literal is malformed: DuckDB checks
-        the suffix (language tag, datatype) of a plain literal and the escapes of the others."""
+        the suffix (language tag, datatype) of a plain literal and the escapes of the others;
+        the common suffixes (:data:`_GOOD_SUFFIXES`) are known good without it."""
         buf, data = split.buf, split.data
+        plain = rows[split.literal[rows] == PLAIN]
+        start, end = split.suffix_start[plain], split.o_end[plain]
+        good = end == start
+        for suffix in _GOOD_SUFFIXES:
+            good |= equals(buf, start, end, suffix)
+        rows = np.setdiff1d(rows, plain[good], assume_unique=True)
+        if len(rows) == 0:
+            return rows
         literals = pa.table({"i": pa.array(rows), "kind": pa.array(split.literal[rows]),
                              "o": views(buf, split.o_start[rows], split.o_end[rows], data),
                              "suffix": views(buf, split.suffix_start[rows], split.o_end[rows], data)})
@@ -435,22 +444,29 @@ class _Stager:
 
     def _truthy_with_claim(self, split: Split, rows: npt.NDArray[np.int64], kind: npt.NDArray[np.int8],
                            entry: npt.NDArray[np.int32], pids: pa.Array) -> npt.NDArray[np.bool_]:
-        """``wdt:`` rows whose (subject, property) has a ``p:`` statement in the same block:
-        they would be ignored anyway (a dump writes an entity's truthy and full statements
-        side by side, so this drops nearly all of them before they are staged)."""
+        """``wdt:`` rows next to (just before or after) the ``p:`` row of the same subject and
+        property: they would be ignored anyway (a truthy triple counts only where its subject
+        has no ``p:`` statement of that property), and a dump writes an entity's truthy and
+        full statements side by side, so this drops nearly all of them before they are staged.
+        Any other ``wdt:`` row is staged, and the build decides."""
         out = np.zeros(len(rows), dtype=np.bool_)
-        is_claim, is_truthy = kind == _KIND_CODE["claim"], kind == _KIND_CODE["wdt"]
-        if not is_claim.any() or not is_truthy.any():
+        truthy = np.flatnonzero(kind == _KIND_CODE["wdt"])
+        if len(truthy) == 0:
             return out
-        both = np.flatnonzero(is_claim | is_truthy)
-        r = rows[both]
-        subject = pc.dictionary_encode(views(split.buf, split.s_start[r], split.s_end[r], split.data))
-        with self._lock:  # workers share the numbering
-            pid_number = np.asarray([self._pid_numbers.setdefault(p, len(self._pid_numbers))
-                                     for p in pids.to_pylist()], dtype=np.int64)
-        key = (subject.indices.to_numpy().astype(np.int64) << 32) | pid_number[entry[both]]
-        claimed = is_claim[both]
-        out[both[~claimed]] = np.isin(key[~claimed], key[claimed])
+        is_claim = kind == _KIND_CODE["claim"]
+        prop = pc.dictionary_encode(pids, null_encoding="encode").indices.to_numpy()[entry]
+
+        def subjects(at: npt.NDArray[np.int64]) -> pa.Array:
+            return views(split.buf, split.s_start[rows[at]], split.s_end[rows[at]], split.data)
+
+        for step in (1, -1):
+            other = truthy + step
+            near = truthy[(other >= 0) & (other < len(rows))]
+            other = near + step
+            pair = is_claim[other] & (prop[near] == prop[other])
+            near, other = near[pair], other[pair]
+            if len(near):
+                out[near[pc.equal(subjects(near), subjects(other)).to_numpy(zero_copy_only=False)]] = True
         return out
 
     def _insert(self, group: str, table: pa.Table, select: str, params: list[int]) -> None:
@@ -484,6 +500,9 @@ class _Stager:
             self.con.unregister("_cg_block")
 
 
+#: literal suffixes that need no check (the most common in a dump)
+_GOOD_SUFFIXES = (b"@en", b"@mul", *(f"^^<http://www.w3.org/2001/XMLSchema#{t}>".encode()
+                                      for t in ("dateTime", "integer", "decimal", "string", "double")))
 #: a ``\uD800``-``\uDFFF`` escape: a UTF-16 surrogate, which is no character (RE2 and Python)
 _SURROGATE_ESCAPE = r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}"
 _SURROGATE = re.compile(_SURROGATE_ESCAPE)

@@ -25,10 +25,13 @@ Without a value node (some exports drop them) a time literal gets the coarsest p
 its lexical form allows (day, month or year) in the Gregorian calendar, and a quantity
 the unit ``"1"``: the RDF does not say more.
 
-Memory: the staged triples live in DuckDB, which keeps them in memory for an in-memory
-store and spills to its temporary directory beyond its memory limit for a store file; the
-statement model is built in one transaction, so below that limit peak memory grows with
-the dump (codex-m into a store file: ~450 MB; ten times as many statements: ~2.3 GB).
+Memory: the staged triples live in DuckDB. For a store *file* DuckDB is held to
+:data:`~chaingraph.settings.DEFAULT_STAGING_MEMORY_MB` while the file is staged (the
+blocks in flight take the rest) and to :data:`~chaingraph.settings.DEFAULT_LOAD_MEMORY_MB`
+while the statement model is built (:class:`~chaingraph.store_memory.Budget`), so the
+staging tables and the build's joins spill to the store's temporary directory instead of
+growing with the dump, and snak hashes are computed :data:`HASH_BATCH` rows at a time; an
+in-memory store keeps it all in memory, as it keeps the store.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ import pyarrow as pa
 from chaingraph.errors import BadDumpLine, ChaingraphError, StoreError
 from chaingraph.ids import ENTITY_PATTERN, VALUE_ENTITY_PATTERN
 from chaingraph.progress import Progress
+from chaingraph.settings import DEFAULT_LOAD_MEMORY_MB, DEFAULT_STAGING_MEMORY_MB
 from chaingraph.sources.loaders.common import FileReport, LineGuard, coordinate_digits, loaded_bytes
 from chaingraph.sources.loaders.compression import Format, dump_date, open_dump
 from chaingraph.sources.loaders.ntriples import (
@@ -55,6 +59,7 @@ from chaingraph.sources.loaders.ntriples import (
 )
 from chaingraph.sources.loaders.turtle import stage_turtle
 from chaingraph.store import Store, snak_hash_columns
+from chaingraph.store_memory import Budget
 from chaingraph.values import VALUE_COLUMNS, TimeValue
 
 __all__ = ["datatype_from_rdf", "load_rdf", "unescape_literal"]
@@ -257,7 +262,8 @@ _VN_KINDS = {"tv": "timeValue", "tp": "timePrecision", "ttz": "timeTimezone", "t
              "qa": "quantityAmount", "qu": "quantityUnit", "qub": "quantityUpperBound",
              "qlb": "quantityLowerBound", "glat": "geoLatitude", "glon": "geoLongitude",
              "gprec": "geoPrecision", "gglobe": "geoGlobe"}
-_TEMPS = ("_cg_st", "_cg_vn", "_cg_nodes", "_cg_snak", "_cg_val", "_cg_statements", "_cg_terms", "_cg_ent")
+_TEMPS = ("_cg_st", "_cg_vn", "_cg_nodes", "_cg_snak", "_cg_val", "_cg_statements", "_cg_terms", "_cg_ent",
+          "_cg_hash")
 _TEMP_VIEWS = ("_cg_values",)
 
 
@@ -373,22 +379,32 @@ def _one(con: duckdb.DuckDBPyConnection, sql: str) -> int:
     return int(rows[0][0]) if rows else 0
 
 
+#: snak rows hashed in Python at a time (:func:`_hashed`): its memory does not grow with the dump
+HASH_BATCH = 100_000
+
+
 def _hashed(store: Store, table: str, select: str) -> int:
     """Insert snak rows after adding their content hash (computed exactly as the JSON loader
-    does); return how many rows the query gave."""
-    tbl = store.con.sql(select).to_arrow_table()
-    if tbl.num_rows == 0:
-        return 0
-    props, types = tbl["property"].to_pylist(), tbl["snaktype"].to_pylist()
-    values = [tbl[c].to_pylist() for c in VALUE_COLUMNS]
-    hashes = [snak_hash_columns(p, st, row) for p, st, row in zip(props, types, zip(*values))]
-    tbl = tbl.append_column("snak_hash", pa.array(hashes, pa.string()))
-    store.con.register("_cg_hashed", tbl)
-    try:
-        store.insert_select(table, "SELECT * FROM _cg_hashed")
-    finally:
-        store.con.unregister("_cg_hashed")
-    return int(tbl.num_rows)
+    does), :data:`HASH_BATCH` rows at a time; return how many rows the query gave."""
+    con = store.con
+    # numbered rows (a streaming window), so each slice is read by its zone maps
+    con.execute(f"CREATE OR REPLACE TEMP TABLE _cg_hash AS SELECT row_number() OVER () AS _n, * "
+                f"FROM ({select})")
+    total = _one(con, "SELECT count(*) FROM _cg_hash")
+    for first in range(0, total, HASH_BATCH):
+        tbl = con.sql(f"SELECT * EXCLUDE (_n) FROM _cg_hash WHERE _n > {first} AND _n <= {first + HASH_BATCH}"
+                      ).to_arrow_table()
+        props, types = tbl["property"].to_pylist(), tbl["snaktype"].to_pylist()
+        values = [tbl[c].to_pylist() for c in VALUE_COLUMNS]
+        hashes = [snak_hash_columns(p, st, row) for p, st, row in zip(props, types, zip(*values))]
+        tbl = tbl.append_column("snak_hash", pa.array(hashes, pa.string()))
+        con.register("_cg_hashed", tbl)
+        try:
+            store.insert_select(table, "SELECT * FROM _cg_hashed")
+        finally:
+            con.unregister("_cg_hashed")
+    con.execute("DROP TABLE _cg_hash")
+    return total
 
 
 def _entities(store: Store, t: str) -> dict[str, int]:
@@ -399,9 +415,11 @@ def _entities(store: Store, t: str) -> dict[str, int]:
       SELECT {owner} AS id, k, {_LANG} AS lang, {lex} AS text, line FROM {t}
       WHERE k IN ('label', 'description', 'alias') AND {_LANG} IN ('en', 'mul');
     CREATE OR REPLACE TEMP TABLE _cg_ent AS
-      WITH ids AS (
-        SELECT DISTINCT {owner} AS id FROM {t}
-        WHERE k IN ('label', 'description', 'alias', 'seen', 'claim', 'wdt', 'sitelinks', 'version',
+      WITH ids AS (  -- the subjects of claims are in _cg_st already
+        SELECT subject AS id FROM _cg_st
+        UNION
+        SELECT {owner} AS id FROM {t}
+        WHERE k IN ('label', 'description', 'alias', 'seen', 'wdt', 'sitelinks', 'version',
                     'modified', 'ptype')),
       labels AS (SELECT id, arg_min(text, (lang <> 'en', line)) AS label,
                         arg_min(lang, (lang <> 'en', line)) AS label_lang
@@ -471,11 +489,14 @@ def load_rdf(path: str | Path, store: Store, *, fmt: Format = "nt", skip_bad_lin
     table = "_cg_triples"
     con = store.con
     totals = {"entities": 0, "properties": 0, "statements": 0, "qualifiers": 0, "references": 0}
-    with stream:
+    # a store file: DuckDB spills beyond a fixed budget (an in-memory store cannot)
+    with stream, Budget(con, store.opened_memory_limit if store.path is not None else None) as budget:
         source_id = store.add_source("rdf-dump", location, dump_date=dump_date(path))
         create_staging(con, table)
+        budget.hold(DEFAULT_STAGING_MEMORY_MB)  # appends spill as they go
 
         def build() -> None:
+            budget.hold(DEFAULT_LOAD_MEMORY_MB)  # joins and aggregates need room to spill well
             with store.transaction():
                 totals.update(_build(store, table, source_id))
 
