@@ -244,6 +244,29 @@ class EvidenceGraph:
         ar = self.arrays
         return list(zip(ar.nbr[a:b].tolist(), ar.arc_edge[a:b].tolist(), ar.fwd[a:b].tolist()))
 
+    def arcs_between(self, a: int, b: int) -> list[tuple[int, bool]]:
+        """``(edge index, forward)`` of every step edge between vertices ``a`` and ``b``
+        (``forward``: the edge runs ``a → b``), in :meth:`neighbours` order of ``a``. Each
+        adjacency row is sorted by neighbour, so the arcs are found by binary search in the
+        shorter of the two rows, not by listing either.
+
+        >>> g = EvidenceGraph.from_edges([("s1", "Q1", "P1", "Q2"), ("s2", "Q2", "P2", "Q1"),
+        ...                               ("s3", "Q1", "P1", "Q3")], policy=TraversalPolicy(hub_limit=None))
+        >>> [(g.edge_statement(e), fwd) for e, fwd in g.arcs_between(g.vertex("Q1"), g.vertex("Q2"))]
+        [('s1', True), ('s2', False)]
+        >>> g.arcs_between(g.vertex("Q2"), g.vertex("Q3"))
+        []
+        """
+        ptr, ar = self._indptr, self.arrays
+        a0, a1, b0, b1 = int(ptr[a]), int(ptr[a + 1]), int(ptr[b]), int(ptr[b + 1])
+        flip = a1 - a0 > b1 - b0
+        far, start, end = (a, b0, b1) if flip else (b, a0, a1)  # search the shorter row
+        row = ar.nbr[start:end]
+        lo, hi = start + int(row.searchsorted(far, "left")), start + int(row.searchsorted(far, "right"))
+        if lo == hi:
+            return []
+        return [(e, fwd != flip) for e, fwd in zip(ar.arc_edge[lo:hi].tolist(), ar.fwd[lo:hi].tolist())]
+
     def degree(self, v: int) -> int:
         return int(self._indptr[v + 1] - self._indptr[v])
 

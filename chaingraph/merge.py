@@ -50,11 +50,9 @@ class DefaultJudge:
     after :func:`normalise_label`."""
 
     def __call__(self, graph: EvidenceGraph, a: str, b: str) -> str | None:
-        if a in graph and b in graph:  # scan the smaller adjacency list: either holds the edge
-            va, vb = graph.vertex(a), graph.vertex(b)
-            near, far = (va, vb) if graph.degree(va) <= graph.degree(vb) else (vb, va)
-            for v, e, _fwd in graph.neighbours(near):
-                if v == far and graph.edge_property(e) == SAME_AS:
+        if a in graph and b in graph:
+            for e, _fwd in graph.arcs_between(graph.vertex(a), graph.vertex(b)):
+                if graph.edge_property(e) == SAME_AS:
                     return f"{SAME_AS} said to be the same as ({graph.edge_statement(e)})"
         la, lb = graph.labels.get(a), graph.labels.get(b)
         if la and lb and normalise_label(la) == normalise_label(lb):

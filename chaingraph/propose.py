@@ -154,8 +154,8 @@ def resolve_path(graph: EvidenceGraph, path: Sequence[str]) -> ChainPath:
     for a, b, want in zip(nodes, nodes[1:], props):
         va, vb = graph.vertex(a), graph.vertex(b)
         found = sorted((graph.edge_property(e), not fwd, graph.edge_statement(e))
-                       for u, e, fwd in graph.neighbours(va) if u == vb
-                       and (want is None or graph.edge_property(e) == want))
+                       for e, fwd in graph.arcs_between(va, vb)
+                       if want is None or graph.edge_property(e) == want)
         if not found:
             how = f"{want} statement" if want else "step statement"
             raise InvalidInput(f"no {how} links {a} and {b} in the evidence graph")

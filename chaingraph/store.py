@@ -32,7 +32,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import duckdb
 import pyarrow as pa
@@ -53,6 +53,9 @@ from chaingraph.store_schema import (
 from chaingraph.store_state import CachedResponse, CrawlNeighbour, CrawlState, NeighbourCache, ResponseCache
 from chaingraph.store_subset import SubsetPicks
 from chaingraph.values import Value, value_columns
+
+if TYPE_CHECKING:
+    from chaingraph.store_load import BulkLoad
 
 __all__ = [
     "ARROW_TYPES",
@@ -448,6 +451,13 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
                     with suppress(duckdb.Error):
                         self.con.unregister("_cg_incoming")
 
+    def bulk_load(self) -> BulkLoad:
+        """The writes of one dump load, batch after batch, without reading what earlier
+        batches wrote when no key can repeat (:class:`~chaingraph.store_load.BulkLoad`)."""
+        from chaingraph.store_load import BulkLoad
+
+        return BulkLoad(self)
+
     def release_cache(self) -> None:
         """Let DuckDB drop the blocks of the store file it keeps cached (they are read from the
         file again when needed), so a long load's memory does not grow with what it has
@@ -530,7 +540,7 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
                 self.con.unregister("_cg_incoming")
 
     def _insert_from(self, table: str, columns: list[str], relation: str, params: Any = None, *,
-                     unique: bool = False) -> None:
+                     unique: bool = False, check: bool = True) -> None:
         """Insert the rows of ``relation`` whose key is not in ``table`` yet (entities and
         properties: upsert), the first row of each key when ``relation`` repeats one (unless
         ``unique`` promises it does not).
@@ -539,13 +549,17 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
         their key is kept here, by one anti-join of the batch against the table, which
         DuckDB runs as a parallel hash join built on the batch, so memory is bounded by the
         batch and not by the table. Stores written before keep their primary keys; the
-        same statements work on them."""
+        same statements work on them. ``check=False`` leaves out the anti-join (a
+        :class:`~chaingraph.store_load.BulkLoad` that knows no key of ``relation`` is there)."""
         cols = ", ".join(f'"{c}"' for c in columns)
         key = ", ".join(f'"{k}"' for k in KEYS[table])
         source = relation if unique else f"(SELECT DISTINCT ON ({key}) {cols} FROM {relation})"
         if table in UPSERT:
             self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {source} "
                              f"ON CONFLICT DO UPDATE SET {UPSERT[table]}", params)
+            return
+        if not check:
+            self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {source}", params)
             return
         match = " AND ".join(f'_t."{k}" = _n."{k}"' for k in KEYS[table])
         self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {source} AS _n "

@@ -353,3 +353,22 @@ def test_score_neutralises_ids_and_refuses_fifos_and_deep_json(tmp_path: Path) -
     deep = tmp_path / "deep.json"
     deep.write_text("[" * 100_000 + "]" * 100_000)
     assert "nested too deeply" in one_line_error(invoke("score", str(tasks), str(deep)), 2)
+
+
+def test_ctrl_c_while_the_command_line_is_imported_is_one_line_not_a_traceback() -> None:
+    # The signal arrives while the program imports click (a busy machine can spend a second
+    # importing): the program says it was interrupted before it did anything and exits 130.
+    script = ("import os, signal, sys\n"
+              "class Interrupting:\n"
+              "    def find_spec(self, name, path=None, target=None):\n"
+              "        if name == 'click':\n"
+              "            os.kill(os.getpid(), signal.SIGINT)\n"
+              "        return None\n"
+              "sys.meta_path.insert(0, Interrupting())\n"
+              "from chaingraph.__main__ import main\n"
+              "main()\n")
+    res = subprocess.run([sys.executable, "-c", script, "--version"], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": CODE}, timeout=60)
+    assert res.returncode == 130, res
+    assert "Traceback" not in res.stderr and res.stderr.startswith("interrupted"), res.stderr
+    assert res.stderr.count("\n") == 1 and res.stdout == ""

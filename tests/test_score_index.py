@@ -55,8 +55,18 @@ def inverse() -> st.SearchStrategy[dict[str, Any]]:
         lambda t: claim(t[0][0], t[0][1], t[0][2], direction=t[1]))
 
 
+def dressed() -> st.SearchStrategy[dict[str, Any]]:
+    """A claim of a route step with an anchor (an id, a label, or a mention that names
+    nothing: the claim then has a problem, yet states its statement), a source, or both —
+    what a route's claims carry (records.claimed_route makes them without the record)."""
+    extra = st.fixed_dictionaries({}, optional={"anchor": st.sampled_from(["Q1", "Widget", "Q20", "Nobody"]),
+                                                "source": st.just("https://example.org/x")})
+    return st.tuples(st.sampled_from(ROUTE), extra).map(lambda t: {**t[0], **t[1]})
+
+
 def items() -> st.SearchStrategy[list[dict[str, Any]]]:
-    return st.lists(st.one_of(events(), st.sampled_from(ROUTE), one_off(), one_off(), inverse()), max_size=12)
+    return st.lists(st.one_of(events(), st.sampled_from(ROUTE), dressed(), one_off(), one_off(), inverse()),
+                    max_size=12)
 
 
 @pytest.fixture(scope="module")

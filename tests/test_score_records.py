@@ -19,7 +19,6 @@ from test_score_properties import SETTINGS, events
 from chaingraph.graph import EvidenceGraph
 from chaingraph.lookups import StoreValues
 from chaingraph.scoring import TaskScorer, coverage, score_trajectory
-from chaingraph.scoring.claims import arcs_between
 from chaingraph.scoring.reference import Resolver
 from chaingraph.settings import TraversalPolicy
 from chaingraph.store import Store
@@ -113,7 +112,7 @@ def test_step_edges_between_two_nodes_are_the_adjacency_lists_own(edges: list[tu
     for a in range(graph.vcount()):
         for b in range(graph.vcount()):
             want = [(e, fwd) for u, e, fwd in graph.neighbours(a) if u == b]
-            assert arcs_between(graph, a, b) == want
+            assert graph.arcs_between(a, b) == want
 
 
 IDS = re.compile(r"(?:wd:)?(Q[1-9][0-9]*)"), re.compile(r"(?:wdt:|p:|ps:)?(P[1-9][0-9]*)")

@@ -13,7 +13,6 @@ so a claim that cites a URL is then not supported.
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple, Protocol
@@ -28,25 +27,10 @@ if TYPE_CHECKING:
     from chaingraph.lookups import ValueLookup
     from chaingraph.store import Store
 
-__all__ = ["REFERENCE_URL", "Evidence", "GraphJudge", "ResolvedClaim", "SupportJudge", "arcs_between",
-           "resolve_claim"]
+__all__ = ["REFERENCE_URL", "Evidence", "GraphJudge", "ResolvedClaim", "SupportJudge", "resolve_claim"]
 
 #: ``P854`` reference URL.
 REFERENCE_URL = "P854"
-
-
-def arcs_between(g: EvidenceGraph, a: int, b: int) -> list[tuple[int, bool]]:
-    """``(edge, forward)`` of every step edge between vertices ``a`` and ``b`` (``forward``:
-    the edge runs ``a → b``), in :meth:`~chaingraph.graph.EvidenceGraph.neighbours` order.
-    The compact adjacency of each vertex is sorted by neighbour, so the arcs are found by
-    binary search in the smaller of the two rows, not by listing it."""
-    ar = g.arrays
-    a0, a1, b0, b1 = (int(x) for x in ar.indptr[[a, a + 1, b, b + 1]])
-    flip = a1 - a0 > b1 - b0
-    far, start, end = (a, b0, b1) if flip else (b, a0, a1)  # search the shorter row
-    lo = bisect_left(ar.nbr, far, start, end)
-    hi = bisect_right(ar.nbr, far, lo, end)
-    return [(e, fwd != flip) for e, fwd in zip(ar.arc_edge[lo:hi].tolist(), ar.fwd[lo:hi].tolist())]
 
 
 class ResolvedClaim(NamedTuple):
@@ -148,7 +132,7 @@ class Evidence:
         if s in g and o in g:  # step edges between the two
             a, b = g.vertex(s), g.vertex(o)
             wanted = {(prop, swapped) for prop, swapped in variants}
-            out += [g.edge_statement(e) for e, fwd in arcs_between(g, a, b)
+            out += [g.edge_statement(e) for e, fwd in g.arcs_between(a, b)
                     if (g.edge_property(e), not fwd) in wanted]
         for prop, swapped in variants:  # class edges type the nodes; they are statements too
             a_, b_ = (o, s) if swapped else (s, o)

@@ -26,7 +26,7 @@ through the value's precision, which is not a property of its mentions alone).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Literal, NamedTuple, overload
+from typing import TYPE_CHECKING, Literal, NamedTuple, cast, overload
 
 from chaingraph.scoring.claims import ResolvedClaim, resolve_claim
 from chaingraph.scoring.routes import ClaimedRoute, shortest_path, shortest_path_few
@@ -35,8 +35,9 @@ if TYPE_CHECKING:
     from chaingraph.scoring.scorer import TaskScorer
     from chaingraph.trajectory import ClaimEvent, Trajectory
 
-__all__ = ["ClaimRecord", "Detail", "Entry", "ItemClaims", "Key", "asserted", "claimed_route", "entry",
-           "index", "item_claims", "key", "linked", "make_record", "mention", "named", "node_id", "read"]
+__all__ = ["ClaimRecord", "Detail", "Entry", "ItemClaims", "Key", "RouteStep", "asserted", "claimed_route",
+           "entry", "index", "item_claims", "key", "linked", "make_record", "mention", "named", "node_id",
+           "read"]
 
 #: the mentions of an item claim: subject, relation, object, direction, anchor
 Key = tuple[str, str, "str | None", str, "str | None"]
@@ -197,7 +198,11 @@ def mention(sc: TaskScorer, text: str) -> int:
             else:
                 m = sc._matches[ent] if ent in sc._matches else sc._match(ent)
                 node = ent if m is None else m[0]
-            got = node_id(sc, node)
+            got = sc._node_ids.get(node)
+            if got is None:  # node_id, inlined: most mentions seen first are one-off entities
+                got = sc._node_ids[node] = len(sc._node_names)
+                sc._node_names.append(node)
+                sc._end_count.append(0)
         sc._mentions[text] = got
     return got
 
@@ -209,65 +214,80 @@ def index(sc: TaskScorer, ev: ClaimEvent, mentions: Key, record: ClaimRecord | N
     out without building the record when every mention resolves. Each new entry counts its
     ends (``sc._end_count``, see :func:`claimed_route`)."""
     if record is not None:
-        return _add(sc, mentions, entry(sc, record))
+        return _add(sc, mentions, *_record_entry(sc, record))
     subject, relation, obj_mention, direction, anchor_mention = mentions
     known = sc._mentions
-    first = known.get(subject) or mention(sc, subject)
-    second = known.get(obj_mention) or mention(sc, obj_mention)  # type: ignore[arg-type]
+    first = known.get(subject)
+    if first is None:
+        first = mention(sc, subject)
+    second = known.get(obj_mention)  # type: ignore[arg-type]
+    if second is None:
+        second = mention(sc, obj_mention)  # type: ignore[arg-type]
     prop = sc._relation_ids.get(relation)
     if prop is None:
         assert sc.resolver is not None and sc.relations is not None
         pid = sc.resolver.relation(relation)[0]
         prop = sc._relation_ids[relation] = () if pid is None else sc.relations.orient(pid)
-    anchor = -1 if anchor_mention is None else known.get(anchor_mention) or mention(sc, anchor_mention)
+    anchor = -1 if anchor_mention is None else known.get(anchor_mention)
+    if anchor is None:
+        anchor = mention(sc, anchor_mention)  # type: ignore[arg-type]
     if not first or not prop or not second or not anchor:
         # some mention stays unresolved: the record says what follows
-        return _add(sc, mentions, entry(sc, make_record(sc, ev)))
+        return _add(sc, mentions, *_record_entry(sc, make_record(sc, ev)))
     names, vbit = sc._node_names, sc._vbit
     a, b = names[first], names[second]
     bits = vbit.get(a, 0) | vbit.get(b, 0) | (vbit.get(names[anchor], 0) if anchor > 0 else 0)
-    p, swapped = prop  # Relations.orient of the property
-    # the statement is subject-first unless backward xor an inverse (Relations.key); its
-    # mapped form keeps that order (when a is b, either way round)
-    mapped = (a, p, b) if (direction == "forward") != swapped else (b, p, a)
-    return _add(sc, mentions, bits | sc._ebit.get(mapped, 0) | (first | second << 32) << sc._hshift)
+    if a in vbit and b in vbit:  # a reference statement has both ends among the reference nodes
+        p, swapped = prop  # Relations.orient of the property
+        # the statement is subject-first unless backward xor an inverse (Relations.key); its
+        # mapped form keeps that order (when a is b, either way round)
+        mapped = (a, p, b) if (direction == "forward") != swapped else (b, p, a)
+        bits |= sc._ebit.get(mapped, 0)
+    return _add(sc, mentions, bits, first, second)
 
 
-def _add(sc: TaskScorer, mentions: Key, got: Entry) -> Entry:
-    """Keep a new entry with the claim's number; count its ends, and give the linked bits
-    to it and to an entry it links (:func:`linked`)."""
-    got |= len(sc._index) << sc._hshift + 64
+def _record_entry(sc: TaskScorer, rec: ClaimRecord) -> tuple[int, int, int]:
+    """:func:`entry` of a record as its bits and its ends' numbers (what :func:`_add` takes)."""
+    got = entry(sc, rec)
     ends = got >> sc._hshift
-    first, second = ends & _NODE, ends >> 32 & _NODE
+    return got & sc._low, ends & _NODE, ends >> 32 & _NODE
+
+
+def _add(sc: TaskScorer, mentions: Key, bits: int, first: int, second: int) -> Entry:
+    """Keep a new entry (its ``bits`` and its ends' numbers) with the claim's number; count
+    its ends, and give the linked bits to it and to an entry it links (:func:`linked`)."""
+    index = sc._index
+    got = bits | (first | second << 32 | len(index) << 64) << sc._hshift
     if first != second:  # not a loop (nor no statement: both 0)
-        count, sole = sc._end_count, sc._sole
+        count = sc._end_count
         for x in (first, second):
-            count[x] += 1
-            if count[x] == 1:
-                sole[x] = mentions
-            elif count[x] == 2 and x in sole:  # the entry that had x alone may be linked now
-                other = sole.pop(x)
-                was = sc._index[other]
+            n = count[x] = count[x] + 1
+            if n == 1:
+                sc._sole[x] = mentions
+            elif n == 2 and x in sc._sole:  # the entry that had x alone may be linked now
+                other = sc._sole.pop(x)
+                was = index[other]
                 ends_ = was >> sc._hshift
                 if count[ends_ & _NODE] > 1 and count[ends_ >> 32 & _NODE] > 1:
-                    sc._index[other] = was | linked(sc, was)
+                    index[other] = was | linked(sc, was)
                     sc._flips += 1
         if count[first] > 1 and count[second] > 1:
             got |= linked(sc, got)
-    sc._index[mentions] = got
+    index[mentions] = got
     return got
 
 
 def read(sc: TaskScorer, traj: Trajectory, records: list[int] | None = None,
-         asserted: dict[int, str | None] | None = None) -> int | None:
+         asserted: dict[int, str | None] | None = None, entries: list[Entry] | None = None) -> int | None:
     """What ``traj`` claims and asserts, as bits of ``sc``'s reference (``None`` when a claim
     states a value: the general path reads those): bit ``i`` for ``sc._v_req[i]`` named,
     bit ``len(v_req) + j`` for ``sc._e_req[j]`` claimed (ends mapped onto reference nodes),
     and from bit ``sc._tshift`` the or-ed :func:`linked` bits of the claims. One
     dictionary look-up per claim, no container kept per item. With ``records``, the claims'
     record ids are appended to it (what
-    :class:`ItemClaims` reads), and with ``asserted``, the entity of every assertion by
-    event."""
+    :class:`ItemClaims` reads), with ``asserted``, the entity of every assertion by
+    event, and with ``entries``, every claim's entry in event order (what
+    :func:`claimed_route` reads instead of looking each up again)."""
     get = sc._index.get
     bits = 0
     full = records is not None
@@ -286,6 +306,8 @@ def read(sc: TaskScorer, traj: Trajectory, records: list[int] | None = None,
                 if got is None:
                     got = index(sc, ev, mentions, rec)
             bits |= got
+            if entries is not None:
+                entries.append(got)
         elif ev.kind == "assert":
             mention = ev.entity
             if asserted is not None:
@@ -302,7 +324,9 @@ def read(sc: TaskScorer, traj: Trajectory, records: list[int] | None = None,
             records.clear()
         if asserted is not None:
             asserted.clear()
-        return read(sc, traj, records, asserted)
+        if entries is not None:
+            entries.clear()
+        return read(sc, traj, records, asserted, entries)
     return bits & sc._low  # the or-ed ends above are nothing
 
 
@@ -325,7 +349,8 @@ def asserted(sc: TaskScorer, traj: Trajectory) -> dict[int, str | None]:
             if ev.kind == "assert"}
 
 
-def claimed_route(sc: TaskScorer, traj: Trajectory, c: int) -> ClaimedRoute | None:
+def claimed_route(sc: TaskScorer, traj: Trajectory, c: int,
+                  entries: Sequence[Entry] | None = None) -> ClaimedRoute | None:
     """:func:`~chaingraph.scoring.routes.claimed_route` over the claims of an item
     :func:`read` read (their entries are in the index) that serve component
     ``c`` (or none), from its reference route's start to its target; ``None`` also when
@@ -340,18 +365,27 @@ def claimed_route(sc: TaskScorer, traj: Trajectory, c: int) -> ClaimedRoute | No
     item's one-off wrong claim touches the anchor that way; without it many items are seen
     to have no route before any search). Items whose route is made of the same
     claims at the same events (with the same sources) share one :class:`ClaimedRoute` (kept
-    by the task's scorer)."""
+    by the task's scorer). ``entries``: what :func:`read` gave of the item's claims (else
+    they are looked up again)."""
     shift, flag = sc._hshift, sc._linked_bit
     at: list[int] = []  # the events of the claims kept
     kept: list[Entry] = []  # their entries
     ends_kept: list[tuple[int, int]] = []
     seen = 0  # the or-ed entries of the claims kept: which route ends they touch
     other = False  # does a claim kept state what the reference route does not?
-    component, events, own, index = sc._ids[c], traj.events, sc._route_emask[c], sc._index
+    component, events, own = sc._ids[c], traj.events, sc._route_emask[c]
+    if entries is None:
+        index = sc._index
+        entries = [index[(ev.subject, ev.relation, ev.object, ev.direction, ev.anchor)]
+                   for ev in events if ev.kind == "claim"]
+    k = -1
     for i, ev in enumerate(events):
-        if ev.kind != "claim" or (ev.component is not None and ev.component != component):
+        if ev.kind != "claim":
             continue
-        got = index[(ev.subject, ev.relation, ev.object, ev.direction, ev.anchor)]
+        k += 1
+        got = entries[k]
+        if ev.component is not None and ev.component != component:
+            continue
         # not linked: no statement, a loop, or a leaf (an end only this entry has; a route's
         # start and target count 2 from the start: they are never leaves)
         if not got & flag:
@@ -383,18 +417,55 @@ def claimed_route(sc: TaskScorer, traj: Trajectory, c: int) -> ClaimedRoute | No
     route = known.get(whole)
     if route is not None:
         return route
-    records, evs = sc._records, [events[at[j]] for j in used]
-    recs = [records.get(key(ev)) or make_record(sc, ev) for ev in evs]  # type: ignore[arg-type]
     steps: list[tuple[str, Literal["forward", "backward"]]] = []
-    for n, rec in enumerate(recs):
-        mapped = rec.mapped
-        assert mapped is not None
+    made: list[ResolvedClaim] = []
+    premises: list[str] = []
+    cache = sc._route_steps
+    for n, j in enumerate(used):
+        ev = cast("ClaimEvent", events[at[j]])  # a claim: read() indexed it
+        number = kept[j] >> shift + 64
+        step = cache.get(number)
+        if step is None:
+            ends = kept[j] >> shift
+            step = cache[number] = _route_step(sc, ev, names[ends & _NODE], names[ends >> 32 & _NODE])
+        subj, obj, prop, statement, anchor, problems, p, subject, premise = step
+        made.append(ResolvedClaim(at[j], subj, obj, prop, None, statement, ev.source, anchor, ev.component,
+                                  problems))
         # the walk nodes[n] -> nodes[n+1] is forward when nodes[n] is the statement's subject
-        steps.append((mapped[1], "forward" if mapped[0] == nodes[n] else "backward"))
-    premises = tuple(rec.ends[0] for rec in recs)  # type: ignore[index]
-    made = tuple(_claim(at[j], rec, ev) for j, rec, ev in zip(used, recs, evs))  # type: ignore[arg-type]
-    route = known[whole] = ClaimedRoute(nodes, tuple(steps), made, premises)
+        steps.append((p, "forward" if subject == nodes[n] else "backward"))
+        premises.append(premise)
+    route = known[whole] = ClaimedRoute(nodes, tuple(steps), tuple(made), tuple(premises))
     return route
+
+
+#: what a claim on a claimed route is as a step (records._route_step)
+RouteStep = tuple[str | None, str | None, str | None, "tuple[str, str, str] | None", str | None,
+                  tuple[str, ...], str, str, str]
+
+
+def _route_step(sc: TaskScorer, ev: ClaimEvent, first: str, second: str) -> RouteStep:
+    """A linked claim (its ends mapped onto ``first`` and ``second``) as a step of a claimed
+    route, kept per claim by the task's scorer: the fields of its :class:`ResolvedClaim` that
+    its mentions decide (premise, conclusion, property, statement, anchor, problems), its
+    statement's property, the mapped end that is the statement's subject, and its premise
+    (``first``). Made from the mentions without the claim's record, which the route never
+    needs whole (named nodes, aliases, notes), unless a mention does not resolve (the record
+    then says why)."""
+    resolver, rel = sc.resolver, sc.relations
+    assert resolver is not None and rel is not None and ev.object is not None
+    anchor = None if ev.anchor is None else resolver.entity(ev.anchor)[0]
+    subj, obj = resolver.entity(ev.subject)[0], resolver.entity(ev.object)[0]
+    prop = resolver.relation(ev.relation)[0]
+    if subj is None or obj is None or prop is None or (ev.anchor is not None and anchor is None):
+        rec = sc._records.get(key(ev)) or make_record(sc, ev)
+        assert rec.mapped is not None and rec.ends is not None
+        return (rec.premise, rec.conclusion, rec.property, rec.statement, rec.anchor, rec.problems,
+                rec.mapped[1], rec.mapped[0], rec.ends[0])
+    p, swapped = rel.orient(prop)
+    # Relations.key of the claim in its direction: subject-first unless backward xor an inverse
+    subject_first = (ev.direction == "forward") != swapped
+    statement = (subj, p, obj) if subject_first else (obj, p, subj)
+    return subj, obj, prop, statement, anchor, (), p, first if subject_first else second, first
 
 
 class ItemClaims(Sequence[ResolvedClaim]):

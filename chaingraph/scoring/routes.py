@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TypeVar
 
 from chaingraph.patterns import PathPattern, PatternResult, Step, TypeConstraint, ValueConstraint, evaluate
-from chaingraph.scoring.claims import Evidence, ResolvedClaim, arcs_between
+from chaingraph.scoring.claims import Evidence, ResolvedClaim
 from chaingraph.scoring.reference import Route, make_route
 
 if TYPE_CHECKING:
@@ -273,7 +273,7 @@ class RouteJudge:
             return None
         vb = g.vertex(b)
         want = rel.key(a, prop, b) if way == "forward" else rel.key(b, prop, a)
-        for e, a_first in arcs_between(g, va, vb):  # a_first: the statement's subject is a
+        for e, a_first in g.arcs_between(va, vb):  # a_first: the statement's subject is a
             p = g.edge_property(e)
             s, o = (a, b) if a_first else (b, a)
             if rel.key(s, p, o) == want:

@@ -40,6 +40,7 @@ from chaingraph.scoring.records import (
     ItemClaims,
     Key,
     Named,
+    RouteStep,
     asserted,
     claimed_route,
     item_claims,
@@ -128,6 +129,7 @@ class TaskScorer:
         self._records: dict[Key, ClaimRecord] = {}  # claim mentions -> their record for this task
         self._record_list: list[ClaimRecord] = []  # by id
         self._claimed_routes: dict[tuple[object, ...], ClaimedRoute] = {}  # see ItemClaims.route
+        self._route_steps: dict[int, RouteStep] = {}  # claim number -> records._route_step
         # the verdicts of items, one tuple per distinct list (its routes and verdicts are shared)
         self._verdict_lists: dict[tuple[int, ...], Verdicts] = {}
         self._asserted: dict[str, Named] = {}
@@ -144,6 +146,7 @@ class TaskScorer:
         self._known = self._default_aliases() if type(self.alias_judge) is DefaultJudge else None
         # the claim index (records.index) and the bits it speaks in (records.read)
         self._index: dict[Key, Entry] = {}
+        self._entries: list[Entry] = []  # the entries of the claims of the item coverage() reads
         self._node_ids: dict[str, int] = {}  # records.node_id
         self._mentions: dict[str, int] = {}  # records.mention
         # relation mention -> Relations.orient of its property (() : none)
@@ -368,7 +371,9 @@ def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True,
     ``claims``: the caller will read every claim and assertion, so read them on the way)."""
     records: list[int] | None = [] if claims else None
     asserted_: dict[int, str | None] | None = {} if claims else None
-    bits = read(sc, traj, records, asserted_)
+    entries = sc._entries  # the scorer's one list, refilled by every read
+    entries.clear()
+    bits = read(sc, traj, records, asserted_, entries)
     if bits is None:  # a claim of a value: the general path
         return _general(sc, traj, alternatives)
     routes: Sequence[Route] = sc.reference.routes
@@ -382,7 +387,7 @@ def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True,
         mask = sc._route_emask[c]
         if bits & mask == mask or touches >> 2 * c & 3 != 3 or not other >> c & 1:
             continue
-        found = claimed_route(sc, traj, c)
+        found = claimed_route(sc, traj, c, entries)
         if found is None:
             continue
         known, rid = sc._adjudged[c], id(found)  # found is kept by the scorer (_claimed_routes)

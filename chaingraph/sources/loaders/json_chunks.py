@@ -46,7 +46,13 @@ from chaingraph.progress import Progress
 from chaingraph.sources.loaders import json_dump
 from chaingraph.sources.loaders.common import LineGuard, loaded_bytes
 from chaingraph.sources.loaders.compression import RawCounter, read_blocks
-from chaingraph.sources.loaders.json_dump import EntityRows, describe_bad_line, parse_line, unreadable
+from chaingraph.sources.loaders.json_dump import (
+    EntityRows,
+    describe_bad_line,
+    parse_line,
+    plain_text,
+    unreadable,
+)
 from chaingraph.store import Store
 
 __all__ = ["CHUNK_BYTES", "PARALLEL_BYTES", "PARSE_WORKERS", "ChunkResult", "Part", "default_workers",
@@ -64,15 +70,18 @@ _TOTALS = ("entities", "properties", "statements", "qualifiers", "references")
 
 @dataclass
 class Part:
-    """Rows of consecutive entities of one chunk, none of them twice: each table as Arrow
-    IPC bytes (what crosses to the main process in one copy) and without
-    ``statement_sources``, which the main process derives from ``statements``."""
+    """Rows of consecutive entities of one chunk, none of them twice: each table as the
+    Arrow IPC bytes of its pieces (what crosses to the main process in one copy;
+    :meth:`EntityRows.pieces`) and without ``statement_sources``, which the main process
+    derives from ``statements``."""
 
-    tables: dict[str, bytes]
+    tables: dict[str, list[bytes]]
     ids: set[str]
     totals: dict[str, int]
     #: the snak tables whose keys do not repeat within the part
     unique: set[str] = field(default_factory=set)
+    #: every statement id starts with its subject's id (:attr:`EntityRows.prefixed`)
+    prefixed: bool = True
 
 
 @dataclass
@@ -85,9 +94,8 @@ class ChunkResult:
 
 def _part(rows: EntityRows) -> Part:
     unique = rows.unique(statements=False)  # statement ids: counted per batch (_Merged.unique)
-    tables = rows.tables()
-    tables.pop("statement_sources", None)
-    return Part({name: _ipc(table) for name, table in tables.items()}, rows.ids, rows.totals(), unique)
+    return Part({name: [_ipc(t) for t in pieces] for name, pieces in rows.pieces().items()}, rows.ids,
+                rows.totals(), unique, rows.prefixed)
 
 
 def _ipc(table: pa.Table) -> bytes:
@@ -108,10 +116,11 @@ def parse_chunk(data: bytes, first_line: int, source_id: str, *, stop_at_bad: bo
     if data.endswith(b"\n"):
         lines.pop()
     rows = EntityRows(source_id)  # a chunk is one batch's part, whatever its size
+    plain = plain_text(data)  # what parse_line would look for in every line, looked for once
     out = ChunkResult()
     for i, line in enumerate(lines):
         try:
-            entity = parse_line(line)
+            entity = parse_line(line, plain=plain)
             if entity is not None:
                 if entity.get("id") in rows.ids:  # a second copy: the parts keep the order
                     out.parts.append(_part(rows))
@@ -229,21 +238,31 @@ class _Merged:
         self.ids: set[str] = set()
         self.statements = 0
         self.statement_ids: pa.ChunkedArray | None = None
+        self.prefixed = True
 
     def add(self, part: Part) -> None:
         self.parts.append(part)
+        self.prefixed = self.prefixed and part.prefixed
         self.ids |= part.ids
         self.statements += part.totals["statements"]
 
-    def tables(self) -> dict[str, pa.Table]:
-        names = {name for part in self.parts for name in part.tables}
-        out = {name: pa.concat_tables([_table(p.tables[name]) for p in self.parts if name in p.tables])
-               for name in names}
-        if "statements" in out:
-            ids = out["statements"]["statement_id"]
-            out["statement_sources"] = pa.table({
-                "statement_id": ids, "source_id": pa.nulls(len(ids), pa.string()).fill_null(self.source_id)})
-        self.statement_ids = ids if "statements" in out else None
+    def tables(self) -> dict[str, list[pa.Table]]:
+        """The parts' pieces of each table, those with the same columns as one table."""
+        out: dict[str, list[pa.Table]] = {}
+        for name in {name for part in self.parts for name in part.tables}:
+            groups: dict[pa.Schema, list[pa.Table]] = {}
+            for part in self.parts:
+                for data in part.tables.get(name, ()):
+                    table = _table(data)
+                    groups.setdefault(table.schema, []).append(table)
+            out[name] = [pa.concat_tables(group) for group in groups.values()]
+        statements = out.get("statements", [])
+        self.statement_ids = pa.chunked_array([c for t in statements for c in t["statement_id"].chunks],
+                                              pa.string()) if statements else None
+        if self.statement_ids is not None:
+            ids = self.statement_ids
+            out["statement_sources"] = [pa.table({
+                "statement_id": ids, "source_id": pa.nulls(len(ids), pa.string()).fill_null(self.source_id)})]
         return out
 
     def unique(self) -> set[str]:
@@ -279,7 +298,7 @@ def load_chunks(path: str | Path, stream: IO[bytes], counter: RawCounter, store:
     of :class:`~chaingraph.sources.loaders.common.FileReport`."""
     totals = dict.fromkeys(_TOTALS, 0)
     pool = _Pool(default_workers(path) if workers is None else workers, source_id, stop_at_bad=not guard.skip)
-    writer = json_dump._Writer(store)
+    writer = json_dump._Writer(store, store.bulk_load())
     batch = _Merged(source_id)
 
     def submit() -> None:

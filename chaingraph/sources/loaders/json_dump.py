@@ -6,8 +6,9 @@ tuples (no per-statement model objects on the hot path) on worker processes
 (:mod:`~chaingraph.sources.loaders.json_chunks`), and a writer thread inserts each batch
 (Arrow tables of about :data:`BULK_ROWS` statements, one transaction each) while the next
 is parsed. What is in memory at once is bounded, whatever the size of the dump: the
-statement tables have no primary-key index to grow (:meth:`Store.write_arrow` keeps their
-keys with an anti-join per batch).
+statement tables have no primary-key index to grow, and a batch is written without reading
+what the earlier ones wrote when no key of it can be there yet (:meth:`Store.bulk_load`;
+otherwise :meth:`Store.write_arrow` keeps the keys with an anti-join per batch).
 
 ``row_at_a_time`` is the loader as it was: parsed in this process, small batches. The
 store is the same either way.
@@ -37,10 +38,11 @@ from __future__ import annotations
 
 import json
 import queue
+import re
 import threading
 import time
 import zlib
-from collections.abc import Collection
+from collections.abc import Collection, Mapping, Sequence
 from contextlib import closing, suppress
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -55,10 +57,11 @@ from chaingraph.progress import Progress
 from chaingraph.sources.loaders.common import FileReport, LineGuard, coordinate_digits, loaded_bytes
 from chaingraph.sources.loaders.compression import RawCounter, dump_date, open_dump, read_blocks
 from chaingraph.store import ARROW_TYPES, TABLE_COLUMNS, Store, snak_hash_columns
+from chaingraph.store_load import BulkLoad, whole
 from chaingraph.values import VALUE_COLUMNS, value_columns, value_from_json
 
 __all__ = ["EntityRows", "datavalue_columns", "describe_bad_line", "load_json_dump", "parse_line",
-           "unreadable"]
+           "plain_text", "unreadable"]
 
 _EMPTY = (None,) * (len(VALUE_COLUMNS) - 2)
 _ENTITY_KIND = {"Q": "item", "P": "property", "L": "lexeme"}
@@ -145,10 +148,12 @@ def _aliases(aliases: Any) -> list[str] | None:
     return None
 
 
-def parse_line(line: bytes) -> dict[str, Any] | None:
+def parse_line(line: bytes, *, plain: bool = False) -> dict[str, Any] | None:
     """One dump line as an entity object, or ``None`` for ``[``, ``]`` and blank lines.
 
     Raises ``ValueError`` (JSON errors included) for a line that is not an entity.
+    ``plain`` says the caller found that the text holds neither a run of 19 digits nor a
+    ``\\udXXX`` escape (:func:`plain_text`, for many lines at once), so neither is looked for.
     """
     text = line.strip()
     if text.endswith(b","):
@@ -156,12 +161,12 @@ def parse_line(line: bytes) -> dict[str, Any] | None:
     if not text or text in (b"[", b"]"):
         return None
     try:
-        entity = _loads(text)
+        entity = _loads(text, plain=plain)
     except RecursionError:
         raise InvalidInput("JSON nested too deeply for Python's parser (about 1,000 levels)") from None
     if not isinstance(entity, dict):
         raise InvalidInput(f"expected an entity object, found a JSON {type(entity).__name__}")
-    if lone_surrogate(text, entity):
+    if not plain and lone_surrogate(text, entity):
         raise InvalidInput("a string holds a lone UTF-16 surrogate escape (\\ud800-\\udfff without its "
                            "pair), which is not text")
     return entity
@@ -171,9 +176,21 @@ def parse_line(line: bytes) -> dict[str, Any] | None:
 #: would read as a float (a scan for it after ``translate`` is 10x faster than a regex)
 _DIGITS_AS_ZEROS = bytes.maketrans(b"123456789", b"000000000")
 _LONG_DIGITS = b"0" * 19
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")  # as chaingraph.files looks for one
 
 
-def _loads(text: bytes) -> Any:
+def plain_text(text: bytes) -> bool:
+    """Whether ``text`` (lines of a dump) holds neither a run of 19 digits (an integer orjson
+    may not read as ``json`` does) nor a ``\\udXXX`` escape (maybe a lone surrogate):
+    :func:`parse_line` ``plain``.
+
+    >>> plain_text(b'{"a": 12}'), plain_text(b'{"a": 1234567890123456789}'), plain_text(b'"\\\\udc00"')
+    (True, False, False)
+    """
+    return _LONG_DIGITS not in text.translate(_DIGITS_AS_ZEROS) and _SURROGATE_ESCAPE.search(text) is None
+
+
+def _loads(text: bytes, *, plain: bool = False) -> Any:
     """``json.loads`` of one line, through orjson (several times faster) when that gives
     the same objects: orjson rejects what only Python's parser reads (NaN, Infinity, numbers
     past a double, lone surrogate escapes, nesting past 1,024 levels), and those lines go to
@@ -183,7 +200,7 @@ def _loads(text: bytes) -> Any:
     >>> _loads(b'{"a": 1, "a": 2, "n": 123456789012345678901}'), _loads(b'[NaN]')
     ({'a': 2, 'n': 123456789012345678901}, [nan])
     """
-    if _LONG_DIGITS not in text.translate(_DIGITS_AS_ZEROS):
+    if plain or _LONG_DIGITS not in text.translate(_DIGITS_AS_ZEROS):
         # orjson refuses some lines json reads (NaN, 1e400, lone surrogates, deep nesting):
         # json decides those, and raises the error the loader reports for a bad line
         with suppress(orjson.JSONDecodeError):
@@ -212,6 +229,9 @@ class EntityRows:
         self.n_entities = 0
         self.n_statements = 0
         self.ids: set[str] = set()  # entities of this batch; the store replaces earlier copies
+        #: every statement id starts with its subject's id and ``$``, any case (Wikidata's
+        #: form; :class:`~chaingraph.store_load.BulkLoad` then skips the key check)
+        self.prefixed = True
 
     def _lists(self) -> list[list[Any]]:
         return [self.entities, self.properties, *self.item_columns, self.statements, self.qualifiers,
@@ -242,6 +262,7 @@ class EntityRows:
         ids, subjects, props, ranks, kinds, objects = self.item_columns
         statements, qualifiers, refs = self.statements, self.qualifiers, self.reference_snaks
         n_refs = n_statements = 0
+        prefix, width = ident + "$", len(ident) + 1
         seen_properties, seen_values, entity_kind = _SEEN_PROPERTIES, _SEEN_VALUES, _ENTITY_KIND
         for group in claims.values():
             for st in group:
@@ -249,6 +270,8 @@ class EntityRows:
                 if not isinstance(sid, str) or "$" not in sid:
                     raise InvalidInput(f"entity {ident}: statement id {sid!r} is not of the form "
                                        f"{ident}$GUID")
+                if not sid.startswith(prefix) and sid[:width].upper() != prefix:
+                    self.prefixed = False
                 rank = st.get("rank", "normal")
                 if rank not in RANKS:
                     raise InvalidInput(f"statement {sid}: rank {rank!r} is not preferred/normal/deprecated")
@@ -307,7 +330,19 @@ class EntityRows:
 
     def tables(self) -> dict[str, pa.Table]:
         """The batch as Arrow tables named and typed like the store's tables."""
-        out = {name: _rows_table(name, rows) for name, rows in (
+        out = whole(self.pieces())
+        if "statements" in out:
+            statements = out["statements"]
+            out["statement_sources"] = pa.table({
+                "statement_id": statements["statement_id"],
+                "source_id": pa.array([self.source_id] * statements.num_rows, pa.string())})
+        return out
+
+    def pieces(self) -> dict[str, list[pa.Table]]:
+        """:meth:`tables` without ``statement_sources``, and ``statements`` in two pieces
+        with columns of their own: the entity-valued ones (no value column but ``object``
+        and ``value_type``), and the rest."""
+        out = {name: [_rows_table(name, rows)] for name, rows in (
             ("entities", self.entities), ("properties", self.properties), ("qualifiers", self.qualifiers),
             ("reference_snaks", self.reference_snaks)) if rows}
         names = ("statement_id", "subject", "property", "rank", "value_type", "object")
@@ -318,11 +353,7 @@ class EntityRows:
         if self.statements:
             parts.append(_rows_table("statements", self.statements))
         if parts:
-            statements = _conform(parts, TABLE_COLUMNS["statements"])
-            out["statements"] = statements
-            out["statement_sources"] = pa.table({
-                "statement_id": statements["statement_id"],
-                "source_id": pa.array([self.source_id] * statements.num_rows, pa.string())})
+            out["statements"] = parts
         return out
 
     def totals(self) -> dict[str, int]:
@@ -373,17 +404,11 @@ def _rows_table(table: str, rows: list[tuple[Any, ...]]) -> pa.Table:
     return pa.table({c: pa.array(col, _arrow_type(c)) for c, col in zip(columns, zip(*rows))})
 
 
-def _conform(parts: list[pa.Table], columns: list[str]) -> pa.Table:
-    """Concatenate tables with different column subsets (missing columns are NULL)."""
-    full = [pa.table({c: t[c] if c in t.column_names else pa.nulls(t.num_rows, _arrow_type(c))
-                      for c in columns}) for t in parts]
-    return pa.concat_tables(full) if len(full) > 1 else full[0]
-
-
 class _Batch(Protocol):
     ids: set[str]
+    prefixed: bool
 
-    def tables(self) -> dict[str, pa.Table]: ...
+    def tables(self) -> Mapping[str, pa.Table | Sequence[pa.Table]]: ...
 
     def unique(self) -> Collection[str]: ...
 
@@ -392,8 +417,8 @@ class _Writer:
     """Writes batches on a second thread, so DuckDB (which releases the GIL) inserts one
     batch while the next is parsed. Errors surface on the next :meth:`submit`/:meth:`drain`."""
 
-    def __init__(self, store: Store) -> None:
-        self.store = store
+    def __init__(self, store: Store, load: BulkLoad | None = None) -> None:
+        self.store, self.load = store, load
         self.pending: queue.Queue[_Batch | None] = queue.Queue(maxsize=1)
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, name="chaingraph-write", daemon=True)
@@ -405,8 +430,12 @@ class _Writer:
             try:
                 if rows is None:
                     return
+                if self.error is None and self.load is not None:
+                    self.load.write(rows.tables(), replace=rows.ids, unique=rows.unique(),
+                                    prefixed=rows.prefixed)
+                elif self.error is None:
+                    self.store.write_arrow(whole(rows.tables()), replace=rows.ids, unique=rows.unique())
                 if self.error is None:
-                    self.store.write_arrow(rows.tables(), replace=rows.ids, unique=rows.unique())
                     self.store.release_cache()  # a store file's written blocks: memory stays flat
             except BaseException as exc:
                 self.error = exc

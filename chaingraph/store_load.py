@@ -1,0 +1,178 @@
+"""A dump load's writes, batch after batch, at a cost that does not grow with the store.
+
+:meth:`Store.write_arrow` keeps the statement tables' keys (they have no primary-key index,
+:data:`~chaingraph.store_schema.INDEXLESS`) with an anti-join of each batch against the
+table, and finds the batch's entities the store already holds with a scan of the entity
+tables: each batch reads the whole of what came before, so a dump's load is quadratic in
+its size and DuckDB's working memory grows with it. A :class:`BulkLoad`
+(:meth:`Store.bulk_load`) writes the same rows without either, when it can show that no
+key of a batch can be in the store already:
+
+* every key the statement tables held when the load began is its entity's: each statement
+  has an id of its subject's form (below) and an entity (or property) row for its subject,
+  and each qualifier, reference and provenance row its statement (one pass over the tables
+  per load; an empty store passes at once), and
+* every statement id of every batch so far starts with its subject's id and ``$``, as
+  Wikidata's do (``Q42$…``, any case): two entities then never share a statement id, so
+  a statement's key can only be in the store if its entity is, and
+* the entities the store already holds are found by the entity tables' own primary-key
+  index (``INSERT … ON CONFLICT DO NOTHING RETURNING``), not by a scan: those (an entity
+  repeated in a dump, or loaded before) lose what the store holds of them first, as
+  ``replace`` does (which does read the statement tables, for those entities only).
+
+A load that cannot show it — into a store with other keys, or a batch with a statement id
+of another entity's form — writes each batch with :meth:`Store.write_arrow` from then on.
+The store is the same either way.
+
+>>> import pyarrow as pa
+>>> from chaingraph.store import Store
+>>> s = Store()
+>>> def batch(label, objects):
+...     return {"entities": pa.table({"id": ["Q1"], "label": [label]}),
+...             "statements": pa.table({"statement_id": [f"Q1${o}" for o in objects],
+...                 "subject": ["Q1"] * len(objects), "property": ["P31"] * len(objects),
+...                 "rank": ["normal"] * len(objects), "snaktype": ["value"] * len(objects),
+...                 "value_type": ["item"] * len(objects), "object": objects})}
+>>> load = s.bulk_load()
+>>> load.write(batch("first", ["Q5", "Q6"]), replace={"Q1"}, prefixed=True)
+>>> load.write(batch("second", ["Q7"]), replace={"Q1"}, prefixed=True)  # Q1 again: the last copy wins
+>>> s.entity_labels(["Q1"]), [e.object for e in s.edges(subject="Q1")], load.checked
+({'Q1': 'second'}, ['Q7'], 0)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from contextlib import suppress
+from typing import TYPE_CHECKING
+
+import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from chaingraph.errors import StoreError
+from chaingraph.store_schema import INDEXLESS, TABLE_COLUMNS
+
+if TYPE_CHECKING:
+    from chaingraph.store import Store
+
+__all__ = ["BulkLoad", "whole"]
+
+_ENTITY_TABLES = ("entities", "properties")
+
+
+#: whether the store holds a row whose key a batch could repeat without its entity being
+#: found first: a statement whose id is not of its subject's form or whose subject has no
+#: entity (or property) row, or a qualifier, reference or provenance row without its statement
+_LOOSE_KEYS = """
+SELECT EXISTS (FROM statements s
+               WHERE upper(left(s.statement_id, length(s.subject) + 1)) <> s.subject || '$'
+                  OR (NOT EXISTS (FROM entities e WHERE e.id = s.subject)
+                      AND NOT EXISTS (FROM properties p WHERE p.id = s.subject)))
+    OR EXISTS (FROM qualifiers q WHERE NOT EXISTS (FROM statements s WHERE s.statement_id = q.statement_id))
+    OR EXISTS (FROM reference_snaks r
+               WHERE NOT EXISTS (FROM statements s WHERE s.statement_id = r.statement_id))
+    OR EXISTS (FROM statement_sources ss
+               WHERE NOT EXISTS (FROM statements s WHERE s.statement_id = ss.statement_id))
+"""
+
+
+def whole(tables: Mapping[str, pa.Table | Sequence[pa.Table]]) -> dict[str, pa.Table]:
+    """Tables given in pieces with columns of their own, each as one table (a column a
+    piece lacks is NULL there).
+
+    >>> t = whole({"statements": [pa.table({"a": ["x"]}), pa.table({"a": ["y"], "b": [1]})]})
+    >>> t["statements"].to_pydict()
+    {'a': ['x', 'y'], 'b': [None, 1]}
+    """
+    out = {}
+    for name, data in tables.items():
+        if isinstance(data, pa.Table):
+            out[name] = data
+        elif len(data) == 1:
+            out[name] = data[0]
+        elif data:
+            out[name] = pa.concat_tables(data, promote_options="default")
+    return out
+
+
+def _pieces(tables: Mapping[str, pa.Table | Sequence[pa.Table]], name: str) -> list[pa.Table]:
+    data = tables.get(name)
+    pieces = [] if data is None else [data] if isinstance(data, pa.Table) else list(data)
+    return [p for p in pieces if p.num_rows]
+
+
+class BulkLoad:
+    """The writes of one load (:meth:`Store.bulk_load`): :meth:`write` each batch in file order."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        #: whether no key of a batch can be in the store yet (see the module's docstring)
+        self.unchecked = not store.con.execute(_LOOSE_KEYS).fetchall()[0][0]
+        #: batches written with the anti-join of :meth:`Store.write_arrow`
+        self.checked = 0
+
+    def write(self, tables: Mapping[str, pa.Table | Sequence[pa.Table]], *, replace: Collection[str],
+              unique: Collection[str] = (), prefixed: bool) -> None:
+        """Write one batch as :meth:`Store.write_arrow` does: ``replace`` names every entity
+        the batch brings (whole: it holds each once), ``unique`` the tables whose keys do not
+        repeat within it, and ``prefixed`` says every statement id of the batch starts with
+        its subject's id and ``$`` (case aside). A table may come in pieces with columns of
+        their own (missing columns are NULL)."""
+        if self.unchecked and prefixed:
+            try:
+                self._write_unchecked(tables, unique)
+                return
+            except duckdb.Error as exc:
+                raise StoreError(f"cannot write to store {self.store.path or ':memory:'}: "
+                                 f"{str(exc).splitlines()[0]}") from exc
+        self.unchecked = False
+        self.checked += 1
+        self.store.write_arrow(whole(tables), replace=replace, unique=unique)
+
+    def _write_unchecked(self, tables: Mapping[str, pa.Table | Sequence[pa.Table]],
+                         unique: Collection[str]) -> None:
+        store = self.store
+        with store.transaction():
+            held: list[str] = []  # entities of the batch the store holds already
+            for table in _ENTITY_TABLES:
+                for data in _pieces(tables, table):
+                    held += self._insert_new(table, data)
+            if held:
+                store._forget_entities(held)
+                for table in _ENTITY_TABLES:
+                    for data in _pieces(tables, table):
+                        data = data.filter(pc.is_in(data["id"], pa.array(held, pa.string())))
+                        self._register_insert(table, data, unique=True)
+            for table in INDEXLESS:
+                pieces = _pieces(tables, table)
+                if len(pieces) > 1 and table not in unique:  # deduplicated as a whole
+                    pieces = [whole({table: pieces})[table]]
+                for data in pieces:
+                    self._register_insert(table, data, unique=table in unique, check=False)
+
+    def _insert_new(self, table: str, data: pa.Table) -> list[str]:
+        """Insert the rows of ``data`` whose id is not in ``table``; return the other ids."""
+        con = self.store.con
+        cols = ", ".join(f'"{c}"' for c in TABLE_COLUMNS[table] if c in data.column_names)
+        con.register("_cg_incoming", data)
+        try:
+            # sql() runs a statement at once and keeps its result (execute()'s Arrow is a copy)
+            added = con.sql(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _cg_incoming "
+                            "ON CONFLICT DO NOTHING RETURNING id").to_arrow_table()["id"]
+        finally:
+            with suppress(duckdb.Error):
+                con.unregister("_cg_incoming")
+        if len(added) == data.num_rows:
+            return []
+        return [str(i) for i in data["id"].filter(pc.invert(pc.is_in(data["id"], added))).to_pylist()]
+
+    def _register_insert(self, table: str, data: pa.Table, *, unique: bool, check: bool = True) -> None:
+        con = self.store.con
+        present = [c for c in TABLE_COLUMNS[table] if c in data.column_names]
+        con.register("_cg_incoming", data)
+        try:
+            self.store._insert_from(table, present, "_cg_incoming", unique=unique, check=check)
+        finally:
+            with suppress(duckdb.Error):
+                con.unregister("_cg_incoming")
