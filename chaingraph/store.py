@@ -39,7 +39,7 @@ import pyarrow as pa
 
 from chaingraph.errors import StoreError
 from chaingraph.store_bulk import BulkReads
-from chaingraph.store_memory import memory_limit, release
+from chaingraph.store_memory import Budget, memory_limit, release
 from chaingraph.store_reads import PropertyInfo, SourceInfo, StatementInfo, StatementRows, StoreReads
 from chaingraph.store_schema import (
     ARROW_TYPES,
@@ -457,6 +457,12 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
         from chaingraph.store_load import BulkLoad
 
         return BulkLoad(self)
+
+    def memory_budget(self) -> Budget:
+        """DuckDB memory budgets for the phases of a long write (:class:`~chaingraph.store_memory.Budget`):
+        a store file spills beyond them; an in-memory store, whose tables cannot spill, and a
+        limit set by hand are left alone."""
+        return Budget(self.con, self.opened_memory_limit if self.path is not None else None)
 
     def release_cache(self) -> None:
         """Let DuckDB drop the blocks of the store file it keeps cached (they are read from the

@@ -31,8 +31,8 @@ and the view ``entity_classes(id, class)``: non-deprecated ``P31`` values.
 
 The statement tables (:data:`INDEXLESS`) have no primary-key index: their keys
 (:data:`KEYS`) are kept by :class:`~chaingraph.store.Store`'s writes, one anti-join of each
-batch against the table (a dump load into an empty store shows instead that no key can
-repeat: :mod:`chaingraph.store_load`), so a dump load neither updates an index per row nor
+batch against the table (or, in a dump load that can show no key of a batch can be
+there yet, none: :mod:`chaingraph.store_load`), so a dump load neither updates an index per row nor
 holds one that grows with the store. Stores written before keep their indexes (:data:`KEYED_SCHEMA`);
 every write works on both.
 

@@ -18,6 +18,7 @@ from chaingraph.resources import data_file
 from chaingraph.sources.loaders import json_chunks, json_dump
 from chaingraph.sources.loaders.json_dump import load_json_dump
 from chaingraph.store import Batch, Store
+from chaingraph.store_load import BulkLoad
 from chaingraph.store_schema import INDEXLESS, KEYED_SCHEMA, TABLE_COLUMNS
 
 SAMPLE = data_file("sample/douglas-adams.json")
@@ -174,7 +175,8 @@ def test_a_load_skips_the_key_check_until_it_cannot() -> None:
             assert store.bulk_load().unchecked
 
 
-def test_a_second_dump_overlapping_the_first_loads_as_row_at_a_time(tmp_path: Path) -> None:
+def test_a_second_dump_overlapping_the_first_loads_as_row_at_a_time(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The store holds the first two thirds of the sample (each key its entity's), the load
     brings the last two: the entities of the middle third are replaced, the rest added,
     without a key check."""
@@ -183,8 +185,17 @@ def test_a_second_dump_overlapping_the_first_loads_as_row_at_a_time(tmp_path: Pa
     first, second = tmp_path / "first.json", tmp_path / "second.json"
     for path, part in ((first, entities[: 2 * third]), (second, entities[third:])):
         path.write_text("[\n" + ",\n".join(json.dumps(e) for e in part) + "\n]\n")
+    loads: list[BulkLoad] = []
+    bulk_load = Store.bulk_load
+
+    def kept(store: Store) -> BulkLoad:
+        loads.append(bulk_load(store))
+        return loads[-1]
+
+    monkeypatch.setattr(Store, "bulk_load", kept)
     bulk, rows = _both(second, into=first)
     assert bulk == rows
+    assert loads and all(load.unchecked and load.checked == 0 for load in loads)  # no key check
     assert len(bulk["entities"]) + len(bulk["properties"]) == len({e["id"] for e in entities})
 
 

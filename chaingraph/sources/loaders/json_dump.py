@@ -430,13 +430,14 @@ class _Writer:
             try:
                 if rows is None:
                     return
-                if self.error is None and self.load is not None:
+                if self.error is not None:
+                    continue  # an earlier batch failed: nothing after it is written
+                if self.load is not None:
                     self.load.write(rows.tables(), replace=rows.ids, unique=rows.unique(),
                                     prefixed=rows.prefixed)
-                elif self.error is None:
+                else:
                     self.store.write_arrow(whole(rows.tables()), replace=rows.ids, unique=rows.unique())
-                if self.error is None:
-                    self.store.release_cache()  # a store file's written blocks: memory stays flat
+                self.store.release_cache()  # a store file's written blocks: memory stays flat
             except BaseException as exc:
                 self.error = exc
             finally:

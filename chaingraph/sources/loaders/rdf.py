@@ -59,7 +59,6 @@ from chaingraph.sources.loaders.ntriples import (
 )
 from chaingraph.sources.loaders.turtle import stage_turtle
 from chaingraph.store import Store, snak_hash_columns
-from chaingraph.store_memory import Budget
 from chaingraph.values import VALUE_COLUMNS, TimeValue
 
 __all__ = ["datatype_from_rdf", "load_rdf", "unescape_literal"]
@@ -490,7 +489,7 @@ def load_rdf(path: str | Path, store: Store, *, fmt: Format = "nt", skip_bad_lin
     con = store.con
     totals = {"entities": 0, "properties": 0, "statements": 0, "qualifiers": 0, "references": 0}
     # a store file: DuckDB spills beyond a fixed budget (an in-memory store cannot)
-    with stream, Budget(con, store.opened_memory_limit if store.path is not None else None) as budget:
+    with stream, store.memory_budget() as budget:
         source_id = store.add_source("rdf-dump", location, dump_date=dump_date(path))
         create_staging(con, table)
         budget.hold(DEFAULT_STAGING_MEMORY_MB)  # appends spill as they go
