@@ -239,3 +239,35 @@ def test_cli_names_its_flag_where_the_library_names_its_parameter(tmp_path: Path
     out = CliRunner().invoke(cli, ["load", str(path), "--store", str(tmp_path / "s.duckdb")])
     assert out.exit_code == 2
     assert "pass --skip-bad-lines to skip" in out.stderr and "`" not in out.stderr
+
+
+def test_claims_with_bad_ids_are_reported_as_written_and_odd_good_ones_kept(tmp_path: Path) -> None:
+    """p: triples are staged as ids (entity id, statement id): a bad one is still shown with
+    the terms of the file, and valid statement nodes the quick checks leave to the regular
+    expression (a digit run of 20, a lowercase letter) still join their ps: triples."""
+    s = f"{WD}statement/"
+    ttl = tmp_path / "b.ttl"
+    ttl.write_text(f"@prefix wd: <{WD}> .\n@prefix s: <{s}> .\n@prefix p: <{P}> .\n"
+                   f"@prefix ps: <{P}statement/> .\n"
+                   "wd:Q1 p:P31 s:Q1-AAA .\ns:Q1-AAA ps:P31 wd:Q5 .\n"
+                   "<http://example.org/x> p:P31 s:Q2-BBB .\n"
+                   f"wd:Q3 p:P32 <{s}Q3$DDD> .\n")
+    with Store() as store:
+        report = load([ttl], store, skip_bad_lines=True).files[0]
+        assert store.con.execute("SELECT statement_id FROM statements").fetchall() == [("Q1$AAA",)]
+    assert report.bad_line_examples == (
+        f"{ttl}:3: subject <http://example.org/x> or statement Q2-BBB> is not a Wikidata entity / "
+        "statement IRI",
+        f"{ttl}:4: subject <{WD}Q3> or statement Q3$DDD> is not a Wikidata entity / statement IRI")
+    nt = tmp_path / "b.nt"
+    long, lower = "Q2-12345678901234567890-X", "q5-e-f"
+    nt.write_text(f"<{WD}Q2> <{P}P31> <{s}{long}> .\n<{s}{long}> <{P}statement/P31> <{WD}Q5> .\n"
+                  f"<{WD}Q5> <{P}P31> <{s}{lower}> .\n<{s}{lower}>\t<{P}statement/P31> <{WD}Q1> .\n"
+                  f"<{s}Q2$CCC> <{P}statement/P31> <{WD}Q7> .\n<{s}Q2-CCC> <{P}statement/P31> <{WD}Q8> .\n"
+                  f"<{WD}Q4> <{P}P31> <{s}Q4$DDD> .\n")
+    with Store() as store:
+        report = load([nt], store, skip_bad_lines=True).files[0]
+        rows = store.con.execute("SELECT statement_id, subject, object FROM statements ORDER BY 1").fetchall()
+    assert rows == [("Q2$12345678901234567890-X", "Q2", "Q5"), ("q5$e-f", "Q5", "Q1")]
+    assert report.bad_line_examples == (
+        f"{nt}:7: subject <{WD}Q4> or statement <{s}Q4$DDD> is not a Wikidata entity / statement IRI",)

@@ -35,9 +35,11 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-__all__ = ["ESCAPED", "PLAIN", "Split", "equals", "split_lines", "starts_with", "surely_claims",
-           "surely_entity_values", "views"]
+__all__ = ["ESCAPED", "PLAIN", "Block", "Split", "equals", "split_lines", "starts_with", "surely_claims",
+           "surely_entity_values", "surely_statements", "views"]
 
+#: a block of lines: the reader's ``bytearray`` (which the stager writes statement ids into) or bytes
+Block = bytes | bytearray
 Index = npt.NDArray[np.int64]
 Mask = npt.NDArray[np.bool_]
 
@@ -59,7 +61,7 @@ class Split:
     term offsets of the other lines mean nothing.
     """
 
-    data: bytes
+    data: Block
     buf: npt.NDArray[np.uint8]
     line_start: Index
     line_end: Index  # the newline (or the end of the block)
@@ -113,7 +115,7 @@ def _gather(buf: npt.NDArray[np.uint8], start: Index, width: int) -> npt.NDArray
     return records[np.minimum(start, len(records) - 1)].view(np.uint8).reshape(len(start), width)
 
 
-def split_lines(data: bytes) -> Split:
+def split_lines(data: Block) -> Split:
     """Split every line of ``data`` (whole lines; the last may lack its newline)."""
     size = len(data)
     buf = _reused("block", size + _PAD, np.uint8)  # valid until this thread splits its next block
@@ -186,7 +188,7 @@ def split_lines(data: bytes) -> Split:
                  literal=literal, suffix_start=suffix_start)
 
 
-def views(buf: npt.NDArray[np.uint8], start: Index, end: Index, data: bytes) -> pa.Array:
+def views(buf: npt.NDArray[np.uint8], start: Index, end: Index, data: Block) -> pa.Array:
     """An Arrow ``string_view`` array of ``data[start[i]:end[i]]`` (``buf`` is ``data``
     padded, as in :class:`Split`). Nothing is copied but the views themselves; the bytes
     must be valid UTF-8 (the caller checks the block once)."""
@@ -253,17 +255,29 @@ def surely_claims(split: Split, rows: Index) -> Mask:
     ok &= (buf[local + 1] >= ord("1")) & (buf[local + 1] <= _DIGIT_HIGH)
     digits = _digits(buf, local + 1, 12)
     ok &= (digits | (np.arange(12)[None, :] >= (width - 1)[:, None])).all(axis=1)
-    ok &= starts_with(buf, o0, o1, _STATEMENT_IRI) & (buf[o1 - 1] == _GT)
-    local = o0 + len(_STATEMENT_IRI)
+    ok &= surely_statements(split, o0, o1)[0]
+    return np.asarray(ok, dtype=np.bool_)
+
+
+def surely_statements(split: Split, start: Index, end: Index) -> tuple[Mask, Index]:
+    """Per term: surely ``<…entity/statement/[QPLqpl][0-9]+-[^$]+>``, a statement node as
+    a ``p:`` triple names it? And where its first ``-`` is (meaningful where surely).
+    ``False`` only means "check it exactly": digit runs longer than 14 are left to that
+    check."""
+    buf = split.buf
+    if len(start) == 0:
+        return np.zeros(0, dtype=np.bool_), np.zeros(0, dtype=np.int64)
+    ok = starts_with(buf, start, end, _STATEMENT_IRI) & (buf[end - 1] == _GT)
+    local = start + len(_STATEMENT_IRI)
     ok &= np.isin(buf[local], np.frombuffer(b"QPLqpl", dtype=np.uint8))
     run = _digits(buf, local + 1, 15)
     digit_count = np.argmin(run, axis=1)  # the first non-digit (0 when all 15 are digits: checked below)
     dash = local + 1 + digit_count
-    ok &= (digit_count >= 1) & (buf[dash] == _DASH) & (o1 - 1 - (dash + 1) >= 1)
+    ok &= (digit_count >= 1) & (buf[dash] == _DASH) & (end - 1 - (dash + 1) >= 1)
     if split.data.find(b"$") >= 0:
         dollars = np.flatnonzero(buf[: len(split.data)] == _DOLLAR)
-        ok &= np.searchsorted(dollars, o1) == np.searchsorted(dollars, dash)
-    return np.asarray(ok, dtype=np.bool_)
+        ok &= np.searchsorted(dollars, end) == np.searchsorted(dollars, dash)
+    return np.asarray(ok, dtype=np.bool_), dash
 
 
 def surely_entity_values(buf: npt.NDArray[np.uint8], start: Index, end: Index) -> Mask:

@@ -14,8 +14,10 @@ blocks while this thread appends them in file order:
   ranks, ``wdt:`` triples next to the ``p:`` triple of their subject and property, and labels,
   descriptions and aliases outside ``en``/``mul`` (one ``seen`` row per subject instead);
 * the rest is appended to the staging tables ``(line, k, pid, s, o)``, one per
-  :data:`STAGING_GROUPS` role group (read through one view), statement nodes without
-  their namespace (:data:`NODE_PREFIX`).
+  :data:`STAGING_GROUPS` role group (read through one view), statement nodes as their
+  statement ids and the subjects of ``p:`` triples as entity ids (:data:`NODE_PREFIX`:
+  the ``-`` of a statement id is turned ``$`` in the block itself, which the reader
+  decompresses into, :func:`~chaingraph.sources.loaders.compression.read_blocks_into`).
 
 Memory is a few blocks plus what DuckDB keeps (for a store file it is held to a budget and
 spills to disk beyond it: see :mod:`~chaingraph.sources.loaders.rdf`).
@@ -54,16 +56,18 @@ import pyarrow.compute as pc
 
 from chaingraph.ids import ENTITY_PATTERN, VALUE_ENTITY_PATTERN
 from chaingraph.sources.loaders.common import LineGuard
-from chaingraph.sources.loaders.compression import BLOCK_BYTES, read_blocks
+from chaingraph.sources.loaders.compression import BLOCK_BYTES, read_blocks_into
 from chaingraph.sources.loaders.nt_views import (
     ESCAPED,
     PLAIN,
+    Block,
     Split,
     equals,
     split_lines,
     starts_with,
     surely_claims,
     surely_entity_values,
+    surely_statements,
     views,
 )
 
@@ -74,6 +78,7 @@ __all__ = [
     "PREDICATES",
     "STAGING_DDL",
     "STAGING_GROUPS",
+    "STATEMENT_ID_PATTERN",
     "ReadError",
     "classify_predicate",
     "create_staging",
@@ -81,6 +86,8 @@ __all__ = [
     "drop_staging",
     "parse_line_slow",
     "stage_ntriples",
+    "staged_entity_id",
+    "staged_statement_id",
 ]
 
 _WB = "http://wikiba.se/ontology#"
@@ -123,16 +130,31 @@ _NOVALUE_PREFIX = b"<http://www.wikidata.org/prop/novalue/"
 _SUFFIX = r"@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^<[^>\s]*>"
 
 #: Statement nodes are staged without this namespace (``Q42-GUID>``: the rest of the IRI,
-#: ``>`` kept so no other term can look the same): the subject of every triple in the
-#: "claim" and "main" groups and the object of ``p:`` triples, where the statement model
-#: joins on them. Half the bytes to append, hash and compare.
+#: ``>`` kept so no other term can look the same) in the "claim" and "main" groups, where
+#: the statement model joins on them; one of the form a ``p:`` triple names
+#: (``[QPLqpl][0-9]+-[^$]+``) is staged as its statement id instead (``Q42$GUID``: the first
+#: ``-`` turned ``$``, no ``>``), and the subject of a ``p:`` triple that is an entity IRI
+#: with a valid id as the id alone (``Q42``). The build then joins and copies them as they
+#: are: no string is taken apart per statement.
 NODE_PREFIX = "<http://www.wikidata.org/entity/statement/"
-_NODE_GROUPS = ("claim", "main")
+_NODE_RE = r"<http://www\.wikidata\.org/entity/statement/[QPLqpl][0-9]+-[^$]+>"
+_ENTITY_RE = r"<http://www\.wikidata\.org/entity/" + ENTITY_PATTERN + ">"
+#: a staged term that is a statement id, an entity id (SQL regular expressions; other
+#: staged terms start with ``<``, ``_:`` or ``"``, or end with ``>``)
+STATEMENT_ID_PATTERN = r"[QPLqpl][0-9]+\$[^$>]+"
 
 
-def _strip_node(col: str) -> str:
-    """SQL: ``col`` without :data:`NODE_PREFIX`, as the fast path stages it."""
-    return f"CASE WHEN starts_with({col}, '{NODE_PREFIX}') THEN {col}[{len(NODE_PREFIX) + 1}:] ELSE {col} END"
+def staged_statement_id(col: str) -> str:
+    """SQL: the statement node ``col`` as staged (see :data:`NODE_PREFIX`)."""
+    return (f"CASE WHEN regexp_full_match({col}, '{_NODE_RE}') "
+            f"THEN regexp_replace({col}[{len(NODE_PREFIX) + 1}:-2], '-', '$') "
+            f"WHEN starts_with({col}, '{NODE_PREFIX}') THEN {col}[{len(NODE_PREFIX) + 1}:] ELSE {col} END")
+
+
+def staged_entity_id(col: str) -> str:
+    """SQL: the subject ``col`` of a ``p:`` triple as staged (see :data:`NODE_PREFIX`)."""
+    return (f"CASE WHEN regexp_full_match({col}, '{_ENTITY_RE}') THEN {col}[{len(ENTITY_PREFIX) + 1}:-2] "
+            f"ELSE {col} END")
 
 
 #: The object of a ``ps:``/``pq:``/``pr:`` triple that is an entity IRI with a valid id is
@@ -209,7 +231,7 @@ class _Prepared:
     problems: dict[int, str] = field(default_factory=dict)  # row in the block -> problem
     slow_rows: list[tuple[int, str, str, str]] = field(default_factory=list)  # (row, s, p, o)
     tables: list[_Append] = field(default_factory=list)
-    bad_bytes: tuple[bytes, UnicodeDecodeError] | None = None
+    bad_bytes: tuple[Block, UnicodeDecodeError] | None = None
 
 
 class _Stager:
@@ -242,16 +264,17 @@ class _Stager:
         return (pa.array(kinds, pa.string()).take(enc.indices), pa.array(pids, pa.string()).take(enc.indices),
                 pa.array(groups, pa.int8()).take(enc.indices))
 
-    def block(self, data: bytes, first_line: int, flush: Callable[[], None]) -> int:
+    def block(self, data: Block, first_line: int, flush: Callable[[], None]) -> int:
         """Stage one block of whole lines; ``first_line`` is the 1-based number of its first
         line. Returns the number of lines in the block."""
         return self.commit(self.prepare(data), first_line, flush)
 
-    def prepare(self, data: bytes) -> _Prepared:
+    def prepare(self, block: Block) -> _Prepared:
         """Everything of :meth:`block` but writing to the staging tables: split, check and
         classify the lines, and build the Arrow tables to append. Runs on a worker thread
         (numpy, Arrow and DuckDB release the GIL), several blocks at once, before their
         line numbers are known: rows are numbered within the block."""
+        data = block if isinstance(block, bytearray) else bytearray(block)  # statement ids go into it
         if not _is_utf8(data):
             try:
                 data.decode("utf-8")
@@ -299,7 +322,7 @@ class _Stager:
             self.guard.bad(first_line + row, prepared.problems[row], flush)
         return prepared.lines
 
-    def _around_bad_bytes(self, data: bytes, exc: UnicodeDecodeError, first_line: int,
+    def _around_bad_bytes(self, data: Block, exc: UnicodeDecodeError, first_line: int,
                           flush: Callable[[], None]) -> int:
         """A block that is not UTF-8: the line of the first bad byte is a bad line; the lines
         around it are staged."""
@@ -414,13 +437,12 @@ class _Stager:
             if len(take) == 0:
                 continue
             r = rows[take]
-            s_start, s_end, o_from = split.s_start[r], split.s_end[r], o_start[take]
-            if name in _NODE_GROUPS:  # statement nodes lose their namespace (see NODE_PREFIX)
-                s_start = s_start + len(NODE_PREFIX) * starts_with(buf, s_start, s_end, NODE_PREFIX.encode())
-                if name == "claim":
-                    o_from = o_from + len(NODE_PREFIX) * starts_with(buf, o_from, o_end[take],
-                                                                       NODE_PREFIX.encode())
-            o_to = o_end[take]
+            s_start, s_end, o_from, o_to = split.s_start[r], split.s_end[r], o_start[take], o_end[take]
+            if name == "claim":  # entity id and statement id (see NODE_PREFIX); every p: row here is valid
+                s_start, s_end = s_start + len(ENTITY_PREFIX), s_end - 1
+                o_from, o_to = _statement_ids(split, o_from, o_to, valid=True)
+            elif name == "main":  # statement nodes as such (see NODE_PREFIX)
+                s_start, s_end = _statement_ids(split, s_start, s_end, valid=False)
             if name == "main":  # entity values of snaks are staged as their ids (see ENTITY_PREFIX)
                 values = np.flatnonzero(np.isin(kind[take], _VALUE_CODES))
                 plain = values[surely_entity_values(buf, o_from[values], o_to[values])]
@@ -492,8 +514,8 @@ class _Stager:
         self.con.register("_cg_block", staged)
         try:
             for number, group in enumerate(self.groups):
-                s = _strip_node("s") if group in _NODE_GROUPS else "s"
-                o = {"claim": _strip_node("o"), "main": _STRIP_ENTITY_VALUE}.get(group, "o")
+                s = {"claim": staged_entity_id("s"), "main": staged_statement_id("s")}.get(group, "s")
+                o = {"claim": staged_statement_id("o"), "main": _STRIP_ENTITY_VALUE}.get(group, "o")
                 self.con.execute(f"INSERT INTO {self.table}_{group} SELECT line, k, pid, {s}, {o} "
                                  "FROM _cg_block WHERE g = ?", [number])
         finally:
@@ -506,6 +528,34 @@ _GOOD_SUFFIXES = (b"@en", b"@mul", *(f"^^<http://www.w3.org/2001/XMLSchema#{t}>"
 #: a ``\uD800``-``\uDFFF`` escape: a UTF-16 surrogate, which is no character (RE2 and Python)
 _SURROGATE_ESCAPE = r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}"
 _SURROGATE = re.compile(_SURROGATE_ESCAPE)
+
+
+def _statement_ids(split: Split, start: npt.NDArray[np.int64], end: npt.NDArray[np.int64], *,
+                   valid: bool) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Where the terms ``[start, end)`` of a block are as staged (see :data:`NODE_PREFIX`):
+    a statement node of the ``p:`` form becomes its statement id, its first ``-`` turned
+    ``$`` in the block itself (it is not read again), any other statement node loses its
+    namespace, and other terms stay. ``valid``: every term is a statement node of the
+    ``p:`` form (checked before)."""
+    buf = split.buf
+    sure, dash = surely_statements(split, start, end)
+    unsure = np.flatnonzero(~sure)
+    if len(unsure) and not valid:
+        unsure = unsure[starts_with(buf, start[unsure], end[unsure], _NODE_BYTES)]
+    for i in unsure:  # long digit runs, '$' or no such node: the regular expression decides
+        term = bytes(split.data[start[i]:end[i]])
+        if valid or _CLAIM_O_RE.fullmatch(term.decode()):
+            sure[i] = True
+            dash[i] = start[i] + term.index(b"-", len(NODE_PREFIX))
+    ids = np.flatnonzero(sure)
+    buf[dash[ids]] = _DOLLAR
+    np.frombuffer(split.data, dtype=np.uint8)[dash[ids]] = _DOLLAR
+    stripped = starts_with(buf, start, end, _NODE_BYTES)
+    return start + len(NODE_PREFIX) * stripped, end - sure
+
+
+_NODE_BYTES = NODE_PREFIX.encode()
+_DOLLAR = ord("$")
 
 
 class ReadError(Exception):
@@ -529,7 +579,7 @@ def _claim_problem(s: str, o: str) -> str:
     return f"subject {s} or statement {o} is not a Wikidata entity / statement IRI"
 
 
-def _is_utf8(data: bytes) -> bool:
+def _is_utf8(data: Block) -> bool:
     """Is ``data`` UTF-8? (Arrow's vectorised check; ASCII first, the usual case.)"""
     if data.isascii():
         return True
@@ -574,7 +624,7 @@ def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="chaingraph-stage") as pool:
         try:
             # closing(): the reader thread stops before the stream closes
-            with closing(read_blocks(stream, block_bytes or BLOCK_BYTES)) as blocks:
+            with closing(read_blocks_into(stream, block_bytes or BLOCK_BYTES)) as blocks:
                 try:
                     for data in blocks:
                         pending.append(pool.submit(stager.prepare, data))

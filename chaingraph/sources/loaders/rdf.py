@@ -51,11 +51,13 @@ from chaingraph.settings import DEFAULT_LOAD_MEMORY_MB, DEFAULT_STAGING_MEMORY_M
 from chaingraph.sources.loaders.common import FileReport, LineGuard, coordinate_digits, loaded_bytes
 from chaingraph.sources.loaders.compression import Format, dump_date, open_dump
 from chaingraph.sources.loaders.ntriples import (
+    STATEMENT_ID_PATTERN,
     ReadError,
     create_staging,
     delete_staged,
     drop_staging,
     stage_ntriples,
+    staged_entity_id,
 )
 from chaingraph.sources.loaders.turtle import stage_turtle
 from chaingraph.store import Store, snak_hash_columns
@@ -144,8 +146,11 @@ def _local(col: str, prefix: str) -> str:
 
 
 _ENTITY_LOCAL = _local("{c}", ENT)
-#: the local name of a statement node as staged (``Q42-GUID>``, see ``NODE_PREFIX``); NULL for other terms
+#: the local name of a statement node staged without its namespace (``Q42-GUID>``, see ``NODE_PREFIX``);
+#: NULL for other terms
 _NODE_LOCAL = "CASE WHEN NOT starts_with({c}, '<') AND NOT starts_with({c}, '_:') THEN {c}[:-2] END"
+#: is the staged term ``{c}`` an N-Triples term as written? (Not an id: see ``NODE_PREFIX``)
+_STAGED_TERM = "(left({c}, 1) IN ('<', '\"') OR starts_with({c}, '_:'))"
 #: ids an entity value may have (items, properties, lexemes and their forms/senses, schemas, media);
 #: any other IRI under wd: is kept as a string, never as an entity id
 _VALUE_ENTITY = VALUE_ENTITY_PATTERN
@@ -261,9 +266,9 @@ _VN_KINDS = {"tv": "timeValue", "tp": "timePrecision", "ttz": "timeTimezone", "t
              "qa": "quantityAmount", "qu": "quantityUnit", "qub": "quantityUpperBound",
              "qlb": "quantityLowerBound", "glat": "geoLatitude", "glon": "geoLongitude",
              "gprec": "geoPrecision", "gglobe": "geoGlobe"}
-_TEMPS = ("_cg_st", "_cg_vn", "_cg_nodes", "_cg_snak", "_cg_val", "_cg_statements", "_cg_terms", "_cg_ent",
+_TEMPS = ("_cg_vn", "_cg_nodes", "_cg_snak", "_cg_val", "_cg_statements", "_cg_terms", "_cg_ent",
           "_cg_hash")
-_TEMP_VIEWS = ("_cg_values",)
+_TEMP_VIEWS = ("_cg_values", "_cg_st")
 
 
 def _build(store: Store, t: str, source_id: str) -> dict[str, int]:
@@ -278,11 +283,14 @@ def _build(store: Store, t: str, source_id: str) -> dict[str, int]:
     claims, truthy, main = f"{t}_claim", f"{t}_wdt", f"{t}_main"  # the staging tables (see ntriples)
     statement_local = _NODE_LOCAL.format(c="o")
     _script(con, f"""
-    CREATE OR REPLACE TEMP TABLE _cg_st AS
-      SELECT node, subject, pid, CASE WHEN instr(local, '-') > 0  -- Q42-GUID -> Q42$GUID
-             THEN local[:instr(local, '-') - 1] || '$' || local[instr(local, '-') + 1:] ELSE local END
-             AS statement_id
-      FROM (SELECT o AS node, {ent_s} AS subject, pid, {statement_local} AS local FROM {claims});
+    CREATE OR REPLACE TEMP VIEW _cg_st AS  -- p: triples are staged with their ids (see NODE_PREFIX)
+      SELECT o AS node, CASE WHEN {_STAGED_TERM.format(c='s')} THEN {ent_s} ELSE s END AS subject, pid,
+             CASE WHEN NOT {_STAGED_TERM.format(c='o')} AND NOT ends_with(o, '>') THEN o
+                  WHEN instr({statement_local}, '-') > 0  -- Q42-GUID -> Q42$GUID
+                  THEN {statement_local}[:instr({statement_local}, '-') - 1] || '$'
+                       || {statement_local}[instr({statement_local}, '-') + 1:]
+                  ELSE {statement_local} END AS statement_id
+      FROM {claims};
     CREATE OR REPLACE TEMP TABLE _cg_vn AS
       SELECT s AS node, {pivot} FROM {main} WHERE k IN ({', '.join(repr(k) for k in _VN_KINDS.values())})
       GROUP BY s;
@@ -292,15 +300,17 @@ def _build(store: Store, t: str, source_id: str) -> dict[str, int]:
     CREATE OR REPLACE TEMP TABLE _cg_snak AS
       SELECT *, coalesce({_PLAIN_ENTITY}, false) AS plain FROM (
       SELECT * FROM _cg_nodes
-      UNION ALL  -- simple values, where no value node says more
-      SELECT s AS owner, {role} AS role, pid, line, o, NULL AS vn, false AS novalue FROM {main} m
-      WHERE k IN ('ps', 'pq', 'pr') AND (
-            starts_with(o, '_:') OR starts_with(o, '<http://www.wikidata.org/.well-known/genid/')
-            OR NOT EXISTS (SELECT 1 FROM _cg_nodes n WHERE n.owner = m.s AND n.pid = m.pid
-                           AND n.role = {role}))
+      UNION ALL  -- simple values, where no value node says more (an anti-join with the few
+      -- value-node snaks as its build side: NOT EXISTS would group every snak first)
+      SELECT m.owner, m.role, m.pid, m.line, m.o, NULL AS vn, false AS novalue
+      FROM (SELECT s AS owner, {role} AS role, pid, line, o FROM {main} WHERE k IN ('ps', 'pq', 'pr')) m
+      LEFT JOIN (SELECT DISTINCT owner, pid, role FROM _cg_nodes) n
+        ON n.owner = m.owner AND n.pid = m.pid AND n.role = m.role
+      WHERE n.owner IS NULL OR starts_with(m.o, '_:')
+            OR starts_with(m.o, '<http://www.wikidata.org/.well-known/genid/')
       UNION ALL  -- truthy triples count only without a full statement
       SELECT s AS owner, 'T' AS role, pid, line, o, NULL AS vn, false AS novalue FROM {truthy} w
-      WHERE NOT EXISTS (SELECT 1 FROM {claims} c WHERE c.s = w.s AND c.pid = w.pid)
+      WHERE NOT EXISTS (SELECT 1 FROM {claims} c WHERE c.s = {staged_entity_id('w.s')} AND c.pid = w.pid)
       UNION ALL
       SELECT x.s AS owner,
              CASE WHEN st.node IS NOT NULL AND st.pid = x.wpid AND NOT EXISTS (
@@ -462,11 +472,13 @@ def _entities(store: Store, t: str) -> dict[str, int]:
 def _validate_ids(store: Store, t: str, guard: LineGuard) -> int | None:
     """Check entity and statement ids of the staged claims; return the first bad line when not
     skipping (the caller stops there), else drop bad triples and count them."""
-    ent = _ENTITY_LOCAL.format(c="s")
+    # the valid ones are staged as ids (see NODE_PREFIX); the others are shown as they were
+    entity = f"regexp_full_match(s, '{ENTITY_PATTERN}')"
+    statement = f"regexp_full_match(o, '{STATEMENT_ID_PATTERN}')"
     rows = store.con.execute(f"""
-      SELECT line, s, o FROM {t}
-      WHERE k = 'claim' AND (NOT coalesce(regexp_full_match({ent}, '{ENTITY_PATTERN}'), false)
-         OR NOT coalesce(regexp_full_match({_NODE_LOCAL.format(c='o')}, '[QPLqpl][0-9]+-[^$]+'), false))
+      SELECT line, CASE WHEN {entity} THEN '<{ENT}' || s || '>' ELSE s END,
+             CASE WHEN {statement} THEN regexp_replace(o, '\\$', '-') || '>' ELSE o END FROM {t}
+      WHERE k = 'claim' AND NOT ({entity} AND {statement})
       ORDER BY line LIMIT 1000""").fetchall()
     if not rows:
         return None
