@@ -29,14 +29,15 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-__all__ = ["ESCAPED", "PLAIN", "Block", "Split", "equals", "split_lines", "starts_with", "surely_claims",
-           "surely_entity_values", "surely_statements", "views"]
+__all__ = ["ESCAPED", "PLAIN", "Block", "Split", "equals", "split_lines", "starts_with", "statement_dashes",
+           "surely_claims", "surely_entity_values", "surely_statements", "views"]
 
 #: a block of lines: the reader's ``bytearray`` (which the stager writes statement ids into) or bytes
 Block = bytes | bytearray
@@ -78,6 +79,13 @@ class Split:
     @property
     def lines(self) -> int:
         return len(self.line_start)
+
+    @cached_property
+    def dollars(self) -> Index | None:
+        """Where the block's ``$`` bytes are (``None``: it has none), found once."""
+        if self.data.find(b"$") < 0:
+            return None
+        return np.flatnonzero(self.buf[: len(self.data)] == _DOLLAR)
 
 
 _scratch = threading.local()  # per thread: arrays reused from block to block (no fresh pages)
@@ -229,6 +237,8 @@ def equals(buf: npt.NDArray[np.uint8], start: Index, end: Index, value: bytes) -
 _ENTITY_IRI = b"<http://www.wikidata.org/entity/"
 _STATEMENT_IRI = b"<http://www.wikidata.org/entity/statement/"
 _DIGIT_LOW, _DIGIT_HIGH, _DOLLAR, _DASH = 48, 57, 36, 45
+_NODE_LETTER = np.zeros(256, dtype=np.bool_)  # the first letter of a statement node's local name
+_NODE_LETTER[np.frombuffer(b"QPLqpl", dtype=np.uint8)] = True
 
 
 def _digits(buf: npt.NDArray[np.uint8], start: Index, width: int) -> npt.NDArray[np.bool_]:
@@ -269,15 +279,21 @@ def surely_statements(split: Split, start: Index, end: Index) -> tuple[Mask, Ind
         return np.zeros(0, dtype=np.bool_), np.zeros(0, dtype=np.int64)
     ok = starts_with(buf, start, end, _STATEMENT_IRI) & (buf[end - 1] == _GT)
     local = start + len(_STATEMENT_IRI)
-    ok &= np.isin(buf[local], np.frombuffer(b"QPLqpl", dtype=np.uint8))
-    run = _digits(buf, local + 1, 15)
-    digit_count = np.argmin(run, axis=1)  # the first non-digit (0 when all 15 are digits: checked below)
-    dash = local + 1 + digit_count
-    ok &= (digit_count >= 1) & (buf[dash] == _DASH) & (end - 1 - (dash + 1) >= 1)
-    if split.data.find(b"$") >= 0:
-        dollars = np.flatnonzero(buf[: len(split.data)] == _DOLLAR)
+    ok &= _NODE_LETTER[buf[local]]
+    dash = statement_dashes(buf, local)
+    ok &= (dash > local + 1) & (buf[dash] == _DASH) & (end - 1 - (dash + 1) >= 1)
+    dollars = split.dollars
+    if dollars is not None:
         ok &= np.searchsorted(dollars, end) == np.searchsorted(dollars, dash)
     return np.asarray(ok, dtype=np.bool_), dash
+
+
+def statement_dashes(buf: npt.NDArray[np.uint8], local: Index) -> Index:
+    """Per statement node whose local name (``Q42-GUID``) starts at ``local``: where the
+    ``-`` after its letter and digits is (meaningful only where ``buf`` has a ``-`` there:
+    a digit run longer than 14 is left to the caller)."""
+    run = _digits(buf, local + 1, 15)
+    return np.asarray(local + 1 + np.argmin(run, axis=1), dtype=np.int64)  # the first non-digit
 
 
 def surely_entity_values(buf: npt.NDArray[np.uint8], start: Index, end: Index) -> Mask:

@@ -65,6 +65,7 @@ from chaingraph.sources.loaders.nt_views import (
     equals,
     split_lines,
     starts_with,
+    statement_dashes,
     surely_claims,
     surely_entity_values,
     surely_statements,
@@ -538,7 +539,11 @@ def _statement_ids(split: Split, start: npt.NDArray[np.int64], end: npt.NDArray[
     namespace, and other terms stay. ``valid``: every term is a statement node of the
     ``p:`` form (checked before)."""
     buf = split.buf
-    sure, dash = surely_statements(split, start, end)
+    if valid:
+        dash = statement_dashes(buf, start + len(NODE_PREFIX))
+        sure = buf[dash] == _DASH
+    else:
+        sure, dash = surely_statements(split, start, end)
     unsure = np.flatnonzero(~sure)
     if len(unsure) and not valid:
         unsure = unsure[starts_with(buf, start[unsure], end[unsure], _NODE_BYTES)]
@@ -550,12 +555,14 @@ def _statement_ids(split: Split, start: npt.NDArray[np.int64], end: npt.NDArray[
     ids = np.flatnonzero(sure)
     buf[dash[ids]] = _DOLLAR
     np.frombuffer(split.data, dtype=np.uint8)[dash[ids]] = _DOLLAR
+    if valid:
+        return start + len(NODE_PREFIX), end - 1
     stripped = starts_with(buf, start, end, _NODE_BYTES)
     return start + len(NODE_PREFIX) * stripped, end - sure
 
 
 _NODE_BYTES = NODE_PREFIX.encode()
-_DOLLAR = ord("$")
+_DOLLAR, _DASH = ord("$"), ord("-")
 
 
 class ReadError(Exception):
