@@ -1,6 +1,6 @@
 """Loading Wikidata dumps: chaingraph's store against pyoxigraph, rdflib and DuckDB, same facts.
 
-    python benchmarks/bench_load.py [--quick] [--json] [--scale N] [--before ROOT]
+    python benchmarks/bench_load.py [--quick] [--json | --nt] [--scale N] [--before ROOT]
 
 Input: ``world/codex-m`` (227,878 statements; the JSON dump and its N-Triples, 1.39 M
 triples) — ``--quick`` uses ``world/codex-s`` (39,985 statements). Every case runs in a
@@ -36,7 +36,9 @@ case, so the columns compare the same facts:
 chaingraph package of the checkout at ``ROOT`` (``git worktree add --detach ROOT main``),
 to time a change against main in the same run.
 
-``--json`` runs only the JSON-dump cases (chaingraph both ways and DuckDB) and the memory check.
+``--json`` runs only the JSON-dump cases (chaingraph both ways and DuckDB) and the memory check;
+``--nt`` only the N-Triples cases (chaingraph, pyoxigraph, plain and ``--before``) and their
+memory check, with pyoxigraph's gzip case as the baseline.
 
 Then the memory check, for the JSON dump and for N-Triples: the dump and a synthetic dump
 ``--scale`` times larger (default 10: the dump's items repeated with every ``Q`` id shifted
@@ -331,12 +333,15 @@ def main(argv: list[str]) -> int:
                              {"root": root, "name": name, "ext": "nt.gz"}, repeat))
     if "--json" in argv:
         cases = [c for c in cases if "JSON" in c.name.upper()]
+    if "--nt" in argv:  # the N-Triples cases and their peers only
+        cases = [c for c in cases if "N-Triples" in c.name or c.name.startswith("pyoxigraph")]
     print(f"<!-- load average before: {_load_average()} -->", file=sys.stderr, flush=True)
     results = _rounds(cases)
+    baseline = "pyoxigraph bulk_load" if "--nt" in argv else "chaingraph JSON (row at a time)"
     print(markdown_table(f"Load world/{name} ({STATEMENTS[name]:,} statements) into a store",
-                         results, baseline="chaingraph JSON (row at a time)", unit="statements"))
+                         results, baseline=baseline, unit="statements"))
     # memory flat in the dump size: the dump and one `scale` times larger, each into a store file
-    formats = [("JSON dump", "json.gz", synthetic_dump)]
+    formats = [] if "--nt" in argv else [("JSON dump", "json.gz", synthetic_dump)]
     if "--json" not in argv:
         formats.append(("N-Triples", "nt.gz", synthetic_ntriples))
     for label, ext, synthetic in formats:

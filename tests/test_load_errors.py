@@ -271,3 +271,24 @@ def test_claims_with_bad_ids_are_reported_as_written_and_odd_good_ones_kept(tmp_
     assert rows == [("Q2$12345678901234567890-X", "Q2", "Q5"), ("q5$e-f", "Q5", "Q1")]
     assert report.bad_line_examples == (
         f"{nt}:7: subject <{WD}Q4> or statement <{s}Q4$DDD> is not a Wikidata entity / statement IRI",)
+
+
+@pytest.mark.parametrize("between", [0, 1])
+def test_a_truthy_triple_before_a_bad_line_is_kept_though_its_full_statement_follows(
+        tmp_path: Path, between: int) -> None:
+    """A wdt: triple next to the p: triple of its statement is not staged (the statement
+    makes it redundant), but not when a bad line between them stops the load first: the
+    store then holds everything before the bad line, the truthy statement included (with a
+    line that stages nothing between them, or not)."""
+    s = f"{WD}statement/"
+    path = tmp_path / "d.nt"
+    path.write_text(f"<{WD}Q1> <{P}direct/P31> <{WD}Q5> .\n"
+                    + f"<{s}Q9-A> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> "
+                      "<http://wikiba.se/ontology#Statement> .\n" * between
+                    + f"{NT_BAD['not a triple']}\n"
+                    f"<{WD}Q1> <{P}P31> <{s}Q1-A> .\n<{s}Q1-A> <{P}statement/P31> <{WD}Q5> .\n")
+    with Store() as store:
+        with pytest.raises(BadDumpLine, match=f":{2 + between}: "):
+            load([path], store)
+        rows = store.con.execute("SELECT subject, object FROM statements").fetchall()
+    assert rows == [("Q1", "Q5")]

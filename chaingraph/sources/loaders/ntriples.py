@@ -304,7 +304,9 @@ class _Stager:
             else:
                 slow_rows.append((int(i), *parsed))
         take = ~np.isin(rows, list(problems))
-        tables = self._tables(split, rows[take], kind[take], entry[take], pids)
+        # a bad line stops staging (unless skipping): no pair of rows across it is "side by side"
+        stop = min(problems) if problems and not self.guard.skip else split.lines
+        tables = self._tables(split, rows[take], kind[take], entry[take], pids, stop)
         return _Prepared(split.lines, problems=problems, slow_rows=slow_rows, tables=tables)
 
     def commit(self, prepared: _Prepared, first_line: int, flush: Callable[[], None]) -> int:
@@ -407,7 +409,7 @@ class _Stager:
         return problems
 
     def _tables(self, split: Split, rows: npt.NDArray[np.int64], kind: npt.NDArray[np.int8],
-                entry: npt.NDArray[np.int32], pids: pa.Array) -> list[_Append]:
+                entry: npt.NDArray[np.int32], pids: pa.Array, stop: int) -> list[_Append]:
         """The appends that stage the fast-path ``rows`` of a block whose predicate matters,
         as (staging group, Arrow table of views into the block, SELECT over ``_cg_block``
         with a ``?`` for the first line not to stage)."""
@@ -430,7 +432,7 @@ class _Stager:
             equals(buf, suffix, o_end[terms], b"@en") | equals(buf, suffix, o_end[terms], b"@mul")))
         seen = terms[~english]
         keep[seen] = False
-        keep &= ~self._truthy_with_claim(split, rows, kind, entry, pids)
+        keep &= ~self._truthy_with_claim(split, rows, kind, entry, pids, stop)
         lines = rows  # numbered within the block until it is appended
         group = _GROUP_OF_CODE[np.maximum(kind, 0)]
         for number, name in enumerate(self.groups):
@@ -466,12 +468,13 @@ class _Stager:
         return out
 
     def _truthy_with_claim(self, split: Split, rows: npt.NDArray[np.int64], kind: npt.NDArray[np.int8],
-                           entry: npt.NDArray[np.int32], pids: pa.Array) -> npt.NDArray[np.bool_]:
+                           entry: npt.NDArray[np.int32], pids: pa.Array, stop: int) -> npt.NDArray[np.bool_]:
         """``wdt:`` rows next to (just before or after) the ``p:`` row of the same subject and
         property: they would be ignored anyway (a truthy triple counts only where its subject
         has no ``p:`` statement of that property), and a dump writes an entity's truthy and
         full statements side by side, so this drops nearly all of them before they are staged.
-        Any other ``wdt:`` row is staged, and the build decides."""
+        Any other ``wdt:`` row is staged, and the build decides; so is one whose ``p:`` row is
+        at or after ``stop``, the row of a bad line that stops staging."""
         out = np.zeros(len(rows), dtype=np.bool_)
         truthy = np.flatnonzero(kind == _KIND_CODE["wdt"])
         if len(truthy) == 0:
@@ -486,7 +489,7 @@ class _Stager:
             other = truthy + step
             near = truthy[(other >= 0) & (other < len(rows))]
             other = near + step
-            pair = is_claim[other] & (prop[near] == prop[other])
+            pair = is_claim[other] & (prop[near] == prop[other]) & (rows[other] < stop)
             near, other = near[pair], other[pair]
             if len(near):
                 out[near[pc.equal(subjects(near), subjects(other)).to_numpy(zero_copy_only=False)]] = True
