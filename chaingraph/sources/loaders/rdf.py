@@ -198,7 +198,7 @@ def _value_sql() -> str:
         return f"CASE WHEN starts_with(o, '\"') THEN {expr} END"
 
     return f"""
-    SELECT owner, role, pid, line, o, coalesce(tv_lex, lexical) AS raw_lexical,
+    SELECT owner, role, pid, o, coalesce(tv_lex, lexical) AS raw_lexical,
       CASE WHEN novalue THEN 'novalue' WHEN kind = 'somevalue' THEN 'somevalue' ELSE 'value' END AS snaktype,
       CASE WHEN kind = 'entity' THEN (CASE ent[1] WHEN 'Q' THEN 'item' WHEN 'P' THEN 'property'
                                        WHEN 'L' THEN 'lexeme' ELSE 'entity' END)
@@ -232,7 +232,7 @@ def _value_sql() -> str:
       CASE WHEN kind = 'globecoordinate'
            THEN coalesce(gglobe, {_local("'<' || wkt['globe'] || '>'", WD_ENTITY)}, 'Q2') END AS globe
     FROM (
-      SELECT sn.owner, sn.role, sn.pid, sn.line, sn.o, sn.vn, sn.novalue,
+      SELECT sn.owner, sn.role, sn.pid, sn.o, sn.vn, sn.novalue,
              CASE WHEN sn.novalue THEN NULL ELSE {vkind} END AS kind,
              {eid} AS ent, {lit(lex)} AS lexical, {lit(_LANG)} AS lang, {lit(wkt)} AS wkt, {lit(md)} AS md,
              {_lex('v.tv')} AS tv_lex, TRY_CAST({_lex('v.tp')} AS INTEGER) AS tp, v.tcal,
@@ -248,26 +248,27 @@ def _value_sql() -> str:
 
 # The bulk of a dump is item values: they take a short path with no pattern matching and
 # are never materialised with the other value columns.
-#: is the snak in ``_cg_snak`` (columns owner, role, pid, line, o, vn, novalue) a plain entity
+#: is the snak in ``_cg_snak`` (columns owner, role, pid, o, vn, novalue) a plain entity
 #: value? Those are staged as the bare id (see ``ENTITY_PREFIX``), every other term starts
 #: with ``<``, ``_:`` or ``"``.
 _PLAIN_ENTITY = "NOT novalue AND vn IS NULL AND left(o, 1) IN ('Q', 'P', 'L', 'E', 'M')"
 
 
-def _plain_values(alias: str = "") -> str:
-    """The value columns of a plain entity snak of ``_cg_snak`` (table alias ``alias``)."""
+def _plain_values(alias: str = "", *, narrow: bool = False) -> str:
+    """The value columns of a plain entity snak of ``_cg_snak`` (table alias ``alias``); with
+    ``narrow`` only those that are not NULL (a table insert leaves the others NULL)."""
     o = f"{alias}o"
     cols = {"value_type": f"CASE {o}[1] WHEN 'Q' THEN 'item' WHEN 'P' THEN 'property' "
                           f"WHEN 'L' THEN 'lexeme' ELSE 'entity' END", "object": o}
-    return ", ".join(f"{cols.get(c, 'NULL')} AS {c}" for c in VALUE_COLUMNS)
+    return ", ".join(f"{cols.get(c, 'NULL')} AS {c}" for c in VALUE_COLUMNS if not narrow or c in cols)
 
 
 _VN_KINDS = {"tv": "timeValue", "tp": "timePrecision", "ttz": "timeTimezone", "tcal": "timeCalendarModel",
              "qa": "quantityAmount", "qu": "quantityUnit", "qub": "quantityUpperBound",
              "qlb": "quantityLowerBound", "glat": "geoLatitude", "glon": "geoLongitude",
              "gprec": "geoPrecision", "gglobe": "geoGlobe"}
-_TEMPS = ("_cg_vn", "_cg_nodes", "_cg_snak", "_cg_val", "_cg_statements", "_cg_terms", "_cg_ent",
-          "_cg_hash")
+_TEMPS = ("_cg_vn", "_cg_nodes", "_cg_snak", "_cg_val", "_cg_statements", "_cg_statements_v", "_cg_terms",
+          "_cg_ent", "_cg_hash")
 _TEMP_VIEWS = ("_cg_values", "_cg_st")
 
 
@@ -295,21 +296,21 @@ def _build(store: Store, t: str, source_id: str) -> dict[str, int]:
       SELECT s AS node, {pivot} FROM {main} WHERE k IN ({', '.join(repr(k) for k in _VN_KINDS.values())})
       GROUP BY s;
     CREATE OR REPLACE TEMP TABLE _cg_nodes AS  -- snaks with a value node present in the file
-      SELECT s AS owner, {role} AS role, pid, line, NULL AS o, o AS vn, false AS novalue
+      SELECT s AS owner, {role} AS role, pid, NULL AS o, o AS vn, false AS novalue
       FROM {main} WHERE k IN {node_kinds} AND o IN (SELECT node FROM _cg_vn);
     CREATE OR REPLACE TEMP TABLE _cg_snak AS
       SELECT *, coalesce({_PLAIN_ENTITY}, false) AS plain FROM (
       SELECT * FROM _cg_nodes
       UNION ALL  -- simple values, where no value node says more (an anti-join with the few
       -- value-node snaks as its build side: NOT EXISTS would group every snak first)
-      SELECT m.owner, m.role, m.pid, m.line, m.o, NULL AS vn, false AS novalue
-      FROM (SELECT s AS owner, {role} AS role, pid, line, o FROM {main} WHERE k IN ('ps', 'pq', 'pr')) m
+      SELECT m.owner, m.role, m.pid, m.o, NULL AS vn, false AS novalue
+      FROM (SELECT s AS owner, {role} AS role, pid, o FROM {main} WHERE k IN ('ps', 'pq', 'pr')) m
       LEFT JOIN (SELECT DISTINCT owner, pid, role FROM _cg_nodes) n
         ON n.owner = m.owner AND n.pid = m.pid AND n.role = m.role
       WHERE n.owner IS NULL OR starts_with(m.o, '_:')
             OR starts_with(m.o, '<http://www.wikidata.org/.well-known/genid/')
       UNION ALL  -- truthy triples count only without a full statement
-      SELECT s AS owner, 'T' AS role, pid, line, o, NULL AS vn, false AS novalue FROM {truthy} w
+      SELECT s AS owner, 'T' AS role, pid, o, NULL AS vn, false AS novalue FROM {truthy} w
       WHERE NOT EXISTS (SELECT 1 FROM {claims} c WHERE c.s = {staged_entity_id('w.s')} AND c.pid = w.pid)
       UNION ALL
       SELECT x.s AS owner,
@@ -317,8 +318,8 @@ def _build(store: Store, t: str, source_id: str) -> dict[str, int]:
                     SELECT 1 FROM {main} y WHERE y.s = x.s AND y.k IN ('ps', 'psv')) THEN 'S'
                   WHEN st.node IS NOT NULL THEN 'Q'
                   WHEN {ent_x} IS NOT NULL THEN 'T' ELSE 'R' END AS role,
-             x.wpid AS pid, x.line, NULL AS o, NULL AS vn, true AS novalue
-      FROM (SELECT s, line, {_local('o', NOVALUE)} AS wpid FROM {main} WHERE k = 'type') x
+             x.wpid AS pid, NULL AS o, NULL AS vn, true AS novalue
+      FROM (SELECT s, {_local('o', NOVALUE)} AS wpid FROM {main} WHERE k = 'type') x
       LEFT JOIN _cg_st st ON st.node = x.s);
     DROP TABLE _cg_nodes;  -- intermediate tables go as soon as they are used: peak memory
     CREATE OR REPLACE TEMP TABLE _cg_val AS {_value_sql()};
@@ -335,13 +336,13 @@ def _build(store: Store, t: str, source_id: str) -> dict[str, int]:
     vcols = ", ".join(f"v.{c}" for c in VALUE_COLUMNS)
     truthy_id = f"{ent_owner} || '$TRUTHY-' || upper(md5(v.pid || ' ' || coalesce(v.o, 'novalue')))"
     ranks = f"(SELECT s, o FROM {main} WHERE k = 'rank') r ON r.s = st.node"
-    con.execute(f"""
-    CREATE OR REPLACE TEMP TABLE _cg_statements AS
+    _script(con, f"""
+    CREATE OR REPLACE TEMP TABLE _cg_statements AS  -- plain entity values: the bulk, few columns
       SELECT st.statement_id, st.subject, st.pid AS property, {rank} AS rank, 'value' AS snaktype,
-             {_plain_values("v.")}
+             {_plain_values("v.", narrow=True)}
       FROM _cg_st st JOIN _cg_snak v ON v.owner = st.node AND v.role = 'S' AND v.plain
-      LEFT JOIN {ranks}
-      UNION ALL
+      LEFT JOIN {ranks};
+    CREATE OR REPLACE TEMP TABLE _cg_statements_v AS  -- every other value, with all value columns
       SELECT st.statement_id, st.subject, st.pid AS property, {rank} AS rank, v.snaktype, {vcols}
       FROM _cg_st st JOIN _cg_val v ON v.owner = st.node AND v.role = 'S'
       LEFT JOIN {ranks}
@@ -352,16 +353,20 @@ def _build(store: Store, t: str, source_id: str) -> dict[str, int]:
       WHERE v.role = 'T' AND regexp_full_match(coalesce({ent_owner}, ''), '{ENTITY_PATTERN}')
         AND NOT EXISTS (SELECT 1 FROM _cg_st st WHERE st.subject = {ent_owner} AND st.pid = v.pid)
     """)
-    n_rows = _one(con, "SELECT count(*) FROM _cg_statements")
-    counts = {"statements": _one(con, "SELECT count(DISTINCT statement_id) FROM _cg_statements")}
+    both = ("(SELECT statement_id, subject FROM _cg_statements "
+            "UNION ALL SELECT statement_id, subject FROM _cg_statements_v)")
+    n_rows = _one(con, f"SELECT count(*) FROM {both}")
+    counts = {"statements": _one(con, f"SELECT count(DISTINCT statement_id) FROM {both}")}
     unique = n_rows == counts["statements"]  # then the fast insert path applies
-    store.insert_select("statements", "SELECT * FROM _cg_statements", unique=unique)
+    for part in ("_cg_statements", "_cg_statements_v"):  # a key in both: the first is kept
+        store.insert_select("statements", f"SELECT * FROM {part}", unique=unique)
     store.insert_select("statement_sources",
-                        f"SELECT statement_id, '{source_id}' AS source_id FROM _cg_statements", unique=unique)
+                        f"SELECT statement_id, '{source_id}' AS source_id FROM {both}", unique=unique)
     # A truthy placeholder of an earlier, interrupted load goes once the full statement is
     # here, and one made now goes if the store already had the full statement.
-    store.retire_truthy("SELECT DISTINCT subject FROM _cg_statements")
+    store.retire_truthy(f"SELECT DISTINCT subject FROM {both}")
     con.execute("DROP TABLE _cg_statements")
+    con.execute("DROP TABLE _cg_statements_v")
     counts["qualifiers"] = _hashed(store, "qualifiers", f"""
       SELECT st.statement_id, v.pid AS property, v.snaktype, {vcols}
       FROM _cg_values v JOIN _cg_st st ON st.node = v.owner WHERE v.role = 'Q'""")
@@ -418,16 +423,17 @@ def _hashed(store: Store, table: str, select: str) -> int:
 
 def _entities(store: Store, t: str) -> dict[str, int]:
     owner = f"coalesce({_ENTITY_LOCAL.format(c='s')}, {_local('s', DATA)})"
+    terms = f"{t}_terms"  # every kind read here is staged there (wdt: in its own table)
     lex = _lex("o")
     store.con.execute(f"""
     CREATE OR REPLACE TEMP TABLE _cg_terms AS
-      SELECT {owner} AS id, k, {_LANG} AS lang, {lex} AS text, line FROM {t}
+      SELECT {owner} AS id, k, {_LANG} AS lang, {lex} AS text, line FROM {terms}
       WHERE k IN ('label', 'description', 'alias') AND {_LANG} IN ('en', 'mul');
     CREATE OR REPLACE TEMP TABLE _cg_ent AS
       WITH ids AS (  -- the subjects of claims are in _cg_st already
         SELECT subject AS id FROM _cg_st
         UNION
-        SELECT {owner} AS id FROM {t}
+        SELECT {owner} AS id FROM (SELECT s, k FROM {terms} UNION ALL SELECT s, k FROM {t}_wdt)
         WHERE k IN ('label', 'description', 'alias', 'seen', 'wdt', 'sitelinks', 'version',
                     'modified', 'ptype')),
       labels AS (SELECT id, arg_min(text, (lang <> 'en', line)) AS label,
@@ -443,8 +449,8 @@ def _entities(store: Store, t: str) -> dict[str, int]:
                        max(TRY_CAST({lex} AS BIGINT)) FILTER (WHERE k = 'version') AS revision,
                        max({lex}) FILTER (WHERE k = 'modified') AS modified,
                        max(o) FILTER (WHERE k = 'ptype') AS ptype
-                FROM {t} WHERE k IN ('sitelinks', 'version', 'modified', 'ptype') GROUP BY 1),
-      articles AS (SELECT {_ENTITY_LOCAL.format(c='o')} AS id, count(*) AS n FROM {t}
+                FROM {terms} WHERE k IN ('sitelinks', 'version', 'modified', 'ptype') GROUP BY 1),
+      articles AS (SELECT {_ENTITY_LOCAL.format(c='o')} AS id, count(*) AS n FROM {terms}
                    WHERE k = 'about' AND {_local('s', DATA)} IS NULL GROUP BY 1)
       SELECT ids.id, labels.label, labels.label_lang, descs.description, aliases.aliases,
              coalesce(props.pp_sitelinks, articles.n)::INTEGER AS sitelinks, props.revision,
