@@ -15,9 +15,10 @@ blocks while this thread appends them in file order:
   descriptions and aliases outside ``en``/``mul`` (one ``seen`` row per subject instead);
 * the rest is appended to the staging tables ``(line, k, pid, s, o)``, one per
   :data:`STAGING_GROUPS` role group (read through one view), statement nodes as their
-  statement ids and the subjects of ``p:`` triples as entity ids (:data:`NODE_PREFIX`:
-  the ``-`` of a statement id is turned ``$`` in the block itself, which the reader
-  decompresses into, :func:`~chaingraph.sources.loaders.compression.read_blocks_into`).
+  statement ids and the subjects of ``p:`` triples as entity ids
+  (:mod:`~chaingraph.sources.loaders.nt_ids`: the ``-`` of a statement id is turned ``$``
+  in the block itself, which the reader decompresses into,
+  :func:`~chaingraph.sources.loaders.compression.read_blocks_into`).
 
 Memory is a few blocks plus what DuckDB keeps (for a store file it is held to a budget and
 spills to disk beyond it: see :mod:`~chaingraph.sources.loaders.rdf`).
@@ -54,9 +55,18 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from chaingraph.ids import ENTITY_PATTERN, VALUE_ENTITY_PATTERN
+from chaingraph.ids import VALUE_ENTITY_PATTERN
 from chaingraph.sources.loaders.common import LineGuard
 from chaingraph.sources.loaders.compression import BLOCK_BYTES, read_blocks_into
+from chaingraph.sources.loaders.nt_ids import (
+    ENTITY_PREFIX,
+    NODE_PREFIX,
+    claim_ok,
+    claim_problem,
+    staged_entity_id,
+    staged_statement_id,
+    statement_ids,
+)
 from chaingraph.sources.loaders.nt_views import (
     ESCAPED,
     PLAIN,
@@ -65,10 +75,8 @@ from chaingraph.sources.loaders.nt_views import (
     equals,
     split_lines,
     starts_with,
-    statement_dashes,
     surely_claims,
     surely_entity_values,
-    surely_statements,
     views,
 )
 
@@ -79,7 +87,6 @@ __all__ = [
     "PREDICATES",
     "STAGING_DDL",
     "STAGING_GROUPS",
-    "STATEMENT_ID_PATTERN",
     "ReadError",
     "classify_predicate",
     "create_staging",
@@ -87,8 +94,6 @@ __all__ = [
     "drop_staging",
     "parse_line_slow",
     "stage_ntriples",
-    "staged_entity_id",
-    "staged_statement_id",
 ]
 
 _WB = "http://wikiba.se/ontology#"
@@ -130,38 +135,9 @@ _TERM_CODES = [_KIND_CODE[k] for k in ("label", "description", "alias")]
 _NOVALUE_PREFIX = b"<http://www.wikidata.org/prop/novalue/"
 _SUFFIX = r"@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^<[^>\s]*>"
 
-#: Statement nodes are staged without this namespace (``Q42-GUID>``: the rest of the IRI,
-#: ``>`` kept so no other term can look the same) in the "claim" and "main" groups, where
-#: the statement model joins on them; one of the form a ``p:`` triple names
-#: (``[QPLqpl][0-9]+-[^$]+``) is staged as its statement id instead (``Q42$GUID``: the first
-#: ``-`` turned ``$``, no ``>``), and the subject of a ``p:`` triple that is an entity IRI
-#: with a valid id as the id alone (``Q42``). The build then joins and copies them as they
-#: are: no string is taken apart per statement.
-NODE_PREFIX = "<http://www.wikidata.org/entity/statement/"
-_NODE_RE = r"<http://www\.wikidata\.org/entity/statement/[QPLqpl][0-9]+-[^$]+>"
-_ENTITY_RE = r"<http://www\.wikidata\.org/entity/" + ENTITY_PATTERN + ">"
-#: a staged term that is a statement id, an entity id (SQL regular expressions; other
-#: staged terms start with ``<``, ``_:`` or ``"``, or end with ``>``)
-STATEMENT_ID_PATTERN = r"[QPLqpl][0-9]+\$[^$>]+"
-
-
-def staged_statement_id(col: str) -> str:
-    """SQL: the statement node ``col`` as staged (see :data:`NODE_PREFIX`)."""
-    return (f"CASE WHEN regexp_full_match({col}, '{_NODE_RE}') "
-            f"THEN regexp_replace({col}[{len(NODE_PREFIX) + 1}:-2], '-', '$') "
-            f"WHEN starts_with({col}, '{NODE_PREFIX}') THEN {col}[{len(NODE_PREFIX) + 1}:] ELSE {col} END")
-
-
-def staged_entity_id(col: str) -> str:
-    """SQL: the subject ``col`` of a ``p:`` triple as staged (see :data:`NODE_PREFIX`)."""
-    return (f"CASE WHEN regexp_full_match({col}, '{_ENTITY_RE}') THEN {col}[{len(ENTITY_PREFIX) + 1}:-2] "
-            f"ELSE {col} END")
-
-
 #: The object of a ``ps:``/``pq:``/``pr:`` triple that is an entity IRI with a valid id is
 #: staged as the id alone (``Q5``: no other term starts with a letter); the statement
-#: model then needs no pattern matching for the bulk of a dump's values.
-ENTITY_PREFIX = "<http://www.wikidata.org/entity/"
+#: model then needs no pattern matching for the bulk of a dump's values (``ENTITY_PREFIX``).
 _VALUE_CODES = [_KIND_CODE[k] for k in ("ps", "pq", "pr")]
 _STRIP_ENTITY_VALUE = (
     f"CASE WHEN k IN ('ps', 'pq', 'pr') AND starts_with(o, '{ENTITY_PREFIX}') AND ends_with(o, '>') "
@@ -299,8 +275,8 @@ class _Stager:
             parsed = None if _SURROGATE.search(text) else parse_line_slow(text)
             if parsed is None:
                 problems[int(i)] = _problem(text)
-            elif self._classes(parsed[1])[0] == "claim" and not _claim_ok(parsed[0], parsed[2]):
-                problems[int(i)] = _claim_problem(parsed[0], parsed[2])
+            elif self._classes(parsed[1])[0] == "claim" and not claim_ok(parsed[0], parsed[2]):
+                problems[int(i)] = claim_problem(parsed[0], parsed[2])
             else:
                 slow_rows.append((int(i), *parsed))
         take = ~np.isin(rows, list(problems))
@@ -404,8 +380,8 @@ class _Stager:
         for i in unsure:
             s = split.data[split.s_start[i]:split.s_end[i]].decode()
             o = split.data[split.o_start[i]:split.o_end[i]].decode()
-            if not _claim_ok(s, o):
-                problems[int(i)] = _claim_problem(s, o)
+            if not claim_ok(s, o):
+                problems[int(i)] = claim_problem(s, o)
         return problems
 
     def _tables(self, split: Split, rows: npt.NDArray[np.int64], kind: npt.NDArray[np.int8],
@@ -443,9 +419,9 @@ class _Stager:
             s_start, s_end, o_from, o_to = split.s_start[r], split.s_end[r], o_start[take], o_end[take]
             if name == "claim":  # entity id and statement id (see NODE_PREFIX); every p: row here is valid
                 s_start, s_end = s_start + len(ENTITY_PREFIX), s_end - 1
-                o_from, o_to = _statement_ids(split, o_from, o_to, valid=True)
+                o_from, o_to = statement_ids(split, o_from, o_to, valid=True)
             elif name == "main":  # statement nodes as such (see NODE_PREFIX)
-                s_start, s_end = _statement_ids(split, s_start, s_end, valid=False)
+                s_start, s_end = statement_ids(split, s_start, s_end, valid=False)
             if name == "main":  # entity values of snaks are staged as their ids (see ENTITY_PREFIX)
                 values = np.flatnonzero(np.isin(kind[take], _VALUE_CODES))
                 plain = values[surely_entity_values(buf, o_from[values], o_to[values])]
@@ -534,40 +510,6 @@ _SURROGATE_ESCAPE = r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}"
 _SURROGATE = re.compile(_SURROGATE_ESCAPE)
 
 
-def _statement_ids(split: Split, start: npt.NDArray[np.int64], end: npt.NDArray[np.int64], *,
-                   valid: bool) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """Where the terms ``[start, end)`` of a block are as staged (see :data:`NODE_PREFIX`):
-    a statement node of the ``p:`` form becomes its statement id, its first ``-`` turned
-    ``$`` in the block itself (it is not read again), any other statement node loses its
-    namespace, and other terms stay. ``valid``: every term is a statement node of the
-    ``p:`` form (checked before)."""
-    buf = split.buf
-    if valid:
-        dash = statement_dashes(buf, start + len(NODE_PREFIX))
-        sure = buf[dash] == _DASH
-    else:
-        sure, dash = surely_statements(split, start, end)
-    unsure = np.flatnonzero(~sure)
-    if len(unsure) and not valid:
-        unsure = unsure[starts_with(buf, start[unsure], end[unsure], _NODE_BYTES)]
-    for i in unsure:  # long digit runs, '$' or no such node: the regular expression decides
-        term = bytes(split.data[start[i]:end[i]])
-        if valid or _CLAIM_O_RE.fullmatch(term.decode()):
-            sure[i] = True
-            dash[i] = start[i] + term.index(b"-", len(NODE_PREFIX))
-    ids = np.flatnonzero(sure)
-    buf[dash[ids]] = _DOLLAR
-    np.frombuffer(split.data, dtype=np.uint8)[dash[ids]] = _DOLLAR
-    if valid:
-        return start + len(NODE_PREFIX), end - 1
-    stripped = starts_with(buf, start, end, _NODE_BYTES)
-    return start + len(NODE_PREFIX) * stripped, end - sure
-
-
-_NODE_BYTES = NODE_PREFIX.encode()
-_DOLLAR, _DASH = ord("$"), ord("-")
-
-
 class ReadError(Exception):
     """The stream could not be read (truncated or corrupt) before line ``line``."""
 
@@ -575,18 +517,6 @@ class ReadError(Exception):
         self.line = line
         self.cause = cause
         super().__init__(f"cannot read past line {line - 1}: {cause}")
-
-
-_CLAIM_S_RE = re.compile(r"<http://www\.wikidata\.org/entity/" + ENTITY_PATTERN + ">")
-_CLAIM_O_RE = re.compile(r"<http://www\.wikidata\.org/entity/statement/[QPLqpl][0-9]+-[^$]+>")
-
-
-def _claim_ok(s: str, o: str) -> bool:
-    return bool(_CLAIM_S_RE.fullmatch(s) and _CLAIM_O_RE.fullmatch(o))
-
-
-def _claim_problem(s: str, o: str) -> str:
-    return f"subject {s} or statement {o} is not a Wikidata entity / statement IRI"
 
 
 def _is_utf8(data: Block) -> bool:

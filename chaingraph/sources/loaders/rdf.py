@@ -50,14 +50,13 @@ from chaingraph.progress import Progress
 from chaingraph.settings import DEFAULT_LOAD_MEMORY_MB, DEFAULT_STAGING_MEMORY_MB
 from chaingraph.sources.loaders.common import FileReport, LineGuard, coordinate_digits, loaded_bytes
 from chaingraph.sources.loaders.compression import Format, dump_date, open_dump
+from chaingraph.sources.loaders.nt_ids import STATEMENT_ID_PATTERN, staged_entity_id
 from chaingraph.sources.loaders.ntriples import (
-    STATEMENT_ID_PATTERN,
     ReadError,
     create_staging,
     delete_staged,
     drop_staging,
     stage_ntriples,
-    staged_entity_id,
 )
 from chaingraph.sources.loaders.turtle import stage_turtle
 from chaingraph.store import Store, snak_hash_columns
