@@ -15,7 +15,7 @@ import pytest
 from test_load_json import CONTENT_TABLES, contents
 
 from chaingraph.resources import data_file
-from chaingraph.sources.loaders import json_chunks, json_dump
+from chaingraph.sources.loaders import json_chunks, json_dump, json_typed
 from chaingraph.sources.loaders.json_dump import load_json_dump
 from chaingraph.store import Batch, Store
 from chaingraph.store_load import BulkLoad
@@ -254,16 +254,24 @@ def test_an_interrupted_load_keeps_every_batch_handed_to_the_store_whole(
         expected = {sid: subject for sid, subject, *_ in contents(full, ("statements",))["statements"]}
     monkeypatch.setattr(json_dump, "BULK_ROWS", 10)
     monkeypatch.setattr(json_chunks, "CHUNK_BYTES", 4096)  # chunks are handed over whole
-    add, seen = json_dump.EntityRows.add, []
+    add, add_typed, seen = json_dump.EntityRows.add, json_typed.add, []
 
-    def interrupt_at_the_tenth_item(self: json_dump.EntityRows, entity: dict[str, object]) -> None:
-        if str(entity["id"]).startswith("Q"):
-            seen.append(entity["id"])
+    def count(ident: str) -> None:
+        if ident.startswith("Q"):
+            seen.append(ident)
             if len(seen) == 10:
                 raise KeyboardInterrupt
+
+    def interrupt_at_the_tenth_item(self: json_dump.EntityRows, entity: dict[str, object]) -> None:
+        count(str(entity["id"]))
         add(self, entity)
 
+    def interrupt_typed(rows: json_dump.EntityRows, entity: json_typed.Entity) -> bool:
+        count(entity.id)
+        return add_typed(rows, entity)
+
     monkeypatch.setattr(json_dump.EntityRows, "add", interrupt_at_the_tenth_item)
+    monkeypatch.setattr(json_typed, "add", interrupt_typed)  # the path regular lines take
     db = tmp_path / "interrupted.duckdb"
     with Store(db) as store, pytest.raises(KeyboardInterrupt):
         load_json_dump(SAMPLE, store)

@@ -43,7 +43,7 @@ import pyarrow.compute as pc
 
 from chaingraph.errors import ChaingraphError
 from chaingraph.progress import Progress
-from chaingraph.sources.loaders import json_dump
+from chaingraph.sources.loaders import json_dump, json_typed
 from chaingraph.sources.loaders.common import LineGuard, loaded_bytes
 from chaingraph.sources.loaders.compression import RawCounter, read_blocks
 from chaingraph.sources.loaders.json_dump import (
@@ -53,6 +53,7 @@ from chaingraph.sources.loaders.json_dump import (
     plain_text,
     unreadable,
 )
+from chaingraph.sources.loaders.json_typed import typed_text
 from chaingraph.store import Store
 
 __all__ = ["CHUNK_BYTES", "PARALLEL_BYTES", "PARSE_WORKERS", "ChunkResult", "Part", "default_workers",
@@ -116,13 +117,23 @@ def parse_chunk(data: bytes, first_line: int, source_id: str, *, stop_at_bad: bo
     if data.endswith(b"\n"):
         lines.pop()
     rows = EntityRows(source_id)  # a chunk is one batch's part, whatever its size
-    plain = plain_text(data)  # what parse_line would look for in every line, looked for once
+    typed = typed_text(data)  # lines may be decoded into typed structs (json_typed)
+    plain = not typed and plain_text(data)  # what parse_line would look for in every line, looked for once
     out = ChunkResult()
     for i, line in enumerate(lines):
         try:
-            entity = parse_line(line, plain=plain)
+            text = line.strip()
+            if text.endswith(b","):
+                text = text[:-1].rstrip()
+            if typed and text.startswith(b"{") and (typed_entity := json_typed.decode(text)) is not None:
+                if typed_entity.id in rows.ids:  # a second copy: the parts keep the order
+                    out.parts.append(_part(rows))
+                    rows = EntityRows(source_id)
+                if json_typed.add(rows, typed_entity):
+                    continue
+            entity = parse_line(line, plain=plain)  # any other line: the general parser
             if entity is not None:
-                if entity.get("id") in rows.ids:  # a second copy: the parts keep the order
+                if entity.get("id") in rows.ids:
                     out.parts.append(_part(rows))
                     rows = EntityRows(source_id)
                 rows.add(entity)

@@ -317,10 +317,13 @@ class EntityRows:
         aliases = _aliases(entity.get("aliases"))
         if ident[0] == "Q":
             sitelinks = entity.get("sitelinks")
-            revision = entity.get("lastrevid")
-            self.entities.append((ident, label, label_lang, description, aliases,
-                                  len(sitelinks) if isinstance(sitelinks, dict) else None,
-                                  int(revision) if revision is not None else None, entity.get("modified")))
+            revision = _revision(ident, entity.get("lastrevid"))
+            modified = entity.get("modified")
+            if modified is not None and not isinstance(modified, str):
+                raise InvalidInput(f"entity {ident}: 'modified' is {modified!r}, not a timestamp")
+            n_sitelinks = len(sitelinks) if isinstance(sitelinks, dict) else None
+            self.entities.append((ident, label, label_lang, description, aliases, n_sitelinks, revision,
+                                  modified))
         else:
             datatype = entity.get("datatype")
             self.properties.append((ident, label, label_lang, description, aliases,
@@ -376,6 +379,16 @@ class EntityRows:
         if statements and len({*self.item_columns[0], *(row[0] for row in self.statements)}) == n:
             out |= {"statements", "statement_sources"}
         return out
+
+
+def _revision(ident: str, revision: Any) -> int | None:
+    """The ``lastrevid`` of entity ``ident`` as the store keeps it (a 64-bit integer)."""
+    if revision is None:
+        return None
+    number = int(revision)
+    if not -(2**63) <= number < 2**63:
+        raise InvalidInput(f"entity {ident}: 'lastrevid' {number} is past a 64-bit integer")
+    return number
 
 
 def _entity_value(snak: dict[str, Any]) -> str | None:
