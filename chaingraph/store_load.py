@@ -103,14 +103,33 @@ def _pieces(tables: Mapping[str, pa.Table | Sequence[pa.Table]], name: str) -> l
 
 
 class BulkLoad:
-    """The writes of one load (:meth:`Store.bulk_load`): :meth:`write` each batch in file order."""
+    """The writes of one load (:meth:`Store.bulk_load`): :meth:`write` each batch in file order.
 
-    def __init__(self, store: Store) -> None:
+    ``threads`` holds DuckDB to that many threads inside ``with`` (and sets back what it
+    was on leaving): a load that parses on other processes keeps the cores busy, and
+    DuckDB's parallel insert of a batch then costs more CPU and memory than it saves time.
+    """
+
+    def __init__(self, store: Store, *, threads: int | None = None) -> None:
         self.store = store
+        self.threads = threads
+        self._threads_before: int | None = None
         #: whether no key of a batch can be in the store yet (see the module's docstring)
         self.unchecked = not store.con.execute(_LOOSE_KEYS).fetchall()[0][0]
         #: batches written with the anti-join of :meth:`Store.write_arrow`
         self.checked = 0
+
+    def __enter__(self) -> BulkLoad:
+        if self.threads is not None:
+            con = self.store.con
+            self._threads_before = int(con.execute("SELECT current_setting('threads')").fetchall()[0][0])
+            con.execute(f"SET threads = {int(self.threads)}")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._threads_before is not None:
+            self.store.con.execute(f"SET threads = {self._threads_before}")
+            self._threads_before = None
 
     def write(self, tables: Mapping[str, pa.Table | Sequence[pa.Table]], *, replace: Collection[str],
               unique: Collection[str] = (), prefixed: bool) -> None:

@@ -14,6 +14,7 @@ import pyarrow as pa
 import pytest
 from test_load_json import CONTENT_TABLES, contents
 
+from chaingraph.errors import BadDumpLine
 from chaingraph.resources import data_file
 from chaingraph.sources.loaders import json_chunks, json_dump, json_typed
 from chaingraph.sources.loaders.json_dump import load_json_dump
@@ -188,8 +189,8 @@ def test_a_second_dump_overlapping_the_first_loads_as_row_at_a_time(
     loads: list[BulkLoad] = []
     bulk_load = Store.bulk_load
 
-    def kept(store: Store) -> BulkLoad:
-        loads.append(bulk_load(store))
+    def kept(store: Store, *, threads: int | None = None) -> BulkLoad:
+        loads.append(bulk_load(store, threads=threads))
         return loads[-1]
 
     monkeypatch.setattr(Store, "bulk_load", kept)
@@ -299,3 +300,27 @@ def test_a_daemonic_process_which_may_not_fork_parses_in_process(tmp_path: Path)
     with Store(db, read_only=True) as loaded, Store() as here:
         load_json_dump(SAMPLE, here)
         assert contents(loaded) == contents(here)
+
+
+def test_duckdb_inserts_on_one_thread_while_workers_parse_and_gets_its_threads_back(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parse workers keep the cores busy: each batch is written with DuckDB on one
+    thread, and the setting it had is back after the load, also after a failed one."""
+    seen: list[int] = []
+    write = BulkLoad.write
+
+    def recording(self: BulkLoad, *args: object, **kwargs: object) -> None:
+        seen.append(int(self.store.con.execute("SELECT current_setting('threads')").fetchall()[0][0]))
+        write(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(BulkLoad, "write", recording)
+    with Store() as store:
+        store.con.execute("SET threads = 3")
+        load_json_dump(SAMPLE, store, workers=2)
+        assert seen and set(seen) == {1}
+        assert store.con.execute("SELECT current_setting('threads')").fetchall()[0][0] == 3
+        bad = tmp_path / "bad.json"
+        bad.write_text(SAMPLE.read_text().replace('"claims"', '"claims" oops', 1))
+        with pytest.raises(BadDumpLine):
+            load_json_dump(bad, store, workers=2)
+        assert store.con.execute("SELECT current_setting('threads')").fetchall()[0][0] == 3

@@ -307,9 +307,21 @@ def load_chunks(path: str | Path, stream: IO[bytes], counter: RawCounter, store:
                 workers: int | None = None) -> dict[str, int]:
     """Load the opened dump ``stream`` into ``store`` under ``source_id``; return the totals
     of :class:`~chaingraph.sources.loaders.common.FileReport`."""
-    totals = dict.fromkeys(_TOTALS, 0)
     pool = _Pool(default_workers(path) if workers is None else workers, source_id, stop_at_bad=not guard.skip)
-    writer = json_dump._Writer(store, store.bulk_load())
+    try:
+        # the workers keep the cores busy: DuckDB inserts on one thread (less CPU and memory)
+        load = store.bulk_load(threads=1 if pool.procs else None)
+    except BaseException:
+        pool.close()
+        raise
+    with load:
+        writer = json_dump._Writer(store, load, wait=True)
+        return _load(path, stream, counter, source_id, guard, progress, pool, writer)
+
+
+def _load(path: str | Path, stream: IO[bytes], counter: RawCounter, source_id: str, guard: LineGuard,
+          progress: Progress | None, pool: _Pool, writer: json_dump._Writer) -> dict[str, int]:
+    totals = dict.fromkeys(_TOTALS, 0)
     batch = _Merged(source_id)
 
     def submit() -> None:

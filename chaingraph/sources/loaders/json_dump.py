@@ -428,10 +428,14 @@ class _Batch(Protocol):
 
 class _Writer:
     """Writes batches on a second thread, so DuckDB (which releases the GIL) inserts one
-    batch while the next is parsed. Errors surface on the next :meth:`submit`/:meth:`drain`."""
+    batch while the next is parsed. Errors surface on the next :meth:`submit`/:meth:`drain`.
 
-    def __init__(self, store: Store, load: BulkLoad | None = None) -> None:
-        self.store, self.load = store, load
+    One batch may wait while another is written; with ``wait``, :meth:`submit` waits until
+    the writer is done instead, so that a load whose writes are slower than its parsing
+    (into a store file) holds two batches at once, not three."""
+
+    def __init__(self, store: Store, load: BulkLoad | None = None, *, wait: bool = False) -> None:
+        self.store, self.load, self.wait = store, load, wait
         self.pending: queue.Queue[_Batch | None] = queue.Queue(maxsize=1)
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, name="chaingraph-write", daemon=True)
@@ -458,6 +462,9 @@ class _Writer:
 
     def submit(self, rows: _Batch) -> None:
         self._raise()
+        if self.wait:
+            self.pending.join()
+            self._raise()
         self.pending.put(rows)
 
     def drain(self) -> None:
