@@ -324,3 +324,28 @@ def test_duckdb_inserts_on_one_thread_while_workers_parse_and_gets_its_threads_b
         with pytest.raises(BadDumpLine):
             load_json_dump(bad, store, workers=2)
         assert store.con.execute("SELECT current_setting('threads')").fetchall()[0][0] == 3
+
+
+def _entity_with(ident: str, sids: list[str]) -> str:
+    claims = [{"id": sid, "rank": "normal", "mainsnak": {"snaktype": "value", "property": "P31",
+               "datavalue": {"type": "wikibase-entityid", "value": {"id": "Q5"}}}} for sid in sids]
+    return json.dumps({"type": "item", "id": ident, "claims": {"P31": claims}})
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+@pytest.mark.parametrize("entities", [
+    [("Q1", ["Q1$a", "Q1$a", "Q1$b"]), ("Q2", ["Q2$c"])],  # twice in one entity
+    [("Q1", ["Q1$a"]), ("Q2", ["Q2$c"]), ("Q3", ["Q2$c", "Q3$d"])],  # in two entities (another's form)
+])
+def test_a_statement_id_twice_in_one_entity_or_across_entities_is_stored_once(
+        tmp_path: Path, workers: int, entities: list[tuple[str, list[str]]],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batch's statement ids are not counted when each part's are distinct and every
+    id starts with its entity's: an id repeated inside one entity, or (of another entity's
+    form) in two entities of one batch, is still stored once, as row at a time."""
+    monkeypatch.setattr(json_chunks, "CHUNK_BYTES", 64)  # one entity a part, the parts one batch
+    dump = tmp_path / "dup.json"
+    dump.write_text("[\n" + ",\n".join(_entity_with(*e) for e in entities) + "\n]\n")
+    bulk, rows = _both(dump, workers=workers)
+    assert bulk == rows
+    assert len(bulk["statements"]) == len({sid for _, sids in entities for sid in sids})

@@ -1,6 +1,7 @@
 """The JSON dump parsed in chunks of whole lines on worker processes, written in order.
 
-Parsing (``orjson`` and building rows) holds the GIL, so threads cannot share it: the main
+Parsing (decoding the JSON, :mod:`~chaingraph.sources.loaders.json_typed`, and building
+rows) holds the GIL, so threads cannot share it: the main
 process decompresses the dump (a reader thread, zlib releases the GIL), hands chunks of
 about :data:`CHUNK_BYTES` to :data:`PARSE_WORKERS` forked processes, takes their rows back
 as Arrow tables *in file order*, and writes them in batches of about
@@ -79,7 +80,7 @@ class Part:
     tables: dict[str, list[bytes]]
     ids: set[str]
     totals: dict[str, int]
-    #: the snak tables whose keys do not repeat within the part
+    #: the tables whose keys do not repeat within the part
     unique: set[str] = field(default_factory=set)
     #: every statement id starts with its subject's id (:attr:`EntityRows.prefixed`)
     prefixed: bool = True
@@ -94,7 +95,7 @@ class ChunkResult:
 
 
 def _part(rows: EntityRows) -> Part:
-    unique = rows.unique(statements=False)  # statement ids: counted per batch (_Merged.unique)
+    unique = rows.unique()  # statement ids: also over the batch (_Merged.unique)
     return Part({name: [_ipc(t) for t in pieces] for name, pieces in rows.pieces().items()}, rows.ids,
                 rows.totals(), unique, rows.prefixed)
 
@@ -279,9 +280,14 @@ class _Merged:
     def unique(self) -> set[str]:
         """The tables whose keys do not repeat in the batch. Every snak row belongs to a
         statement of its own part, so with statement ids unique over the batch a snak table
-        is unique if it is in each part; statement provenance has one source per load."""
+        is unique if it is in each part; statement provenance has one source per load.
+
+        Statement ids unique in each part are unique over the batch when each starts with
+        its subject's id and ``$`` (:attr:`prefixed`): the parts' entities are distinct, and
+        so are ``A$`` and ``B$`` for distinct ids. Otherwise they are counted."""
         ids = self.statement_ids  # of the tables just made
-        if ids is not None and pc.count_distinct(ids).as_py() != len(ids):
+        each = all("statements" in p.unique for p in self.parts)
+        if ids is not None and not (each and self.prefixed) and pc.count_distinct(ids).as_py() != len(ids):
             return set()
         snaks = {n for n in ("qualifiers", "reference_snaks") if all(n in p.unique for p in self.parts)}
         return {"statements", "statement_sources", *snaks}
