@@ -302,28 +302,35 @@ def test_a_daemonic_process_which_may_not_fork_parses_in_process(tmp_path: Path)
         assert contents(loaded) == contents(here)
 
 
-def test_duckdb_inserts_on_one_thread_while_workers_parse_and_gets_its_threads_back(
+def test_duckdb_inserts_on_one_thread_and_checkpoints_each_batch_and_gets_its_settings_back(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The parse workers keep the cores busy: each batch is written with DuckDB on one
-    thread, and the setting it had is back after the load, also after a failed one."""
-    seen: list[int] = []
+    thread, into a store file checkpointed as it commits; the settings DuckDB had are back
+    after the load, also after a failed one."""
+    seen: list[tuple[object, ...]] = []
     write = BulkLoad.write
+    settings = "SELECT current_setting('threads'), current_setting('checkpoint_threshold')"
 
     def recording(self: BulkLoad, *args: object, **kwargs: object) -> None:
-        seen.append(int(self.store.con.execute("SELECT current_setting('threads')").fetchall()[0][0]))
+        seen.append(self.store.con.execute(settings).fetchall()[0])
         write(self, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(BulkLoad, "write", recording)
-    with Store() as store:
+    bad = tmp_path / "bad.json"
+    bad.write_text(SAMPLE.read_text().replace('"claims"', '"claims" oops', 1))
+    with Store(tmp_path / "s.duckdb") as store:
         store.con.execute("SET threads = 3")
+        store.con.execute("SET checkpoint_threshold = '32MiB'")
         load_json_dump(SAMPLE, store, workers=2)
-        assert seen and set(seen) == {1}
-        assert store.con.execute("SELECT current_setting('threads')").fetchall()[0][0] == 3
-        bad = tmp_path / "bad.json"
-        bad.write_text(SAMPLE.read_text().replace('"claims"', '"claims" oops', 1))
+        assert seen and set(seen) == {(1, "4.0 MiB")}
+        assert store.con.execute(settings).fetchall()[0] == (3, "32.0 MiB")
         with pytest.raises(BadDumpLine):
             load_json_dump(bad, store, workers=2)
-        assert store.con.execute("SELECT current_setting('threads')").fetchall()[0][0] == 3
+        assert store.con.execute(settings).fetchall()[0] == (3, "32.0 MiB")
+    seen.clear()
+    with Store() as store:  # in memory: nothing to checkpoint
+        load_json_dump(SAMPLE, store, workers=2)
+        assert seen and set(seen) == {(1, "16.0 MiB")}
 
 
 def _entity_with(ident: str, sids: list[str]) -> str:
