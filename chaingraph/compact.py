@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from chaingraph.keysort import sort_keys
+from chaingraph.keysort import Key, sort_rows
 from chaingraph.keysort import spans as _spans
 
 __all__ = ["GraphArrays", "build_arrays", "item_mask"]
@@ -175,7 +175,7 @@ def _take(values: pa.ChunkedArray, rows: np.ndarray) -> pa.Array:
     """``values[rows]`` as one array. Arrow's ``take`` on a chunked array first joins every
     chunk (a copy of the whole column, even for a handful of rows), so a few rows are taken
     chunk by chunk instead, and most of the column by :func:`_gather_strings`."""
-    index = pa.array(rows, type=pa.int64())
+    index = pa.array(rows)  # int32 or int64, as they come (no copy)
     if values.num_chunks <= 1:
         return pc.take(_joined(values), index, memory_pool=_POOL)
     if len(rows) * 4 >= len(values):
@@ -256,17 +256,13 @@ def _order(keys: list[np.ndarray], sids: pa.ChunkedArray, rows_of: np.ndarray
            ) -> tuple[np.ndarray, list[np.ndarray]]:
     """Indices sorting rows by ``keys`` (most significant first), ties by statement id
     (row ``i`` has statement id ``sids[rows_of[i]]``), and the keys in that order (out of
-    :func:`sort_keys`, which empties ``keys``); only rows that tie on the keys compare their
-    statement ids as strings."""
+    :func:`~chaingraph.keysort.sort_rows`, which empties ``keys`` and says which rows tie);
+    only rows that tie on the keys compare their statement ids as strings."""
     n = len(rows_of)
     if n == 0:
         return np.zeros(0, dtype=np.int64), [k[:0] for k in keys]
-    order, ordered = sort_keys(keys)
-    same = np.ones(n - 1, dtype=bool)
-    for ks in ordered:
-        same &= ks[1:] == ks[:-1]
-    tie = np.flatnonzero(same)
-    del same
+    order, kept, tie = sort_rows(keys)
+    ordered = [k for k in kept if k is not None]
     if len(tie):
         members = _runs(tie, n)
         rows = order[members]
@@ -315,7 +311,7 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
     def take(a: pa.ChunkedArray, rows: np.ndarray) -> pa.ChunkedArray:
         return pc.take(a, pa.array(rows, type=pa.int64()), memory_pool=_POOL)
 
-    step_rows, class_rows = np.flatnonzero(step_mask), np.flatnonzero(class_mask)
+    step_rows, class_rows = _flatnonzero(step_mask), np.flatnonzero(class_mask)
     lit_node = (pc.binary_join_element_wise(take(lsid, lit_keep), "#value", "", memory_pool=_POOL)
                 if len(lit_keep) else empty)
 
@@ -330,32 +326,36 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
     # every statement a step (no policy exclusion): rows need no selecting, and when every
     # vertex is then used, no renumbering (each a gather of millions of rows saved)
     every = len(step_rows) == m_all
-    s_step, o_step = (s_all, o_all) if every else (s_all[step_rows], o_all[step_rows])
     used = np.zeros(len(dictionary), dtype=bool)
-    for part in (s_step, o_step, s_all[class_rows], ls_all[lit_keep], ln_code):
+    for a, b in _spans(len(step_rows)):  # a block of step rows at a time: no array of their codes
+        rows = step_rows[a:b]
+        used[s_all[rows]] = True
+        used[o_all[rows]] = True
+    for part in (s_all[class_rows], ls_all[lit_keep], ln_code):
         used[part] = True
     if used.all():
-        names, n = dictionary, len(dictionary)
-        s_code, o_code, ls_code = s_step, o_step, ls_all[lit_keep]
+        names, n, renumber = dictionary, len(dictionary), None
+        ls_code = ls_all[lit_keep]
     else:
         renumber = np.cumsum(used, dtype=np.int32) - 1
         names = pc.take(dictionary, pa.array(np.flatnonzero(used), type=pa.int64()), memory_pool=_POOL)
         n = len(names)
-        s_code, o_code = renumber[s_step], renumber[o_step]
         ls_code, ln_code = renumber[ls_all[lit_keep]], renumber[ln_code]
-        del renumber
-    p_code, lp_code = (ip if every else ip[step_rows]), lp[lit_keep]
-    del vcodes, s_all, o_all, ls_all, used, s_step, o_step
+    s_code, o_code = (_select(c, None if every else step_rows, renumber) for c in (s_all, o_all))
+    p_code, lp_code = _select(ip, None if every else step_rows, None), lp[lit_keep]
+    del vcodes, s_all, o_all, ls_all, used, renumber
 
     # edges: items by (subject, property, object, statement id), then literals by
     # (subject, property, statement id)
     e_order, (s_e, p_e, o_e) = _order([s_code, p_code, o_code], sid, step_rows)
     l_order, (ls_l, lp_l) = _order([ls_code, lp_code], lsid, lit_keep)
     m, ml = len(e_order), len(l_order)
-    src = np.concatenate([s_e, ls_l], dtype=np.int32)
-    dst = np.concatenate([o_e, ln_code[l_order]], dtype=np.int32)
-    eprop = np.concatenate([p_e, lp_l], dtype=np.int32)
-    sid_rows = np.concatenate([e_order if every else step_rows[e_order], m_all + lit_keep[l_order]])
+    # (no copies when there are no literals)
+    src, dst, eprop = (np.concatenate([a, b], dtype=np.int32) if ml else a.astype(np.int32, copy=False)
+                       for a, b in ((s_e, ls_l), (o_e, ln_code[l_order]), (p_e, lp_l)))
+    sid_rows = e_order if every else _select(step_rows, e_order, None)
+    if ml:
+        sid_rows = np.concatenate([sid_rows, m_all + lit_keep[l_order]])
     del s_e, p_e, o_e, ls_l, lp_l, s_code, o_code, p_code, ls_code, ln_code, lp_code, e_order, l_order
     del step_rows, class_rows, lit_keep, ip, lp, pcodes, step_mask
     # CSR adjacency over both directions, by (neighbour, property, statement id, forward)
@@ -387,6 +387,44 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
                        fwd=fwd, literal=~item_mask(names), classes=classes, excluded=excluded)
 
 
+def _flatnonzero(mask: np.ndarray) -> np.ndarray:
+    """``np.flatnonzero(mask)``, in int32 when that holds every position (half the bytes).
+
+    >>> _flatnonzero(np.array([False, True, True])).tolist()
+    [1, 2]
+    """
+    if len(mask) >= 2**31:
+        return np.flatnonzero(mask)
+    out = np.empty(int(np.count_nonzero(mask)), dtype=np.int32)
+    at = 0
+    for a, b in _spans(len(mask)):
+        part = np.flatnonzero(mask[a:b])
+        np.add(part, a, out=out[at:at + len(part)], casting="unsafe")
+        at += len(part)
+    return out
+
+
+def _select(codes: np.ndarray, rows: np.ndarray | None, table: np.ndarray | None) -> np.ndarray:
+    """``table[codes[rows]]`` (``codes`` when ``rows`` is ``None``; no ``table``: the codes
+    themselves), a block at a time: no whole-array temporary between the two gathers.
+    A copy only when something is selected or renumbered.
+
+    >>> _select(np.array([5, 6, 7]), np.array([2, 0]), np.arange(10) * 10).tolist()
+    [70, 50]
+    """
+    if rows is None and table is None:
+        return codes
+    count = len(codes) if rows is None else len(rows)
+    out = np.empty(count, dtype=codes.dtype if table is None else table.dtype)
+    for a, b in _spans(count):
+        part = codes[a:b] if rows is None else codes[rows[a:b]]
+        if table is None:
+            out[a:b] = part
+        else:
+            np.take(table, part, out=out[a:b])
+    return out
+
+
 def _runs(tie: np.ndarray, n: int) -> np.ndarray:
     """Positions in runs of equal sorted keys, given where ``key[i] == key[i + 1]``."""
     mask = np.zeros(n, dtype=bool)
@@ -408,29 +446,22 @@ def _arc_order(src: np.ndarray, dst: np.ndarray, eprop: np.ndarray, n: int,
     order, so among parallel arcs of one direction and property the edge index is the
     statement-id order; statement ids are compared as strings only where both directions
     meet. Returns the degrees, the order and the neighbours in it (out of the sort)."""
-    at, nbr = np.empty(2 * len(src), dtype=np.int32), np.empty(2 * len(src), dtype=np.int32)
-    at[0::2], at[1::2] = dst, src  # arc 2e: edge e from its object; 2e + 1: from its subject
-    nbr[0::2], nbr[1::2] = src, dst
-    degree = np.bincount(at, minlength=n)
-    if len(at) == 0:
-        return degree, np.zeros(0, dtype=np.int64), nbr
-    small = eprop.max() < 2**15  # half the bytes per arc
-    keys = [at, nbr, np.repeat(eprop.astype(np.int16) if small else eprop, 2)]
-    del at, nbr  # sort_keys frees each key when done with it
-    order, (at_sorted, nbr_sorted, prop_sorted) = sort_keys(keys)
-    same = nbr_sorted[1:] == nbr_sorted[:-1]
-    for ks in (at_sorted, prop_sorted):
-        same &= ks[1:] == ks[:-1]
-    tie = np.flatnonzero(same)
-    del same, ks
+    degree = np.bincount(src, minlength=n) + np.bincount(dst, minlength=n)
+    if len(src) == 0:
+        return degree, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
+    # arc 2e: edge e from its object to its subject; 2e + 1: from its subject to its object
+    keys: list[Key] = [(dst, src), (src, dst), (eprop, eprop)]
+    order, (_, nbr_sorted, _), tie = sort_rows(keys, keep=(False, True, False))
+    assert nbr_sorted is not None
     if len(tie) == 0:
         return degree, order, nbr_sorted
     members = _runs(tie, len(order))
     rows = order[members]
     forward = (rows & 1).astype(bool)
+    edge = rows >> 1
+    key_at, key_nbr, key_p = np.where(forward, src[edge], dst[edge]), nbr_sorted[members], eprop[edge]
+    del edge
     # groups of equal (at, neighbour, property) holding both directions between two different vertices
-    key_at, key_nbr, key_p = at_sorted[members], nbr_sorted[members], prop_sorted[members]
-    del at_sorted, prop_sorted
     new = np.ones(len(rows), dtype=bool)
     new[1:] = (key_at[1:] != key_at[:-1]) | (key_nbr[1:] != key_nbr[:-1]) | (key_p[1:] != key_p[:-1])
     group = np.cumsum(new) - 1
