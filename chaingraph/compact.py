@@ -252,16 +252,17 @@ def _string_rank(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return np.asarray(ranked.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
-def _order(keys: list[np.ndarray], sids: pa.ChunkedArray, rows_of: np.ndarray
-           ) -> tuple[np.ndarray, list[np.ndarray]]:
+def _order(keys: list[np.ndarray], sids: pa.ChunkedArray, rows_of: np.ndarray,
+           work: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
     """Indices sorting rows by ``keys`` (most significant first), ties by statement id
     (row ``i`` has statement id ``sids[rows_of[i]]``), and the keys in that order (out of
     :func:`~chaingraph.keysort.sort_rows`, which empties ``keys`` and says which rows tie);
-    only rows that tie on the keys compare their statement ids as strings."""
+    only rows that tie on the keys compare their statement ids as strings. With ``work``
+    (lent to the sort), the order is a view of it."""
     n = len(rows_of)
     if n == 0:
         return np.zeros(0, dtype=np.int64), [k[:0] for k in keys]
-    order, kept, tie = sort_rows(keys)
+    order, kept, tie = sort_rows(keys, work=work)
     ordered = [k for k in kept if k is not None]
     if len(tie):
         members = _runs(tie, n)
@@ -335,33 +336,44 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
         used[part] = True
     if used.all():
         names, n, renumber = dictionary, len(dictionary), None
-        ls_code = ls_all[lit_keep]
+        ls_code, ln_code = ls_all[lit_keep], ln_code.copy()  # (not views that keep every code alive)
     else:
         renumber = np.cumsum(used, dtype=np.int32) - 1
         names = pc.take(dictionary, pa.array(np.flatnonzero(used), type=pa.int64()), memory_pool=_POOL)
         n = len(names)
         ls_code, ln_code = renumber[ls_all[lit_keep]], renumber[ln_code]
-    s_code, o_code = (_select(c, None if every else step_rows, renumber) for c in (s_all, o_all))
-    p_code, lp_code = _select(ip, None if every else step_rows, None), lp[lit_keep]
-    del vcodes, s_all, o_all, ls_all, used, renumber
+    # the step rows' codes, renumbered, written over the codes of all rows (no new arrays)
+    k, rows_or_all = len(step_rows), None if every else step_rows
+    s_code = _select(s_all, rows_or_all, renumber, vcodes[:k])
+    o_code = _select(o_all, rows_or_all, renumber, vcodes[k:2 * k])
+    p_code, lp_code = _select(ip, rows_or_all, None, pcodes[:k]), lp[lit_keep]
+    keys = [s_code, p_code, o_code]  # the sort lets go of each key when done with it
+    del vcodes, s_all, o_all, ls_all, used, renumber, s_code, o_code, p_code, ip, lp, pcodes
 
     # edges: items by (subject, property, object, statement id), then literals by
-    # (subject, property, statement id)
-    e_order, (s_e, p_e, o_e) = _order([s_code, p_code, o_code], sid, step_rows)
-    l_order, (ls_l, lp_l) = _order([ls_code, lp_code], lsid, lit_keep)
-    m, ml = len(e_order), len(l_order)
+    # (subject, property, statement id); the sorts' words (two int64 per arc) are one
+    # workspace for them all, its pages faulted in once
+    arcs = 2 * (k + len(lit_keep))
+    work = (np.empty(arcs, dtype=np.int64), np.empty(arcs, dtype=np.int64))
+    e_order, (s_e, p_e, o_e) = _order(keys, sid, step_rows, work)
+    sid_rows = e_order.astype(step_rows.dtype) if every else _select(step_rows, e_order, None)
+    m = len(e_order)
+    del e_order  # (in the workspace)
+    l_order, (ls_l, lp_l) = _order([ls_code, lp_code], lsid, lit_keep, work)
+    ml = len(l_order)
     # (no copies when there are no literals)
     src, dst, eprop = (np.concatenate([a, b], dtype=np.int32) if ml else a.astype(np.int32, copy=False)
                        for a, b in ((s_e, ls_l), (o_e, ln_code[l_order]), (p_e, lp_l)))
-    sid_rows = e_order if every else _select(step_rows, e_order, None)
     if ml:
         sid_rows = np.concatenate([sid_rows, m_all + lit_keep[l_order]])
-    del s_e, p_e, o_e, ls_l, lp_l, s_code, o_code, p_code, ls_code, ln_code, lp_code, e_order, l_order
-    del step_rows, class_rows, lit_keep, ip, lp, pcodes, step_mask
+    del s_e, p_e, o_e, ls_l, lp_l, ls_code, ln_code, lp_code, l_order
+    del step_rows, class_rows, lit_keep, step_mask
     # CSR adjacency over both directions, by (neighbour, property, statement id, forward)
     all_sids = _concat([sid, lsid])
     edge_dtype = np.int32 if m + ml < 2**31 else np.int64
-    degree, arc_order, nbr_sorted = _arc_order(src, dst, eprop, n, partial(_take_rows, all_sids, sid_rows))
+    sid_of = partial(_take_rows, all_sids, sid_rows)
+    degree, arc_order, nbr_sorted = _arc_order(src, dst, eprop, n, sid_of, work)
+    del work  # the half that does not hold the order goes now
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(degree, out=indptr[1:])
     fwd = np.empty(len(arc_order), dtype=bool)
@@ -404,10 +416,13 @@ def _flatnonzero(mask: np.ndarray) -> np.ndarray:
     return out
 
 
-def _select(codes: np.ndarray, rows: np.ndarray | None, table: np.ndarray | None) -> np.ndarray:
+def _select(codes: np.ndarray, rows: np.ndarray | None, table: np.ndarray | None,
+            out: np.ndarray | None = None) -> np.ndarray:
     """``table[codes[rows]]`` (``codes`` when ``rows`` is ``None``; no ``table``: the codes
     themselves), a block at a time: no whole-array temporary between the two gathers.
-    A copy only when something is selected or renumbered.
+    A copy only when something is selected or renumbered, into ``out`` when given, which
+    may be ``codes`` itself, or where rows not yet read are not written (``out[i]`` before
+    ``codes[rows[i]]``, ``rows`` ascending).
 
     >>> _select(np.array([5, 6, 7]), np.array([2, 0]), np.arange(10) * 10).tolist()
     [70, 50]
@@ -415,9 +430,9 @@ def _select(codes: np.ndarray, rows: np.ndarray | None, table: np.ndarray | None
     if rows is None and table is None:
         return codes
     count = len(codes) if rows is None else len(rows)
-    out = np.empty(count, dtype=codes.dtype if table is None else table.dtype)
+    out = np.empty(count, dtype=codes.dtype if table is None else table.dtype) if out is None else out
     for a, b in _spans(count):
-        part = codes[a:b] if rows is None else codes[rows[a:b]]
+        part = codes[a:b].copy() if rows is None else codes[rows[a:b]]
         if table is None:
             out[a:b] = part
         else:
@@ -434,7 +449,8 @@ def _runs(tie: np.ndarray, n: int) -> np.ndarray:
 
 
 def _arc_order(src: np.ndarray, dst: np.ndarray, eprop: np.ndarray, n: int,
-               sid_of: Callable[[np.ndarray], pa.Array]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+               sid_of: Callable[[np.ndarray], pa.Array], work: tuple[np.ndarray, np.ndarray] | None = None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The degree of each of the ``n`` vertices, and the order of the arcs of the edges
     ``src``→``dst`` by (at, neighbour) — vertices are numbered in id order, so this is
     neighbour-id order — then (property, edge, forward); where one property links two
@@ -445,13 +461,14 @@ def _arc_order(src: np.ndarray, dst: np.ndarray, eprop: np.ndarray, n: int,
     property) needs no key for it. Edges are in (subject, property, object, statement id)
     order, so among parallel arcs of one direction and property the edge index is the
     statement-id order; statement ids are compared as strings only where both directions
-    meet. Returns the degrees, the order and the neighbours in it (out of the sort)."""
+    meet. Returns the degrees, the order (a view of ``work`` when given, which the sort
+    borrows) and the neighbours in it (out of the sort)."""
     degree = np.bincount(src, minlength=n) + np.bincount(dst, minlength=n)
     if len(src) == 0:
         return degree, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
     # arc 2e: edge e from its object to its subject; 2e + 1: from its subject to its object
     keys: list[Key] = [(dst, src), (src, dst), (eprop, eprop)]
-    order, (_, nbr_sorted, _), tie = sort_rows(keys, keep=(False, True, False))
+    order, (_, nbr_sorted, _), tie = sort_rows(keys, keep=(False, True, False), work=work)
     assert nbr_sorted is not None
     if len(tie) == 0:
         return degree, order, nbr_sorted

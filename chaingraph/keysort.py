@@ -82,7 +82,8 @@ def sort_keys(keys: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
     return order, [k for k in ordered if k is not None]
 
 
-def sort_rows(keys: list[np.ndarray] | list[Key], keep: tuple[bool, ...] | None = None
+def sort_rows(keys: list[np.ndarray] | list[Key], keep: tuple[bool, ...] | None = None,
+              work: tuple[np.ndarray, np.ndarray] | None = None
               ) -> tuple[np.ndarray, list[np.ndarray | None], np.ndarray]:
     """The stable lexicographic order of rows by non-negative integer ``keys`` (most
     significant first), the keys ``keep`` asks for (default: all) in that order (each in
@@ -100,7 +101,10 @@ def sort_rows(keys: list[np.ndarray] | list[Key], keep: tuple[bool, ...] | None 
     first words by the second's ranks, written over the second words, gives the rows and
     low keys in the final order. Two int64 words per row is all this allocates besides
     what it returns (fresh pages cost the kernel time per byte: above 32 MB every array
-    is a new mapping). Wider keys go to :func:`argsort_keys`, and are gathered.
+    is a new mapping). Those two words per row can be ``work``: two int64 arrays of at
+    least the rows, lent for the sort, so that one build's sorts fault their pages in once;
+    the order returned is then a view of one of them. Wider keys go to :func:`argsort_keys`,
+    and are gathered.
     Everything else runs :data:`_BLOCK` rows at a time, so its temporaries stay in cache.
 
     >>> order, (a, b), ties = sort_rows([np.array([2, 1, 2, 1]), (np.array([0, 0]), np.array([5, 3]))],
@@ -114,7 +118,7 @@ def sort_rows(keys: list[np.ndarray] | list[Key], keep: tuple[bool, ...] | None 
     widths = [_width(k) if n else 1 for k in keys]
     dtypes = [_dtype(k) for k in keys]
     if n == 0 or sum(widths) + low <= 63:
-        words = _pack(keys, widths, low)
+        words = _pack(keys, widths, low, None if work is None else work[0][:n])
         keys.clear()
         words.sort()
         return _unpack(words, None, dtypes, widths, keep, low)
@@ -130,11 +134,11 @@ def sort_rows(keys: list[np.ndarray] | list[Key], keep: tuple[bool, ...] | None 
             tie &= k[1:] == k[:-1]
         kept = [k if want else None for k, want in zip(ordered, keep, strict=True)]
         return order, kept, np.flatnonzero(tie)
-    first = _pack(keys[split:], widths[split:], low)
+    first = _pack(keys[split:], widths[split:], low, None if work is None else work[0][:n])
     del keys[split:]
     first.sort()
     mask = (1 << low) - 1
-    second = np.empty(n, dtype=np.int64)
+    second = np.empty(n, dtype=np.int64) if work is None else work[1][:n]
     for a, b in spans(n):  # the one gather of keys, in the first sort's order, packed as it comes
         rows = first[a:b] & mask
         w = second[a:b]
@@ -195,10 +199,10 @@ def _gather(key: Key, rows: np.ndarray) -> np.ndarray:
     return out
 
 
-def _pack(keys: Sequence[Key], widths: list[int], low: int) -> np.ndarray:
+def _pack(keys: Sequence[Key], widths: list[int], low: int, words: np.ndarray | None = None) -> np.ndarray:
     """One int64 per row: the keys (most significant first) above ``low`` bits of row position."""
     n = _rows(keys[0]) if keys else 0
-    words = np.empty(n, dtype=np.int64)
+    words = np.empty(n, dtype=np.int64) if words is None else words
     for a, b in spans(n):
         w = words[a:b]
         w[:] = 0
