@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from chaingraph.keysort import Key, sort_rows
+from chaingraph.keysort import Key, Workspace, sort_rows
 from chaingraph.keysort import spans as _spans
 
 __all__ = ["GraphArrays", "build_arrays", "item_mask"]
@@ -91,7 +91,9 @@ def _sorted_codes(values: pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
     codes = np.empty(len(values), dtype=np.int32)
     at = 0
     for c in enc.chunks:  # written in place: no per-chunk copies to concatenate
-        np.take(rank, c.indices.to_numpy(zero_copy_only=False), out=codes[at:at + len(c)], mode="clip")
+        indices = c.indices.to_numpy(zero_copy_only=False)
+        for a, b in _spans(len(c)):  # (``take`` copies int32 indices to int64 first: a block at a time)
+            np.take(rank, indices[a:b], out=codes[at + a:at + b], mode="clip")
         at += len(c)
     return pc.take(dictionary, pa.array(order, type=pa.int64()), memory_pool=_POOL), codes
 
@@ -253,7 +255,7 @@ def _string_rank(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
 
 
 def _order(keys: list[np.ndarray], sids: pa.ChunkedArray, rows_of: np.ndarray,
-           work: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
+           work: Workspace | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
     """Indices sorting rows by ``keys`` (most significant first), ties by statement id
     (row ``i`` has statement id ``sids[rows_of[i]]``), and the keys in that order (out of
     :func:`~chaingraph.keysort.sort_rows`, which empties ``keys`` and says which rows tie);
@@ -354,7 +356,7 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
     # (subject, property, statement id); the sorts' words (two int64 per arc) are one
     # workspace for them all, its pages faulted in once
     arcs = 2 * (k + len(lit_keep))
-    work = (np.empty(arcs, dtype=np.int64), np.empty(arcs, dtype=np.int64))
+    work = Workspace(arcs)
     e_order, (s_e, p_e, o_e) = _order(keys, sid, step_rows, work)
     sid_rows = e_order.astype(step_rows.dtype) if every else _select(step_rows, e_order, None)
     m = len(e_order)
@@ -449,7 +451,7 @@ def _runs(tie: np.ndarray, n: int) -> np.ndarray:
 
 
 def _arc_order(src: np.ndarray, dst: np.ndarray, eprop: np.ndarray, n: int,
-               sid_of: Callable[[np.ndarray], pa.Array], work: tuple[np.ndarray, np.ndarray] | None = None
+               sid_of: Callable[[np.ndarray], pa.Array], work: Workspace | None = None
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The degree of each of the ``n`` vertices, and the order of the arcs of the edges
     ``src``→``dst`` by (at, neighbour) — vertices are numbered in id order, so this is
@@ -463,7 +465,11 @@ def _arc_order(src: np.ndarray, dst: np.ndarray, eprop: np.ndarray, n: int,
     statement-id order; statement ids are compared as strings only where both directions
     meet. Returns the degrees, the order (a view of ``work`` when given, which the sort
     borrows) and the neighbours in it (out of the sort)."""
-    degree = np.bincount(src, minlength=n) + np.bincount(dst, minlength=n)
+    degree = np.zeros(n, dtype=np.int64)
+    step = max(n, 1 << 20)  # (``bincount`` copies its input to int64 first: a block at a time)
+    for ends in (src, dst):
+        for a in range(0, len(ends), step):
+            degree += np.bincount(ends[a:a + step], minlength=n)
     if len(src) == 0:
         return degree, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
     # arc 2e: edge e from its object to its subject; 2e + 1: from its subject to its object

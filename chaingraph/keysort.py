@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Key", "argsort_keys", "sort_keys", "sort_rows", "spans"]
+__all__ = ["Key", "Workspace", "argsort_keys", "sort_keys", "sort_rows", "spans"]
 
 
 def argsort_keys(keys: list[np.ndarray]) -> np.ndarray:
@@ -82,9 +82,33 @@ def sort_keys(keys: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
     return order, [k for k in ordered if k is not None]
 
 
+class Workspace:
+    """Int64 buffers of ``rows`` each, lent to one sort after another (the sorts of one
+    build), each made when a sort first asks for it: their pages are faulted in once, where
+    arrays made per sort would be new mappings every time (above 32 MB the C allocator
+    maps and unmaps each array, and the kernel zeroes every page again)."""
+
+    def __init__(self, rows: int) -> None:
+        self.rows = rows
+        self._buffers: list[np.ndarray] = []
+
+    def words(self, i: int, n: int) -> np.ndarray:
+        """The first ``n`` rows of buffer ``i``."""
+        while len(self._buffers) <= i:
+            self._buffers.append(np.empty(self.rows, dtype=np.int64))
+        return self._buffers[i][:n]
+
+
+def _words(work: Workspace | None, i: int, n: int) -> np.ndarray:
+    return np.empty(n, dtype=np.int64) if work is None else work.words(i, n)
+
+
+#: most bits of the first key that choose a bucket (so at most 4,096 buckets, each one sort)
+_BUCKET_BITS = 12
+
+
 def sort_rows(keys: list[np.ndarray] | list[Key], keep: tuple[bool, ...] | None = None,
-              work: tuple[np.ndarray, np.ndarray] | None = None
-              ) -> tuple[np.ndarray, list[np.ndarray | None], np.ndarray]:
+              work: Workspace | None = None) -> tuple[np.ndarray, list[np.ndarray | None], np.ndarray]:
     """The stable lexicographic order of rows by non-negative integer ``keys`` (most
     significant first), the keys ``keep`` asks for (default: all) in that order (each in
     its own dtype; ``None`` for the others), and the sorted positions ``i`` where rows
@@ -94,18 +118,19 @@ def sort_rows(keys: list[np.ndarray] | list[Key], keep: tuple[bool, ...] | None 
     A gather of millions of rows in random order is a cache miss per row (three times the
     cost per row at 10^7 rows as at 10^6), so rows are moved by sorting words that carry
     them. When the keys and the row position fit one int64, one sort of those words is
-    all. When two words hold them (the less significant keys with the row; the more
-    significant with the rank in the first sort), the first sort orders the rows by the
+    all. When they are up to :data:`_BUCKET_BITS` bits too wide, the top bits of the first
+    key choose a bucket, each word (the other bits and the row) is written straight into
+    its bucket (a block at a time: one sequential stream per bucket, no random access),
+    and the buckets are sorted one by one: still one word per row, one pass of sorting.
+    Wider still, two words hold them (the less significant keys with the row; the more
+    significant with the rank in the first sort): the first sort orders the rows by the
     low keys, the high keys are gathered once in that order straight into the second
     words, the second sort is stable on the first through the rank, and one gather of the
     first words by the second's ranks, written over the second words, gives the rows and
-    low keys in the final order. Two int64 words per row is all this allocates besides
-    what it returns (fresh pages cost the kernel time per byte: above 32 MB every array
-    is a new mapping). Those two words per row can be ``work``: two int64 arrays of at
-    least the rows, lent for the sort, so that one build's sorts fault their pages in once;
-    the order returned is then a view of one of them. Wider keys go to :func:`argsort_keys`,
-    and are gathered.
-    Everything else runs :data:`_BLOCK` rows at a time, so its temporaries stay in cache.
+    low keys in the final order. Those words are all this allocates besides what it
+    returns, from ``work`` when given (the order returned is then a view of it). Wider
+    keys go to :func:`argsort_keys`, and are gathered. Everything else runs
+    :data:`_BLOCK` rows at a time, so its temporaries stay in cache.
 
     >>> order, (a, b), ties = sort_rows([np.array([2, 1, 2, 1]), (np.array([0, 0]), np.array([5, 3]))],
     ...                                 keep=(True, True))
@@ -117,11 +142,20 @@ def sort_rows(keys: list[np.ndarray] | list[Key], keep: tuple[bool, ...] | None 
     low = max((n - 1).bit_length(), 1)
     widths = [_width(k) if n else 1 for k in keys]
     dtypes = [_dtype(k) for k in keys]
-    if n == 0 or sum(widths) + low <= 63:
-        words = _pack(keys, widths, low, None if work is None else work[0][:n])
+    excess = sum(widths) + low - 63
+    if n == 0 or excess <= 0:
+        words = _pack(keys, widths, low, _words(work, 0, n))
         keys.clear()
         words.sort()
         return _unpack(words, None, dtypes, widths, keep, low)
+    if excess <= _BUCKET_BITS and widths[0] > excess:
+        words, ends = _pack_buckets(keys, widths, low, excess, _words(work, 0, n))
+        keys.clear()
+        start = 0
+        for end in ends.tolist():
+            words[start:end].sort()
+            start = end
+        return _unpack(words, None, dtypes, [widths[0] - excess, *widths[1:]], keep, low, ends=ends)
     split = next((j for j in range(1, len(keys))
                   if sum(widths[j:]) + low <= 63 and sum(widths[:j]) + low <= 63), None)
     if split is None:
@@ -134,11 +168,11 @@ def sort_rows(keys: list[np.ndarray] | list[Key], keep: tuple[bool, ...] | None 
             tie &= k[1:] == k[:-1]
         kept = [k if want else None for k, want in zip(ordered, keep, strict=True)]
         return order, kept, np.flatnonzero(tie)
-    first = _pack(keys[split:], widths[split:], low, None if work is None else work[0][:n])
+    first = _pack(keys[split:], widths[split:], low, _words(work, 0, n))
     del keys[split:]
     first.sort()
     mask = (1 << low) - 1
-    second = np.empty(n, dtype=np.int64) if work is None else work[1][:n]
+    second = _words(work, 1, n)
     for a, b in spans(n):  # the one gather of keys, in the first sort's order, packed as it comes
         rows = first[a:b] & mask
         w = second[a:b]
@@ -151,6 +185,41 @@ def sort_rows(keys: list[np.ndarray] | list[Key], keep: tuple[bool, ...] | None 
     keys.clear()
     second.sort()
     return _unpack(second, first, dtypes, widths, keep, low, split)
+
+
+def _pack_buckets(keys: Sequence[Key], widths: list[int], low: int, bits: int, words: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_pack` without the top ``bits`` of the first key, each word written into the
+    bucket those bits choose (buckets in order, rows in any order within one), and where
+    each bucket ends."""
+    n = len(words)
+    shift = widths[0] - bits
+    buckets = 1 << bits
+    counts = np.zeros(buckets, dtype=np.int64)
+    for part in (keys[0],) if isinstance(keys[0], np.ndarray) else keys[0]:
+        for a, b in spans(len(part)):
+            counts += np.bincount(part[a:b] >> shift, minlength=buckets)
+    ends = np.cumsum(counts)
+    at = ends - counts  # where each bucket's next word goes
+    kind = np.uint8 if buckets <= 256 else np.uint16
+    for a, b in spans(n):
+        k0 = _slice(keys[0], a, b)
+        bucket = np.right_shift(k0, shift).astype(kind)
+        w = np.bitwise_and(k0, (1 << shift) - 1, dtype=np.int64)
+        for k, width in zip(keys[1:], widths[1:], strict=True):
+            np.left_shift(w, width, out=w)
+            np.bitwise_or(w, _slice(k, a, b), out=w)
+        np.left_shift(w, low, out=w)
+        np.bitwise_or(w, np.arange(a, b, dtype=np.int64), out=w)
+        w = w[np.argsort(bucket, kind="stable")]  # a radix sort of small integers, in cache
+        count = np.bincount(bucket, minlength=buckets)
+        some = count > 0
+        start = 0
+        for to, c in zip(at[some].tolist(), count[some].tolist(), strict=True):
+            words[to:to + c] = w[start:start + c]  # each bucket's words, appended to it
+            start += c
+        at += count
+    return words, ends
 
 
 #: rows per block of the element-wise passes (int64 temporaries of 2 MB)
@@ -215,12 +284,14 @@ def _pack(keys: Sequence[Key], widths: list[int], low: int, words: np.ndarray | 
 
 
 def _unpack(words: np.ndarray, first: np.ndarray | None, dtypes: list[np.dtype[Any]], widths: list[int],
-            keep: tuple[bool, ...], low: int, split: int = 0
+            keep: tuple[bool, ...], low: int, split: int = 0, ends: np.ndarray | None = None
             ) -> tuple[np.ndarray, list[np.ndarray | None], np.ndarray]:
     """The kept keys (in ``dtypes``) of sorted :func:`_pack` words, ``words`` itself, now
     holding the row positions, and the positions that tie with the next row. With
     ``first``, the words are second words (the ``split`` high keys and a rank into the
-    sorted ``first``), and each is replaced by the first word it ranks, in place."""
+    sorted ``first``), and each is replaced by the first word it ranks, in place. With
+    ``ends``, the words are in the buckets of :func:`_pack_buckets` that end there, and the
+    bucket is the top of the first key (``widths[0]`` the bits of it in the word)."""
     n = len(words)
     n_keys = len(widths)
     out = [np.empty(n, dtype=d) if want else None for d, want in zip(dtypes, keep, strict=True)]
@@ -229,7 +300,10 @@ def _unpack(words: np.ndarray, first: np.ndarray | None, dtypes: list[np.dtype[A
     before: tuple[int, int] | None = None  # the keys of the previous block's last row
     for a, b in spans(n):
         w = words[a:b]
-        high = w >> low
+        high = w >> low if first is not None else None
+        if ends is not None:  # the bucket of each row, run by run
+            lo, hi = np.searchsorted(ends, [a, b - 1], side="right").tolist()
+            high = np.repeat(np.arange(lo, hi + 1), np.diff(np.clip(ends[lo:hi + 1], a, b), prepend=a))
         shift = low
         for j in reversed(range(split)):
             _unpack_key(w, shift, widths[j], out[j], a, b)
@@ -241,13 +315,16 @@ def _unpack(words: np.ndarray, first: np.ndarray | None, dtypes: list[np.dtype[A
         for j in reversed(range(split, n_keys)):
             _unpack_key(w, shift, widths[j], out[j], a, b)
             shift += widths[j]
+        top = out[0]
+        if ends is not None and top is not None and high is not None:
+            top[a:b] |= high << widths[0]
         same = low_keys[1:] == low_keys[:-1]
-        if first is not None:
+        if high is not None:
             same &= high[1:] == high[:-1]
-        if before is not None and before == (int(high[0]) if first is not None else 0, int(low_keys[0])):
+        if before is not None and before == (int(high[0]) if high is not None else 0, int(low_keys[0])):
             ties.append(np.array([a - 1], dtype=np.int64))
         ties.append(np.flatnonzero(same) + a)
-        before = (int(high[-1]) if first is not None else 0, int(low_keys[-1]))
+        before = (int(high[-1]) if high is not None else 0, int(low_keys[-1]))
         np.bitwise_and(w, mask, out=w)
     return words, out, np.concatenate(ties) if ties else np.zeros(0, dtype=np.int64)
 
