@@ -353,8 +353,8 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
     del vcodes, s_all, o_all, ls_all, used, renumber, s_code, o_code, p_code, ip, lp, pcodes
 
     # edges: items by (subject, property, object, statement id), then literals by
-    # (subject, property, statement id); the sorts' words (two int64 per arc) are one
-    # workspace for them all, its pages faulted in once
+    # (subject, property, statement id); the sorts' words (one int64 per arc, two for
+    # keys too wide for buckets) are one workspace for them all, its pages faulted in once
     arcs = 2 * (k + len(lit_keep))
     work = Workspace(arcs)
     e_order, (s_e, p_e, o_e) = _order(keys, sid, step_rows, work)
@@ -375,7 +375,7 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
     edge_dtype = np.int32 if m + ml < 2**31 else np.int64
     sid_of = partial(_take_rows, all_sids, sid_rows)
     degree, arc_order, nbr_sorted = _arc_order(src, dst, eprop, n, sid_of, work)
-    del work  # the half that does not hold the order goes now
+    del work  # a buffer that does not hold the order goes now
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(degree, out=indptr[1:])
     fwd = np.empty(len(arc_order), dtype=bool)
