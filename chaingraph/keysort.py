@@ -1,7 +1,10 @@
 """Stable lexicographic sorts of rows by several non-negative integer keys, in numpy.
 
-:func:`sort_keys` is what the compact graph build (:mod:`chaingraph.compact`) sorts its
-edges and arcs with; :func:`argsort_keys` is its fallback for keys too wide for two words.
+:func:`sort_rows` is what the compact graph build (:mod:`chaingraph.compact`) sorts its
+edges and arcs with (one int64 word per row, in buckets of the first key's top bits when
+the keys are a few bits too wide for one, two words beyond), its words lent by one
+:class:`Workspace` per build; :func:`sort_keys` is it keeping every key, and
+:func:`argsort_keys` the fallback for keys too wide for two words.
 """
 
 from __future__ import annotations
@@ -86,7 +89,13 @@ class Workspace:
     """Int64 buffers of ``rows`` each, lent to one sort after another (the sorts of one
     build), each made when a sort first asks for it: their pages are faulted in once, where
     arrays made per sort would be new mappings every time (above 32 MB the C allocator
-    maps and unmaps each array, and the kernel zeroes every page again)."""
+    maps and unmaps each array, and the kernel zeroes every page again).
+
+    >>> work = Workspace(8)
+    >>> a = work.words(0, 5)
+    >>> a.shape, work.words(0, 3).base is a.base, work.words(1, 2).base is a.base
+    ((5,), True, False)
+    """
 
     def __init__(self, rows: int) -> None:
         self.rows = rows
