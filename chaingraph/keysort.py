@@ -103,6 +103,8 @@ class Workspace:
 
     def words(self, i: int, n: int) -> np.ndarray:
         """The first ``n`` rows of buffer ``i``."""
+        if n > self.rows:
+            raise ValueError(f"a workspace of {self.rows:,} rows lent for {n:,}")
         while len(self._buffers) <= i:
             self._buffers.append(np.empty(self.rows, dtype=np.int64))
         return self._buffers[i][:n]
