@@ -288,6 +288,8 @@ def read(sc: TaskScorer, traj: Trajectory, records: list[int] | None = None,
     :class:`ItemClaims` reads), with ``asserted``, the entity of every assertion by
     event, and with ``entries``, every claim's entry in event order (what
     :func:`claimed_route` reads instead of looking each up again)."""
+    if records is None and asserted is None:
+        return _read_bits(sc, traj, entries)
     get = sc._index.get
     bits = 0
     full = records is not None
@@ -314,10 +316,7 @@ def read(sc: TaskScorer, traj: Trajectory, records: list[int] | None = None,
                 asserted[i] = sc._assertion(mention)[0]
             got = sc._assert_bits.get(mention)
             if got is None:
-                got = 0
-                for h in sc._assertion(mention)[1]:
-                    got |= sc._vbit.get(h, 0)
-                sc._assert_bits[mention] = got
+                got = _assertion_bits(sc, mention)
             bits |= got
     if sc._flips != flips:  # a claim linked one read before it: read again (no new entry now)
         if records is not None:
@@ -328,6 +327,46 @@ def read(sc: TaskScorer, traj: Trajectory, records: list[int] | None = None,
             entries.clear()
         return read(sc, traj, records, asserted, entries)
     return bits & sc._low  # the or-ed ends above are nothing
+
+
+def _read_bits(sc: TaskScorer, traj: Trajectory, entries: list[Entry] | None) -> int | None:
+    """:func:`read` without records or assertions asked for (what NC and RC need): the same
+    bits and entries, in a leaner loop (no event positions, no per-claim test of what the
+    caller asked for)."""
+    get, assert_bits, flips = sc._index.get, sc._assert_bits, sc._flips
+    keep = entries.append if entries is not None else None
+    bits = 0
+    for ev in traj.events:
+        kind = ev.kind  # the kind tag, not isinstance: pydantic's instance check is slow
+        if kind == "claim":
+            mentions = (ev.subject, ev.relation, ev.object, ev.direction, ev.anchor)  # type: ignore[union-attr]
+            got = get(mentions)  # a claim of a value has no object: never in the index
+            if got is None:
+                if ev.value is not None:  # type: ignore[union-attr]
+                    return None
+                got = index(sc, ev, mentions)  # type: ignore[arg-type]
+            bits |= got
+            if keep is not None:
+                keep(got)
+        elif kind == "assert":
+            got = assert_bits.get(ev.entity)  # type: ignore[union-attr]
+            if got is None:
+                got = _assertion_bits(sc, ev.entity)  # type: ignore[union-attr]
+            bits |= got
+    if sc._flips != flips:  # a claim linked one read before it: read again (no new entry now)
+        if entries is not None:
+            entries.clear()
+        return _read_bits(sc, traj, entries)
+    return bits & sc._low
+
+
+def _assertion_bits(sc: TaskScorer, mention: str) -> int:
+    """The reference-node bits of an asserted entity mention (kept in ``sc._assert_bits``)."""
+    got = 0
+    for h in sc._assertion(mention)[1]:
+        got |= sc._vbit.get(h, 0)
+    sc._assert_bits[mention] = got
+    return got
 
 
 def item_claims(sc: TaskScorer, traj: Trajectory) -> ItemClaims:
