@@ -7,12 +7,11 @@ route is credited or refused for any of the three reasons."""
 from __future__ import annotations
 
 from typing import Any, Literal
-from unittest import mock
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from score_story import claim, coverage_fields, scorer, task, trajectory
+from score_story import claim, coverage_fields, general_path, scorer, task, trajectory
 from test_score_properties import SETTINGS, events
 
 from chaingraph.scoring import TaskScorer, coverage
@@ -38,7 +37,7 @@ def shared(story: Store) -> TaskScorer:
 def _fresh(shared: TaskScorer, traj: Any) -> dict[str, Any]:
     """What a scorer that has seen nothing says, reading every claim on its own."""
     sc = TaskScorer(task(), shared.graph, shared.values, shared.store)
-    with mock.patch("chaingraph.scoring.scorer.read", lambda *_: None):
+    with general_path(sc):
         return coverage_fields(coverage(sc, traj))
 
 

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ClaimRecord", "Detail", "Entry", "ItemClaims", "Key", "RouteStep", "asserted", "claimed_route",
            "entry", "index", "item_claims", "key", "linked", "make_record", "mention", "named", "node_id",
-           "read"]
+           "read", "read_bits"]
 
 #: the mentions of an item claim: subject, relation, object, direction, anchor
 Key = tuple[str, str, "str | None", str, "str | None"]
@@ -289,7 +289,7 @@ def read(sc: TaskScorer, traj: Trajectory, records: list[int] | None = None,
     event, and with ``entries``, every claim's entry in event order (what
     :func:`claimed_route` reads instead of looking each up again)."""
     if records is None and asserted is None:
-        return _read_bits(sc, traj, entries)
+        return read_bits(sc, traj, entries)
     get = sc._index.get
     bits = 0
     full = records is not None
@@ -329,7 +329,7 @@ def read(sc: TaskScorer, traj: Trajectory, records: list[int] | None = None,
     return bits & sc._low  # the or-ed ends above are nothing
 
 
-def _read_bits(sc: TaskScorer, traj: Trajectory, entries: list[Entry] | None) -> int | None:
+def read_bits(sc: TaskScorer, traj: Trajectory, entries: list[Entry] | None = None) -> int | None:
     """:func:`read` without records or assertions asked for (what NC and RC need): the same
     bits and entries, in a leaner loop (no event positions, no per-claim test of what the
     caller asked for)."""
@@ -356,7 +356,7 @@ def _read_bits(sc: TaskScorer, traj: Trajectory, entries: list[Entry] | None) ->
     if sc._flips != flips:  # a claim linked one read before it: read again (no new entry now)
         if entries is not None:
             entries.clear()
-        return _read_bits(sc, traj, entries)
+        return read_bits(sc, traj, entries)
     return bits & sc._low
 
 
@@ -423,19 +423,20 @@ def claimed_route(sc: TaskScorer, traj: Trajectory, c: int,
             continue
         k += 1
         got = entries[k]
-        if ev.component is not None and ev.component != component:
-            continue
         # not linked: no statement, a loop, or a leaf (an end only this entry has; a route's
         # start and target count 2 from the start: they are never leaves)
         if not got & flag:
             continue
+        serves = ev.component
+        if serves is not None and serves != component:
+            continue
         ends = got >> shift
-        a, b = ends & _NODE, ends >> 32 & _NODE
         seen |= got
-        other = other or not got & own
+        if not got & own:
+            other = True
         at.append(i)
         kept.append(got)
-        ends_kept.append((a, b))
+        ends_kept.append((ends & _NODE, ends >> 32 & _NODE))
     if not other or seen >> sc._tshift + 2 * c & 3 != 3:
         return None
     start, target = sc._route_pairs[c]

@@ -47,6 +47,7 @@ from chaingraph.scoring.records import (
     named,
     node_id,
     read,
+    read_bits,
 )
 from chaingraph.scoring.reference import (
     Reference,
@@ -170,6 +171,11 @@ class TaskScorer:
                              for r in self.reference.routes]
         for start, target in self._route_pairs:  # never leaves (records.claimed_route)
             self._end_count[start] = self._end_count[target] = 2
+        # per component: its number, reference route, and the bits coverage() tests before a
+        # route search: its reference statements, its start and target touched, a linked
+        # claim that states what its reference does not (records.linked)
+        self._checks = tuple((c, r, self._route_emask[c], 3 << self._tshift + 2 * c, 1 << self._oshift + c)
+                             for c, r in enumerate(self.reference.routes))
         # per component: id of a route in _claimed_routes -> its verdict and the route it credits
         self._adjudged: list[dict[int, Adjudged]] = [{} for _ in self.reference.routes]
 
@@ -369,23 +375,25 @@ def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True,
     """Resolve ``traj``'s claims, adjudicate the routes it claimed, and count NC and RC
     (``alternatives=False``: against the reference routes only, no route is looked for;
     ``claims``: the caller will read every claim and assertion, so read them on the way)."""
-    records: list[int] | None = [] if claims else None
-    asserted_: dict[int, str | None] | None = {} if claims else None
+    records: list[int] | None = None
+    asserted_: dict[int, str | None] | None = None
     entries = sc._entries  # the scorer's one list, refilled by every read
     entries.clear()
-    bits = read(sc, traj, records, asserted_, entries)
+    if claims:
+        records, asserted_ = [], {}
+        bits = read(sc, traj, records, asserted_, entries)
+    else:
+        bits = read_bits(sc, traj, entries if alternatives else None)
     if bits is None:  # a claim of a value: the general path
         return _general(sc, traj, alternatives)
     routes: Sequence[Route] = sc.reference.routes
     kept: Verdicts = ()
     credited = False
-    touches, other = bits >> sc._tshift, bits >> sc._oshift
-    for c, ref in enumerate(sc.reference.routes if alternatives else ()):
+    for c, ref, mask, ends, others in sc._checks if alternatives else ():
         # nothing to adjudicate when the reference is all claimed, when no claimed path can
         # join anchor and target (both must be ends of linked claims), or when no linked
         # claim states what the reference does not (records.linked)
-        mask = sc._route_emask[c]
-        if bits & mask == mask or touches >> 2 * c & 3 != 3 or not other >> c & 1:
+        if bits & mask == mask or bits & ends != ends or not bits & others:
             continue
         found = claimed_route(sc, traj, c, entries)
         if found is None:
