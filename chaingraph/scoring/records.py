@@ -186,24 +186,31 @@ def mention(sc: TaskScorer, text: str) -> int:
     or of the entity itself, for ``sc``'s task (cached); 0 when it names no entity. An int:
     an item's one-off mention leaves no container behind."""
     got = sc._mentions.get(text)
-    if got is None:
-        assert sc.resolver is not None
-        ent = sc.resolver.entity(text)[0]
-        if ent is None:
-            got = 0
+    return _new_mention(sc, text) if got is None else got
+
+
+def _new_mention(sc: TaskScorer, text: str) -> int:
+    """:func:`mention` of a mention not yet cached."""
+    assert sc.resolver is not None
+    ent = sc.resolver.entity(text)[0]
+    if ent is None:
+        got = 0
+    else:
+        if sc._known is not None and ent not in sc._ref_set and ent not in sc._by_partner \
+                and ent not in sc.graph.labels:
+            node = ent  # what TaskScorer._match says of it: no reference node, no partner, no label
         else:
-            if sc._known is not None and ent not in sc._ref_set and ent not in sc._by_partner \
-                    and ent not in sc.graph.labels:
-                node = ent  # what TaskScorer._match says of it: no reference node, no partner, no label
-            else:
-                m = sc._matches[ent] if ent in sc._matches else sc._match(ent)
-                node = ent if m is None else m[0]
-            got = sc._node_ids.get(node)
-            if got is None:  # node_id, inlined: most mentions seen first are one-off entities
-                got = sc._node_ids[node] = len(sc._node_names)
-                sc._node_names.append(node)
-                sc._end_count.append(0)
-        sc._mentions[text] = got
+            m = sc._matches[ent] if ent in sc._matches else sc._match(ent)
+            node = ent if m is None else m[0]
+        ids = sc._node_ids
+        number = ids.get(node)
+        if number is None:  # node_id, inlined: most mentions seen first are one-off entities
+            names = sc._node_names
+            number = ids[node] = len(names)
+            names.append(node)
+            sc._end_count.append(0)
+        got = number
+    sc._mentions[text] = got
     return got
 
 
@@ -219,10 +226,10 @@ def index(sc: TaskScorer, ev: ClaimEvent, mentions: Key, record: ClaimRecord | N
     known = sc._mentions
     first = known.get(subject)
     if first is None:
-        first = mention(sc, subject)
+        first = _new_mention(sc, subject)
     second = known.get(obj_mention)  # type: ignore[arg-type]
     if second is None:
-        second = mention(sc, obj_mention)  # type: ignore[arg-type]
+        second = _new_mention(sc, obj_mention)  # type: ignore[arg-type]
     prop = sc._relation_ids.get(relation)
     if prop is None:
         assert sc.resolver is not None and sc.relations is not None
@@ -230,7 +237,7 @@ def index(sc: TaskScorer, ev: ClaimEvent, mentions: Key, record: ClaimRecord | N
         prop = sc._relation_ids[relation] = () if pid is None else sc.relations.orient(pid)
     anchor = -1 if anchor_mention is None else known.get(anchor_mention)
     if anchor is None:
-        anchor = mention(sc, anchor_mention)  # type: ignore[arg-type]
+        anchor = _new_mention(sc, anchor_mention)  # type: ignore[arg-type]
     if not first or not prop or not second or not anchor:
         # some mention stays unresolved: the record says what follows
         return _add(sc, mentions, *_record_entry(sc, make_record(sc, ev)))
@@ -259,22 +266,32 @@ def _add(sc: TaskScorer, mentions: Key, bits: int, first: int, second: int) -> E
     index = sc._index
     got = bits | (first | second << 32 | len(index) << 64) << sc._hshift
     if first != second:  # not a loop (nor no statement: both 0)
-        count = sc._end_count
-        for x in (first, second):
-            n = count[x] = count[x] + 1
-            if n == 1:
-                sc._sole[x] = mentions
-            elif n == 2 and x in sc._sole:  # the entry that had x alone may be linked now
-                other = sc._sole.pop(x)
-                was = index[other]
-                ends_ = was >> sc._hshift
-                if count[ends_ & _NODE] > 1 and count[ends_ >> 32 & _NODE] > 1:
-                    index[other] = was | linked(sc, was)
-                    sc._flips += 1
-        if count[first] > 1 and count[second] > 1:
+        count, sole = sc._end_count, sc._sole
+        n = count[first] = count[first] + 1
+        if n == 1:
+            sole[first] = mentions
+        elif n == 2 and first in sole:
+            _relink(sc, sole.pop(first))
+        m = count[second] = count[second] + 1
+        if m == 1:
+            sole[second] = mentions
+        elif m == 2 and second in sole:
+            _relink(sc, sole.pop(second))
+        if n > 1 and m > 1:
             got |= linked(sc, got)
     index[mentions] = got
     return got
+
+
+def _relink(sc: TaskScorer, other: Key) -> None:
+    """An end the entry of ``other`` had alone is another entry's too now: give it its
+    linked bits when both its ends are shared (:func:`linked`)."""
+    index, count = sc._index, sc._end_count
+    was = index[other]
+    ends = was >> sc._hshift
+    if count[ends & _NODE] > 1 and count[ends >> 32 & _NODE] > 1:
+        index[other] = was | linked(sc, was)
+        sc._flips += 1
 
 
 def read(sc: TaskScorer, traj: Trajectory, records: list[int] | None = None,
