@@ -97,3 +97,22 @@ def test_routes_by_the_same_steps_share_one_pattern_answer(story: Store) -> None
     routes = [ClaimedRoute(("Q1", mid, "Q4"), walk, (), ("Q1", mid)) for mid in ("Q5", "Q40")]
     assert [sc.routes._preserving(0, r, walk, ref, None) for r in routes] == [(True, "")] * 2
     assert len(sc.routes._answers) == 1
+
+
+def test_a_route_claim_is_shared_only_at_the_same_event_with_the_same_source_and_component(
+        story: Store) -> None:
+    # the same credited route claimed at the same events: the first step's claim cites another
+    # source, or names its component, in each item; each item's route must carry its own, and
+    # the second step's claim (alike in all of them) is one object
+    sc = scorer(story)
+    a, b = "https://example.org/a", "https://example.org/b"
+    first = [ROUTE[0], {**ROUTE[0], "source": a}, {**ROUTE[0], "source": b},
+             {**ROUTE[0], "component": "component1"}]
+    items = [parse_trajectory(trajectory(step, ROUTE[1])) for step in first]
+    covs = [coverage(sc, t) for t in items]
+    for cov, traj in zip(covs, items):
+        assert coverage_fields(cov) == _fresh(sc, traj)
+    routes = [cov.verdicts[0][1] for cov in covs]
+    assert [r.claims[0].source for r in routes] == [None, a, b, None]
+    assert [r.claims[0].component for r in routes] == [None, None, None, "component1"]
+    assert all(r.claims[1] is routes[0].claims[1] for r in routes)

@@ -461,8 +461,7 @@ def claimed_route(sc: TaskScorer, traj: Trajectory, c: int,
     path = (shortest_path_few if len(ends_kept) <= _FEW else shortest_path)(ends_kept, start, target)
     if path is None:
         return None
-    names = sc._node_names
-    nodes, used = tuple(names[x] for x in path[0]), path[1]
+    used = path[1]
     # the key: per step its event, claim (its number in the index), source and component;
     # flat, so that hashing it hashes no inner tuples
     rkey: list[object] = [start]
@@ -472,27 +471,41 @@ def claimed_route(sc: TaskScorer, traj: Trajectory, c: int,
     whole = tuple(rkey)
     known = sc._claimed_routes
     route = known.get(whole)
-    if route is not None:
-        return route
+    if route is None:
+        route = known[whole] = _new_route(sc, traj, path[0], [at[j] for j in used], [kept[j] for j in used])
+    return route
+
+
+def _new_route(sc: TaskScorer, traj: Trajectory, path: Sequence[int], at: list[int],
+               kept: list[Entry]) -> ClaimedRoute:
+    """The :class:`ClaimedRoute` of a path found over the index (node numbers ``path``; per
+    step the event ``at`` and the index entry ``kept`` of the claim that made it). A step's
+    :class:`ResolvedClaim` is shared by the routes that have the claim at the same event
+    with the same source and component (kept by the task's scorer)."""
+    names, shift, events = sc._node_names, sc._hshift, traj.events
+    nodes = tuple(names[x] for x in path)
     steps: list[tuple[str, Literal["forward", "backward"]]] = []
     made: list[ResolvedClaim] = []
     premises: list[str] = []
-    cache = sc._route_steps
-    for n, j in enumerate(used):
-        ev = cast("ClaimEvent", events[at[j]])  # a claim: read() indexed it
-        number = kept[j] >> shift + 64
+    cache, claims = sc._route_steps, sc._route_claims
+    for n, (i, got) in enumerate(zip(at, kept)):
+        ev = cast("ClaimEvent", events[i])  # a claim: read() indexed it
+        number = got >> shift + 64
         step = cache.get(number)
         if step is None:
-            ends = kept[j] >> shift
+            ends = got >> shift
             step = cache[number] = _route_step(sc, ev, names[ends & _NODE], names[ends >> 32 & _NODE])
-        subj, obj, prop, statement, anchor, problems, p, subject, premise = step
-        made.append(ResolvedClaim(at[j], subj, obj, prop, None, statement, ev.source, anchor, ev.component,
-                                  problems))
+        _subj, _obj, _prop, _statement, _anchor, _problems, p, subject, premise = step
+        source, component = ev.source, ev.component
+        cl = claims.get((i, number, source, component))
+        if cl is None:
+            cl = claims[i, number, source, component] = ResolvedClaim(
+                i, step[0], step[1], step[2], None, step[3], source, step[4], component, step[5])
+        made.append(cl)
         # the walk nodes[n] -> nodes[n+1] is forward when nodes[n] is the statement's subject
         steps.append((p, "forward" if subject == nodes[n] else "backward"))
         premises.append(premise)
-    route = known[whole] = ClaimedRoute(nodes, tuple(steps), tuple(made), tuple(premises))
-    return route
+    return ClaimedRoute(nodes, tuple(steps), tuple(made), tuple(premises))
 
 
 #: what a claim on a claimed route is as a step (records._route_step)
