@@ -483,7 +483,7 @@ def _new_route(sc: TaskScorer, traj: Trajectory, path: Sequence[int], at: list[i
     :class:`ResolvedClaim` is shared by the routes that have the claim at the same event
     with the same source and component (kept by the task's scorer)."""
     names, shift, events = sc._node_names, sc._hshift, traj.events
-    nodes = tuple(names[x] for x in path)
+    nodes = tuple([names[x] for x in path])
     steps: list[tuple[str, Literal["forward", "backward"]]] = []
     made: list[ResolvedClaim] = []
     premises: list[str] = []
@@ -491,16 +491,18 @@ def _new_route(sc: TaskScorer, traj: Trajectory, path: Sequence[int], at: list[i
     for n, (i, got) in enumerate(zip(at, kept)):
         ev = cast("ClaimEvent", events[i])  # a claim: read() indexed it
         number = got >> shift + 64
-        step = cache.get(number)
-        if step is None:
-            ends = got >> shift
-            step = cache[number] = _route_step(sc, ev, names[ends & _NODE], names[ends >> 32 & _NODE])
-        _subj, _obj, _prop, _statement, _anchor, _problems, p, subject, premise = step
         source, component = ev.source, ev.component
-        cl = claims.get((i, number, source, component))
-        if cl is None:
-            cl = claims[i, number, source, component] = ResolvedClaim(
-                i, step[0], step[1], step[2], None, step[3], source, step[4], component, step[5])
+        hit = claims.get((i, number, source, component))
+        if hit is None:
+            step = cache.get(number)
+            if step is None:
+                ends = got >> shift
+                step = cache[number] = _route_step(sc, ev, names[ends & _NODE], names[ends >> 32 & _NODE])
+            subj, obj, prop, statement, anchor, problems, p, subject, premise = step
+            hit = claims[i, number, source, component] = (
+                ResolvedClaim(i, subj, obj, prop, None, statement, source, anchor, component, problems),
+                p, subject, premise)
+        cl, p, subject, premise = hit
         made.append(cl)
         # the walk nodes[n] -> nodes[n+1] is forward when nodes[n] is the statement's subject
         steps.append((p, "forward" if subject == nodes[n] else "backward"))
