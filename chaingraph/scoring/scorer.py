@@ -310,7 +310,10 @@ class Coverage:
         self._claims: Sequence[ResolvedClaim] | None
         self._asserted: Mapping[int, str | None] | None
         self._detail: Detail | None
-        self._claims, self._asserted, self._detail = general if general is not None else (None, None, None)
+        if general is None:
+            self._claims = self._asserted = self._detail = None
+        else:
+            self._claims, self._asserted, self._detail = general
 
     @property
     def claims(self) -> Sequence[ResolvedClaim]:
