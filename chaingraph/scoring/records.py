@@ -481,31 +481,33 @@ def _new_route(sc: TaskScorer, traj: Trajectory, path: Sequence[int], at: list[i
     """The :class:`ClaimedRoute` of a path found over the index (node numbers ``path``; per
     step the event ``at`` and the index entry ``kept`` of the claim that made it). A step's
     :class:`ResolvedClaim` is shared by the routes that have the claim at the same event
-    with the same source and component (kept by the task's scorer)."""
+    with the same source and component, and a step ``(property, direction)`` by every route
+    (kept by the task's scorer: fewer objects for the collector to scan)."""
     names, shift, events = sc._node_names, sc._hshift, traj.events
     nodes = tuple([names[x] for x in path])
     steps: list[tuple[str, Literal["forward", "backward"]]] = []
     made: list[ResolvedClaim] = []
     premises: list[str] = []
-    cache, claims = sc._route_steps, sc._route_claims
+    cache, claims, walks = sc._route_steps, sc._route_claims, sc._walks
     for n, (i, got) in enumerate(zip(at, kept)):
         ev = cast("ClaimEvent", events[i])  # a claim: read() indexed it
         number = got >> shift + 64
+        step = cache.get(number)
+        if step is None:
+            ends = got >> shift
+            step = cache[number] = _route_step(sc, ev, names[ends & _NODE], names[ends >> 32 & _NODE])
+        subj, obj, prop, statement, anchor, problems, p, subject, premise = step
         source, component = ev.source, ev.component
-        hit = claims.get((i, number, source, component))
-        if hit is None:
-            step = cache.get(number)
-            if step is None:
-                ends = got >> shift
-                step = cache[number] = _route_step(sc, ev, names[ends & _NODE], names[ends >> 32 & _NODE])
-            subj, obj, prop, statement, anchor, problems, p, subject, premise = step
-            hit = claims[i, number, source, component] = (
-                ResolvedClaim(i, subj, obj, prop, None, statement, source, anchor, component, problems),
-                p, subject, premise)
-        cl, p, subject, premise = hit
+        cl = claims.get((i, number, source, component))
+        if cl is None:
+            cl = claims[i, number, source, component] = ResolvedClaim(
+                i, subj, obj, prop, None, statement, source, anchor, component, problems)
         made.append(cl)
         # the walk nodes[n] -> nodes[n+1] is forward when nodes[n] is the statement's subject
-        steps.append((p, "forward" if subject == nodes[n] else "backward"))
+        ways = walks.get(p)
+        if ways is None:
+            ways = walks[p] = ((p, "forward"), (p, "backward"))
+        steps.append(ways[0] if subject == nodes[n] else ways[1])
         premises.append(premise)
     return ClaimedRoute(nodes, tuple(steps), tuple(made), tuple(premises))
 

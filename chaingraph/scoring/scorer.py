@@ -19,7 +19,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -131,10 +131,10 @@ class TaskScorer:
         self._record_list: list[ClaimRecord] = []  # by id
         self._claimed_routes: dict[tuple[object, ...], ClaimedRoute] = {}  # see ItemClaims.route
         self._route_steps: dict[int, RouteStep] = {}  # claim number -> records._route_step
-        # (event, claim number, source, component) -> the claim on a route: its ResolvedClaim,
-        # statement property, subject end and premise (records._new_route)
-        self._route_claims: dict[tuple[int, int, str | None, str | None],
-                                 tuple[ResolvedClaim, str, str, str]] = {}
+        # (event, claim number, source, component) -> the claim as a step (records._new_route)
+        self._route_claims: dict[tuple[int, int, str | None, str | None], ResolvedClaim] = {}
+        # property -> the steps forward and backward by it (records._new_route)
+        self._walks: dict[str, tuple[tuple[str, Literal["forward"]], tuple[str, Literal["backward"]]]] = {}
         # the verdicts of items, one tuple per distinct list (its routes and verdicts are shared)
         self._verdict_lists: dict[tuple[int, ...], Verdicts] = {}
         self._asserted: dict[str, Named] = {}
