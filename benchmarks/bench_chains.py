@@ -28,6 +28,12 @@ It also times the top-20 chains by ``s_div`` (branch and bound) against enumerat
 chain and sorting, and checks both lists are equal. Each case runs in a fresh process
 (``benchmarks/harness.py``); tables give medians, rates, peak memory and ratios.
 
+The synthetic builds (1/10, 1/4, 1/2 and all of ``--synthetic`` edges) print wall,
+user and system CPU seconds and peak memory, and the time per edge against the smallest
+(1.00× is linear); with ``--build-before CHECKOUT`` the builds (and the whole-store builds)
+run with chaingraph imported from another checkout too, each size alternating, after
+checking both build the same arrays. ``--builds-only`` stops after the build tables.
+
 Last, ``chaingraph expand`` runs as a whole process (process start included); with
 ``--expand-before CHECKOUT`` the same commands import chaingraph from another checkout
 too (main's, say), runs alternating, after checking both print the same chains. The
@@ -38,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import sys
 import tempfile
 from collections.abc import Callable, Iterable
@@ -187,6 +194,103 @@ def prepare_top(world: str, seed: str, mode: str, n: int = 20) -> Run:
     return run
 
 
+# -- builds, from this checkout or another ---------------------------------------------------------
+def _use_checkout(tree: str | None) -> None:
+    """Import chaingraph from ``tree`` (another checkout) in this fresh process."""
+    if tree is None:
+        return
+    assert "chaingraph" not in sys.modules, "chaingraph was imported before the checkout was chosen"
+    sys.path.insert(0, tree)
+    import chaingraph
+
+    assert Path(chaingraph.__file__).resolve().is_relative_to(Path(tree).resolve()), chaingraph.__file__
+
+
+def _with_cpu(run: Run) -> Run:
+    """``run`` that also reports the user and system CPU seconds of every run so far."""
+    cpu: dict[str, list[float]] = {"user": [], "sys": []}
+
+    def timed() -> tuple[int, dict[str, Any]]:
+        before = resource.getrusage(resource.RUSAGE_SELF)
+        n, extra = run()
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        cpu["user"].append(after.ru_utime - before.ru_utime)
+        cpu["sys"].append(after.ru_stime - before.ru_stime)
+        return n, {**extra, **cpu}
+
+    return timed
+
+
+def prepare_synthetic_build(edges: int, tree: str | None = None) -> Run:
+    """``EvidenceGraph.from_arrays`` on the synthetic graph, chaingraph from ``tree``."""
+    import peers
+
+    _use_checkout(tree)
+    return _with_cpu(peers.prepare_synthetic_build(edges))
+
+
+def prepare_store_build(world: str, who: str, tree: str | None = None) -> Run:
+    """A whole store's graph (``peers.prepare_build``), chaingraph from ``tree``."""
+    import peers
+
+    _use_checkout(tree)
+    return _with_cpu(peers.prepare_build(world, who))
+
+
+def _digest(edges: int, tree: str | None) -> str:
+    import hashlib
+
+    import numpy as np
+    import peers
+    import pyarrow as pa
+
+    _use_checkout(tree)
+    from chaingraph.graph import EvidenceGraph
+    from chaingraph.settings import TraversalPolicy
+
+    g = EvidenceGraph.from_arrays(*peers.synthetic(edges), policy=TraversalPolicy(hub_limit=None))
+    h = hashlib.sha256()
+    for name, v in sorted(vars(g.arrays).items()):
+        h.update(name.encode())
+        if isinstance(v, np.ndarray):
+            h.update(v.dtype.str.encode() + v.tobytes())
+        elif isinstance(v, pa.Array):
+            h.update(repr(v.to_pylist()).encode())
+        elif isinstance(v, pa.Table):  # row order follows the input's
+            h.update(repr(v.to_pydict()).encode())
+        else:
+            h.update(repr(v).encode())
+    return h.hexdigest()
+
+
+def build_digest(edges: int, tree: str | None = None) -> str:
+    """A digest of every array the synthetic graph's build makes, in a fresh process with
+    chaingraph from ``tree``: equal digests, byte-identical builds."""
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(1, mp_context=mp.get_context("spawn")) as pool:
+        return pool.submit(_digest, edges, tree).result()
+
+
+def build_table(title: str, rows: list[tuple[str, int, Any]]) -> str:
+    """Markdown: per (checkout, size) the median wall, user and system seconds, peak and
+    the wall and CPU time per edge against the checkout's smallest size (1.00× is linear)."""
+    import statistics
+
+    lines = [f"### {title}", "", "| edges | checkout | median wall s | median user s | median sys s "
+             "| peak MB | wall per edge vs smallest | CPU per edge vs smallest |",
+             "|---:|---|---:|---:|---:|---:|---:|---:|"]
+    smallest: dict[str, tuple[float, float]] = {}
+    for label, edges, r in rows:
+        user, sys_ = statistics.median(r.extra["user"]), statistics.median(r.extra["sys"])
+        cpu = statistics.median(u + s for u, s in zip(r.extra["user"], r.extra["sys"], strict=True))
+        base = smallest.setdefault(label, (r.median / edges, cpu / edges))
+        lines.append(f"| {edges:,} | {label} | {r.median:.3f} | {user:.3f} | {sys_:.3f} | {r.peak_mb:,.0f} | "
+                     f"{r.median / edges / base[0]:.2f}× | {cpu / edges / base[1]:.2f}× |")
+    return "\n".join(lines) + "\n"
+
+
 # -- same paths? -----------------------------------------------------------------------------
 _MASK = (1 << 64) - 1
 
@@ -247,17 +351,30 @@ def main(argv: list[str] | None = None) -> None:
                              "which take most of an hour on ILPC-large")
     parser.add_argument("--synthetic", type=int, default=10_000_000,
                         help="edges of the largest synthetic graph (default 10 M; 0 skips it)")
+    parser.add_argument("--build-before", type=Path, metavar="CHECKOUT",
+                        help="also build the graphs with chaingraph imported from this checkout (e.g. "
+                             "main's), alternating with this one, after checking both build the same arrays")
+    parser.add_argument("--builds-only", action="store_true",
+                        help="only the build tables (whole stores, synthetic sizes): no chains, no expand")
     args = parser.parse_args(argv)
+    checkouts: dict[str, str | None] = {"this": None}
+    if args.build_before is not None:
+        checkouts = {f"before ({args.build_before})": str(args.build_before.resolve()), "after": None}
     repeat = 1 if args.quick else 3
     print(f"# Chain enumeration ({LO}–{HI} hops, no hub limit), median of {repeat} run(s)\n")
     for world, seeds in SEEDS.items():
         if world not in args.worlds:
             continue
         world_store(world)
-        builds = [measure(Case(who, "peers:prepare_build", {"world": world, "who": who}, repeat))
-                  for who in ("chaingraph", "igraph", "networkx", "duckdb")]
+        builds = [measure(Case(who if tree is None else f"{who} {label}", "bench_chains:prepare_store_build",
+                               {"world": world, "who": who, "tree": tree}, repeat))
+                  for who in ("chaingraph",) for label, tree in checkouts.items()]
+        builds += [measure(Case(who, "peers:prepare_build", {"world": world, "who": who}, repeat))
+                   for who in ("igraph", "networkx", "duckdb")]
         print(markdown_table(f"{world}: building the graph of the whole store", builds,
-                             baseline="chaingraph", unit="edges"))
+                             baseline=builds[-4].name, unit="edges"))
+        if args.builds_only:
+            continue
         for level, seed in seeds.items():
             if args.quick and level == "median":
                 continue
@@ -297,11 +414,21 @@ def main(argv: list[str] | None = None) -> None:
                                  baseline="top-20 branch and bound", unit="chains"))
     if args.synthetic:
         sizes = sorted({args.synthetic // 10, args.synthetic // 4, args.synthetic // 2, args.synthetic})
-        synth = [measure(Case(f"{m:,} edges", "peers:prepare_synthetic_build", {"edges": m}, 1))
-                 for m in sizes]
-        print(markdown_table("synthetic graph: EvidenceGraph.from_arrays (build time should grow linearly)",
-                             synth, baseline=f"{sizes[0]:,} edges", unit="edges"))
-        print(linearity(synth, sizes))
+        if args.build_before is not None:
+            digests = {label: build_digest(sizes[-1], tree) for label, tree in checkouts.items()}
+            assert len(set(digests.values())) == 1, f"the checkouts build different arrays: {digests}"
+            print(f"synthetic {sizes[-1]:,} edges: every array equal in both checkouts", file=sys.stderr)
+        runs = [(label, m, measure(Case(f"{m:,} edges", "bench_chains:prepare_synthetic_build",
+                                        {"edges": m, "tree": tree}, repeat)))
+                for m in sizes for label, tree in checkouts.items()]
+        rows = sorted(runs, key=lambda r: list(checkouts).index(r[0]))
+        print(build_table("synthetic graph: EvidenceGraph.from_arrays (build time should grow linearly)",
+                          rows))
+        for label in checkouts:
+            synth = [r for lab, _, r in rows if lab == label]
+            print(f"{label}: {linearity(synth, sizes)}")
+        if args.builds_only:
+            return
         print(peers.verify_synthetic(args.synthetic), file=sys.stderr)
         edges = {"edges": args.synthetic}
         tree = [measure(Case("chaingraph tree", "peers:prepare_synthetic_tree", edges, repeat, 1)),
@@ -309,7 +436,7 @@ def main(argv: list[str] | None = None) -> None:
         print(markdown_table(f"synthetic graph, {args.synthetic:,} edges: all chains of "
                              f"{peers.SYNTHETIC_SEED}, {peers.SYNTHETIC_LO}-{peers.SYNTHETIC_HI} hops", tree,
                              baseline="chaingraph tree", unit="chains"))
-    if args.no_expand:
+    if args.no_expand or args.builds_only:
         return
     expand_table(peers, args.expand_repeat or repeat, args.expand_before)
 

@@ -29,7 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from chaingraph.keysort import sort_keys
+from chaingraph.keysort import Key, Workspace, sort_rows
 from chaingraph.keysort import spans as _spans
 
 __all__ = ["GraphArrays", "build_arrays", "item_mask"]
@@ -91,7 +91,9 @@ def _sorted_codes(values: pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
     codes = np.empty(len(values), dtype=np.int32)
     at = 0
     for c in enc.chunks:  # written in place: no per-chunk copies to concatenate
-        np.take(rank, c.indices.to_numpy(zero_copy_only=False), out=codes[at:at + len(c)], mode="clip")
+        indices = c.indices.to_numpy(zero_copy_only=False)
+        for a, b in _spans(len(c)):  # (``take`` copies int32 indices to int64 first: a block at a time)
+            np.take(rank, indices[a:b], out=codes[at + a:at + b], mode="clip")
         at += len(c)
     return pc.take(dictionary, pa.array(order, type=pa.int64()), memory_pool=_POOL), codes
 
@@ -175,7 +177,7 @@ def _take(values: pa.ChunkedArray, rows: np.ndarray) -> pa.Array:
     """``values[rows]`` as one array. Arrow's ``take`` on a chunked array first joins every
     chunk (a copy of the whole column, even for a handful of rows), so a few rows are taken
     chunk by chunk instead, and most of the column by :func:`_gather_strings`."""
-    index = pa.array(rows, type=pa.int64())
+    index = pa.array(rows)  # int32 or int64, as they come (no copy)
     if values.num_chunks <= 1:
         return pc.take(_joined(values), index, memory_pool=_POOL)
     if len(rows) * 4 >= len(values):
@@ -252,21 +254,18 @@ def _string_rank(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return np.asarray(ranked.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
-def _order(keys: list[np.ndarray], sids: pa.ChunkedArray, rows_of: np.ndarray
-           ) -> tuple[np.ndarray, list[np.ndarray]]:
+def _order(keys: list[np.ndarray], sids: pa.ChunkedArray, rows_of: np.ndarray,
+           work: Workspace | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
     """Indices sorting rows by ``keys`` (most significant first), ties by statement id
     (row ``i`` has statement id ``sids[rows_of[i]]``), and the keys in that order (out of
-    :func:`sort_keys`, which empties ``keys``); only rows that tie on the keys compare their
-    statement ids as strings."""
+    :func:`~chaingraph.keysort.sort_rows`, which empties ``keys`` and says which rows tie);
+    only rows that tie on the keys compare their statement ids as strings. With ``work``
+    (lent to the sort), the order is a view of it."""
     n = len(rows_of)
     if n == 0:
         return np.zeros(0, dtype=np.int64), [k[:0] for k in keys]
-    order, ordered = sort_keys(keys)
-    same = np.ones(n - 1, dtype=bool)
-    for ks in ordered:
-        same &= ks[1:] == ks[:-1]
-    tie = np.flatnonzero(same)
-    del same
+    order, kept, tie = sort_rows(keys, work=work)
+    ordered = [k for k in kept if k is not None]
     if len(tie):
         members = _runs(tie, n)
         rows = order[members]
@@ -315,7 +314,7 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
     def take(a: pa.ChunkedArray, rows: np.ndarray) -> pa.ChunkedArray:
         return pc.take(a, pa.array(rows, type=pa.int64()), memory_pool=_POOL)
 
-    step_rows, class_rows = np.flatnonzero(step_mask), np.flatnonzero(class_mask)
+    step_rows, class_rows = _flatnonzero(step_mask), np.flatnonzero(class_mask)
     lit_node = (pc.binary_join_element_wise(take(lsid, lit_keep), "#value", "", memory_pool=_POOL)
                 if len(lit_keep) else empty)
 
@@ -330,38 +329,53 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
     # every statement a step (no policy exclusion): rows need no selecting, and when every
     # vertex is then used, no renumbering (each a gather of millions of rows saved)
     every = len(step_rows) == m_all
-    s_step, o_step = (s_all, o_all) if every else (s_all[step_rows], o_all[step_rows])
     used = np.zeros(len(dictionary), dtype=bool)
-    for part in (s_step, o_step, s_all[class_rows], ls_all[lit_keep], ln_code):
+    for a, b in _spans(len(step_rows)):  # a block of step rows at a time: no array of their codes
+        rows = step_rows[a:b]
+        used[s_all[rows]] = True
+        used[o_all[rows]] = True
+    for part in (s_all[class_rows], ls_all[lit_keep], ln_code):
         used[part] = True
     if used.all():
-        names, n = dictionary, len(dictionary)
-        s_code, o_code, ls_code = s_step, o_step, ls_all[lit_keep]
+        names, n, renumber = dictionary, len(dictionary), None
+        ls_code, ln_code = ls_all[lit_keep], ln_code.copy()  # (not views that keep every code alive)
     else:
         renumber = np.cumsum(used, dtype=np.int32) - 1
         names = pc.take(dictionary, pa.array(np.flatnonzero(used), type=pa.int64()), memory_pool=_POOL)
         n = len(names)
-        s_code, o_code = renumber[s_step], renumber[o_step]
         ls_code, ln_code = renumber[ls_all[lit_keep]], renumber[ln_code]
-        del renumber
-    p_code, lp_code = (ip if every else ip[step_rows]), lp[lit_keep]
-    del vcodes, s_all, o_all, ls_all, used, s_step, o_step
+    # the step rows' codes, renumbered, written over the codes of all rows (no new arrays)
+    k, rows_or_all = len(step_rows), None if every else step_rows
+    s_code = _select(s_all, rows_or_all, renumber, vcodes[:k])
+    o_code = _select(o_all, rows_or_all, renumber, vcodes[k:2 * k])
+    p_code, lp_code = _select(ip, rows_or_all, None, pcodes[:k]), lp[lit_keep]
+    keys = [s_code, p_code, o_code]  # the sort lets go of each key when done with it
+    del vcodes, s_all, o_all, ls_all, used, renumber, s_code, o_code, p_code, ip, lp, pcodes
 
     # edges: items by (subject, property, object, statement id), then literals by
-    # (subject, property, statement id)
-    e_order, (s_e, p_e, o_e) = _order([s_code, p_code, o_code], sid, step_rows)
-    l_order, (ls_l, lp_l) = _order([ls_code, lp_code], lsid, lit_keep)
-    m, ml = len(e_order), len(l_order)
-    src = np.concatenate([s_e, ls_l], dtype=np.int32)
-    dst = np.concatenate([o_e, ln_code[l_order]], dtype=np.int32)
-    eprop = np.concatenate([p_e, lp_l], dtype=np.int32)
-    sid_rows = np.concatenate([e_order if every else step_rows[e_order], m_all + lit_keep[l_order]])
-    del s_e, p_e, o_e, ls_l, lp_l, s_code, o_code, p_code, ls_code, ln_code, lp_code, e_order, l_order
-    del step_rows, class_rows, lit_keep, ip, lp, pcodes, step_mask
+    # (subject, property, statement id); the sorts' words (one int64 per arc, two for
+    # keys too wide for buckets) are one workspace for them all, its pages faulted in once
+    arcs = 2 * (k + len(lit_keep))
+    work = Workspace(arcs)
+    e_order, (s_e, p_e, o_e) = _order(keys, sid, step_rows, work)
+    sid_rows = e_order.astype(step_rows.dtype) if every else _select(step_rows, e_order, None)
+    m = len(e_order)
+    del e_order  # (in the workspace)
+    l_order, (ls_l, lp_l) = _order([ls_code, lp_code], lsid, lit_keep, work)
+    ml = len(l_order)
+    # (no copies when there are no literals)
+    src, dst, eprop = (np.concatenate([a, b], dtype=np.int32) if ml else a.astype(np.int32, copy=False)
+                       for a, b in ((s_e, ls_l), (o_e, ln_code[l_order]), (p_e, lp_l)))
+    if ml:
+        sid_rows = np.concatenate([sid_rows, m_all + lit_keep[l_order]])
+    del s_e, p_e, o_e, ls_l, lp_l, ls_code, ln_code, lp_code, l_order
+    del step_rows, class_rows, lit_keep, step_mask
     # CSR adjacency over both directions, by (neighbour, property, statement id, forward)
     all_sids = _concat([sid, lsid])
     edge_dtype = np.int32 if m + ml < 2**31 else np.int64
-    degree, arc_order, nbr_sorted = _arc_order(src, dst, eprop, n, partial(_take_rows, all_sids, sid_rows))
+    sid_of = partial(_take_rows, all_sids, sid_rows)
+    degree, arc_order, nbr_sorted = _arc_order(src, dst, eprop, n, sid_of, work)
+    del work  # a buffer that does not hold the order goes now
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(degree, out=indptr[1:])
     fwd = np.empty(len(arc_order), dtype=bool)
@@ -387,6 +401,47 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
                        fwd=fwd, literal=~item_mask(names), classes=classes, excluded=excluded)
 
 
+def _flatnonzero(mask: np.ndarray) -> np.ndarray:
+    """``np.flatnonzero(mask)``, in int32 when that holds every position (half the bytes).
+
+    >>> _flatnonzero(np.array([False, True, True])).tolist()
+    [1, 2]
+    """
+    if len(mask) >= 2**31:
+        return np.flatnonzero(mask)
+    out = np.empty(int(np.count_nonzero(mask)), dtype=np.int32)
+    at = 0
+    for a, b in _spans(len(mask)):
+        part = np.flatnonzero(mask[a:b])
+        np.add(part, a, out=out[at:at + len(part)], casting="unsafe")
+        at += len(part)
+    return out
+
+
+def _select(codes: np.ndarray, rows: np.ndarray | None, table: np.ndarray | None,
+            out: np.ndarray | None = None) -> np.ndarray:
+    """``table[codes[rows]]`` (``codes`` when ``rows`` is ``None``; no ``table``: the codes
+    themselves), a block at a time: no whole-array temporary between the two gathers.
+    A copy only when something is selected or renumbered, into ``out`` when given, which
+    may be ``codes`` itself, or where rows not yet read are not written (``out[i]`` before
+    ``codes[rows[i]]``, ``rows`` ascending).
+
+    >>> _select(np.array([5, 6, 7]), np.array([2, 0]), np.arange(10) * 10).tolist()
+    [70, 50]
+    """
+    if rows is None and table is None:
+        return codes
+    count = len(codes) if rows is None else len(rows)
+    out = np.empty(count, dtype=codes.dtype if table is None else table.dtype) if out is None else out
+    for a, b in _spans(count):
+        part = codes[a:b].copy() if rows is None else codes[rows[a:b]]
+        if table is None:
+            out[a:b] = part
+        else:
+            np.take(table, part, out=out[a:b])
+    return out
+
+
 def _runs(tie: np.ndarray, n: int) -> np.ndarray:
     """Positions in runs of equal sorted keys, given where ``key[i] == key[i + 1]``."""
     mask = np.zeros(n, dtype=bool)
@@ -396,7 +451,8 @@ def _runs(tie: np.ndarray, n: int) -> np.ndarray:
 
 
 def _arc_order(src: np.ndarray, dst: np.ndarray, eprop: np.ndarray, n: int,
-               sid_of: Callable[[np.ndarray], pa.Array]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+               sid_of: Callable[[np.ndarray], pa.Array], work: Workspace | None = None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The degree of each of the ``n`` vertices, and the order of the arcs of the edges
     ``src``→``dst`` by (at, neighbour) — vertices are numbered in id order, so this is
     neighbour-id order — then (property, edge, forward); where one property links two
@@ -407,30 +463,28 @@ def _arc_order(src: np.ndarray, dst: np.ndarray, eprop: np.ndarray, n: int,
     property) needs no key for it. Edges are in (subject, property, object, statement id)
     order, so among parallel arcs of one direction and property the edge index is the
     statement-id order; statement ids are compared as strings only where both directions
-    meet. Returns the degrees, the order and the neighbours in it (out of the sort)."""
-    at, nbr = np.empty(2 * len(src), dtype=np.int32), np.empty(2 * len(src), dtype=np.int32)
-    at[0::2], at[1::2] = dst, src  # arc 2e: edge e from its object; 2e + 1: from its subject
-    nbr[0::2], nbr[1::2] = src, dst
-    degree = np.bincount(at, minlength=n)
-    if len(at) == 0:
-        return degree, np.zeros(0, dtype=np.int64), nbr
-    small = eprop.max() < 2**15  # half the bytes per arc
-    keys = [at, nbr, np.repeat(eprop.astype(np.int16) if small else eprop, 2)]
-    del at, nbr  # sort_keys frees each key when done with it
-    order, (at_sorted, nbr_sorted, prop_sorted) = sort_keys(keys)
-    same = nbr_sorted[1:] == nbr_sorted[:-1]
-    for ks in (at_sorted, prop_sorted):
-        same &= ks[1:] == ks[:-1]
-    tie = np.flatnonzero(same)
-    del same, ks
+    meet. Returns the degrees, the order (a view of ``work`` when given, which the sort
+    borrows) and the neighbours in it (out of the sort)."""
+    degree = np.zeros(n, dtype=np.int64)
+    step = max(n, 1 << 20)  # (``bincount`` copies its input to int64 first: a block at a time)
+    for ends in (src, dst):
+        for a in range(0, len(ends), step):
+            degree += np.bincount(ends[a:a + step], minlength=n)
+    if len(src) == 0:
+        return degree, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
+    # arc 2e: edge e from its object to its subject; 2e + 1: from its subject to its object
+    keys: list[Key] = [(dst, src), (src, dst), (eprop, eprop)]
+    order, (_, nbr_sorted, _), tie = sort_rows(keys, keep=(False, True, False), work=work)
+    assert nbr_sorted is not None
     if len(tie) == 0:
         return degree, order, nbr_sorted
     members = _runs(tie, len(order))
     rows = order[members]
     forward = (rows & 1).astype(bool)
+    edge = rows >> 1
+    key_at, key_nbr, key_p = np.where(forward, src[edge], dst[edge]), nbr_sorted[members], eprop[edge]
+    del edge
     # groups of equal (at, neighbour, property) holding both directions between two different vertices
-    key_at, key_nbr, key_p = at_sorted[members], nbr_sorted[members], prop_sorted[members]
-    del at_sorted, prop_sorted
     new = np.ones(len(rows), dtype=bool)
     new[1:] = (key_at[1:] != key_at[:-1]) | (key_nbr[1:] != key_nbr[:-1]) | (key_p[1:] != key_p[:-1])
     group = np.cumsum(new) - 1

@@ -451,12 +451,13 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
                     with suppress(duckdb.Error):
                         self.con.unregister("_cg_incoming")
 
-    def bulk_load(self) -> BulkLoad:
+    def bulk_load(self, *, threads: int | None = None) -> BulkLoad:
         """The writes of one dump load, batch after batch, without reading what earlier
-        batches wrote when no key can repeat (:class:`~chaingraph.store_load.BulkLoad`)."""
+        batches wrote when no key can repeat (:class:`~chaingraph.store_load.BulkLoad`;
+        ``threads``: DuckDB's threads inside its ``with``)."""
         from chaingraph.store_load import BulkLoad
 
-        return BulkLoad(self)
+        return BulkLoad(self, threads=threads)
 
     def memory_budget(self) -> Budget:
         """DuckDB memory budgets for the phases of a long write (:class:`~chaingraph.store_memory.Budget`):

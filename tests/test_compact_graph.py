@@ -83,11 +83,13 @@ def test_argsort_keys_takes_int32_keys_as_they_are() -> None:
     assert argsort_keys(keys).tolist() == np.lexsort(keys[::-1]).tolist()
 
 
-@pytest.mark.parametrize("widths", [(3,), (20, 20, 6), (20, 20, 6, 25), (30, 30), (62,), (40, 1, 62, 7)])
+@pytest.mark.parametrize("widths", [(3,), (20, 20, 6), (24, 20, 6), (12, 40), (20, 20, 6, 25), (30, 30),
+                                    (62,), (40, 1, 62, 7)])
 def test_sort_keys_is_a_stable_lexsort_and_gives_the_keys_in_order(widths: tuple[int, ...],
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """One word, two words (rows by the first sort, then stable by rank) and wider keys,
-    element-wise passes over blocks that do not divide the rows."""
+    """One word, one word per bucket of the first key's top bits, two words (rows by the
+    first sort, then stable by rank) and wider keys, element-wise passes over blocks that
+    do not divide the rows."""
     import chaingraph.keysort as keysort
 
     monkeypatch.setattr(keysort, "_BLOCK", 997)
@@ -101,6 +103,45 @@ def test_sort_keys_is_a_stable_lexsort_and_gives_the_keys_in_order(widths: tuple
     assert given == [] and order.tolist() == expected.tolist()
     for k, got in zip(keys, ordered, strict=True):
         assert got.dtype == k.dtype and np.array_equal(got, k[expected])
+
+
+@pytest.mark.parametrize(("widths", "buckets"), [((3, 2), False), ((20, 20, 6), False), ((24, 20, 6), True),
+                                                  ((28, 20, 6), True), ((30, 30, 1), False),
+                                                  ((62, 3), False)])
+def test_sort_rows_takes_interleaved_keys_keeps_what_is_asked_and_finds_the_ties(
+        widths: tuple[int, ...], buckets: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keys given as two interleaved halves sort as their interleaving; only the kept keys
+    come back; the ties are every sorted position equal to the next on all keys (one word,
+    one word per bucket, two words, too wide for two; blocks that do not divide the rows,
+    nor in two)."""
+    import chaingraph.keysort as keysort
+    from chaingraph.keysort import Key, sort_rows
+
+    monkeypatch.setattr(keysort, "_BLOCK", 997)
+    calls = []
+    pack_buckets = keysort._pack_buckets
+    monkeypatch.setattr(keysort, "_pack_buckets", lambda *a: calls.append(1) or pack_buckets(*a))
+    rng = np.random.default_rng(sum(widths))
+    half = 25_000
+    pairs = [(rng.choice(rng.integers(0, 2**w, 30, dtype=np.int64), half),
+              rng.choice(rng.integers(0, 2**w, 30, dtype=np.int64), half)) for w in widths]
+    plain = []
+    for a, b in pairs:
+        k = np.empty(2 * half, dtype=np.int64)
+        k[0::2], k[1::2] = a, b
+        plain.append(k)
+    keep = tuple(j % 2 == 1 for j in range(len(widths)))
+    given: list[Key] = [pairs[0], *plain[1:]]
+    order, kept, ties = sort_rows(given, keep=keep)
+    expected = np.lexsort(plain[::-1])
+    assert order.tolist() == expected.tolist()
+    for k, want, got in zip(plain, keep, kept, strict=True):
+        assert got is None if not want else got is not None and np.array_equal(got, k[expected])
+    same = np.ones(2 * half - 1, dtype=bool)
+    for k in plain:
+        same &= k[expected][1:] == k[expected][:-1]
+    assert ties.tolist() == np.flatnonzero(same).tolist() and len(ties) > 0
+    assert bool(calls) == buckets
 
 
 def _chunked(values: list[str], cuts: list[int]) -> pa.ChunkedArray:

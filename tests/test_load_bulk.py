@@ -14,8 +14,9 @@ import pyarrow as pa
 import pytest
 from test_load_json import CONTENT_TABLES, contents
 
+from chaingraph.errors import BadDumpLine
 from chaingraph.resources import data_file
-from chaingraph.sources.loaders import json_chunks, json_dump
+from chaingraph.sources.loaders import json_chunks, json_dump, json_typed
 from chaingraph.sources.loaders.json_dump import load_json_dump
 from chaingraph.store import Batch, Store
 from chaingraph.store_load import BulkLoad
@@ -188,8 +189,8 @@ def test_a_second_dump_overlapping_the_first_loads_as_row_at_a_time(
     loads: list[BulkLoad] = []
     bulk_load = Store.bulk_load
 
-    def kept(store: Store) -> BulkLoad:
-        loads.append(bulk_load(store))
+    def kept(store: Store, *, threads: int | None = None) -> BulkLoad:
+        loads.append(bulk_load(store, threads=threads))
         return loads[-1]
 
     monkeypatch.setattr(Store, "bulk_load", kept)
@@ -254,16 +255,24 @@ def test_an_interrupted_load_keeps_every_batch_handed_to_the_store_whole(
         expected = {sid: subject for sid, subject, *_ in contents(full, ("statements",))["statements"]}
     monkeypatch.setattr(json_dump, "BULK_ROWS", 10)
     monkeypatch.setattr(json_chunks, "CHUNK_BYTES", 4096)  # chunks are handed over whole
-    add, seen = json_dump.EntityRows.add, []
+    add, add_typed, seen = json_dump.EntityRows.add, json_typed.add, []
 
-    def interrupt_at_the_tenth_item(self: json_dump.EntityRows, entity: dict[str, object]) -> None:
-        if str(entity["id"]).startswith("Q"):
-            seen.append(entity["id"])
+    def count(ident: str) -> None:
+        if ident.startswith("Q"):
+            seen.append(ident)
             if len(seen) == 10:
                 raise KeyboardInterrupt
+
+    def interrupt_at_the_tenth_item(self: json_dump.EntityRows, entity: dict[str, object]) -> None:
+        count(str(entity["id"]))
         add(self, entity)
 
+    def interrupt_typed(rows: json_dump.EntityRows, entity: json_typed.Entity) -> bool:
+        count(entity.id)
+        return add_typed(rows, entity)
+
     monkeypatch.setattr(json_dump.EntityRows, "add", interrupt_at_the_tenth_item)
+    monkeypatch.setattr(json_typed, "add", interrupt_typed)  # the path regular lines take
     db = tmp_path / "interrupted.duckdb"
     with Store(db) as store, pytest.raises(KeyboardInterrupt):
         load_json_dump(SAMPLE, store)
@@ -291,3 +300,59 @@ def test_a_daemonic_process_which_may_not_fork_parses_in_process(tmp_path: Path)
     with Store(db, read_only=True) as loaded, Store() as here:
         load_json_dump(SAMPLE, here)
         assert contents(loaded) == contents(here)
+
+
+def test_duckdb_inserts_on_one_thread_and_checkpoints_each_batch_and_gets_its_settings_back(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parse workers keep the cores busy: each batch is written with DuckDB on one
+    thread, into a store file checkpointed as it commits; the settings DuckDB had are back
+    after the load, also after a failed one."""
+    seen: list[tuple[object, ...]] = []
+    write = BulkLoad.write
+    settings = "SELECT current_setting('threads'), current_setting('checkpoint_threshold')"
+
+    def recording(self: BulkLoad, *args: object, **kwargs: object) -> None:
+        seen.append(self.store.con.execute(settings).fetchall()[0])
+        write(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(BulkLoad, "write", recording)
+    bad = tmp_path / "bad.json"
+    bad.write_text(SAMPLE.read_text().replace('"claims"', '"claims" oops', 1))
+    with Store(tmp_path / "s.duckdb") as store:
+        store.con.execute("SET threads = 3")
+        store.con.execute("SET checkpoint_threshold = '32MiB'")
+        load_json_dump(SAMPLE, store, workers=2)
+        assert seen and set(seen) == {(1, "4.0 MiB")}
+        assert store.con.execute(settings).fetchall()[0] == (3, "32.0 MiB")
+        with pytest.raises(BadDumpLine):
+            load_json_dump(bad, store, workers=2)
+        assert store.con.execute(settings).fetchall()[0] == (3, "32.0 MiB")
+    seen.clear()
+    with Store() as store:  # in memory: nothing to checkpoint
+        load_json_dump(SAMPLE, store, workers=2)
+        assert seen and set(seen) == {(1, "16.0 MiB")}
+
+
+def _entity_with(ident: str, sids: list[str]) -> str:
+    claims = [{"id": sid, "rank": "normal", "mainsnak": {"snaktype": "value", "property": "P31",
+               "datavalue": {"type": "wikibase-entityid", "value": {"id": "Q5"}}}} for sid in sids]
+    return json.dumps({"type": "item", "id": ident, "claims": {"P31": claims}})
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+@pytest.mark.parametrize("entities", [
+    [("Q1", ["Q1$a", "Q1$a", "Q1$b"]), ("Q2", ["Q2$c"])],  # twice in one entity
+    [("Q1", ["Q1$a"]), ("Q2", ["Q2$c"]), ("Q3", ["Q2$c", "Q3$d"])],  # in two entities (another's form)
+])
+def test_a_statement_id_twice_in_one_entity_or_across_entities_is_stored_once(
+        tmp_path: Path, workers: int, entities: list[tuple[str, list[str]]],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The batch's statement ids are not counted when each part's are distinct and every
+    id starts with its entity's: an id repeated inside one entity, or (of another entity's
+    form) in two entities of one batch, is still stored once, as row at a time."""
+    monkeypatch.setattr(json_chunks, "CHUNK_BYTES", 64)  # one entity a part, the parts one batch
+    dump = tmp_path / "dup.json"
+    dump.write_text("[\n" + ",\n".join(_entity_with(*e) for e in entities) + "\n]\n")
+    bulk, rows = _both(dump, workers=workers)
+    assert bulk == rows
+    assert len(bulk["statements"]) == len({sid for _, sids in entities for sid in sids})

@@ -1,6 +1,7 @@
 """The JSON dump parsed in chunks of whole lines on worker processes, written in order.
 
-Parsing (``orjson`` and building rows) holds the GIL, so threads cannot share it: the main
+Parsing (decoding the JSON, :mod:`~chaingraph.sources.loaders.json_typed`, and building
+rows) holds the GIL, so threads cannot share it: the main
 process decompresses the dump (a reader thread, zlib releases the GIL), hands chunks of
 about :data:`CHUNK_BYTES` to :data:`PARSE_WORKERS` forked processes, takes their rows back
 as Arrow tables *in file order*, and writes them in batches of about
@@ -43,7 +44,7 @@ import pyarrow.compute as pc
 
 from chaingraph.errors import ChaingraphError
 from chaingraph.progress import Progress
-from chaingraph.sources.loaders import json_dump
+from chaingraph.sources.loaders import json_dump, json_typed
 from chaingraph.sources.loaders.common import LineGuard, loaded_bytes
 from chaingraph.sources.loaders.compression import RawCounter, read_blocks
 from chaingraph.sources.loaders.json_dump import (
@@ -53,6 +54,7 @@ from chaingraph.sources.loaders.json_dump import (
     plain_text,
     unreadable,
 )
+from chaingraph.sources.loaders.json_typed import typed_text
 from chaingraph.store import Store
 
 __all__ = ["CHUNK_BYTES", "PARALLEL_BYTES", "PARSE_WORKERS", "ChunkResult", "Part", "default_workers",
@@ -78,7 +80,7 @@ class Part:
     tables: dict[str, list[bytes]]
     ids: set[str]
     totals: dict[str, int]
-    #: the snak tables whose keys do not repeat within the part
+    #: the tables whose keys do not repeat within the part
     unique: set[str] = field(default_factory=set)
     #: every statement id starts with its subject's id (:attr:`EntityRows.prefixed`)
     prefixed: bool = True
@@ -93,7 +95,7 @@ class ChunkResult:
 
 
 def _part(rows: EntityRows) -> Part:
-    unique = rows.unique(statements=False)  # statement ids: counted per batch (_Merged.unique)
+    unique = rows.unique()  # statement ids: also over the batch (_Merged.unique)
     return Part({name: [_ipc(t) for t in pieces] for name, pieces in rows.pieces().items()}, rows.ids,
                 rows.totals(), unique, rows.prefixed)
 
@@ -116,13 +118,23 @@ def parse_chunk(data: bytes, first_line: int, source_id: str, *, stop_at_bad: bo
     if data.endswith(b"\n"):
         lines.pop()
     rows = EntityRows(source_id)  # a chunk is one batch's part, whatever its size
-    plain = plain_text(data)  # what parse_line would look for in every line, looked for once
+    typed = typed_text(data)  # lines may be decoded into typed structs (json_typed)
+    plain = not typed and plain_text(data)  # what parse_line would look for in every line, looked for once
     out = ChunkResult()
     for i, line in enumerate(lines):
         try:
-            entity = parse_line(line, plain=plain)
+            text = line.strip()
+            if text.endswith(b","):
+                text = text[:-1].rstrip()
+            if typed and text.startswith(b"{") and (typed_entity := json_typed.decode(text)) is not None:
+                if typed_entity.id in rows.ids:  # a second copy: the parts keep the order
+                    out.parts.append(_part(rows))
+                    rows = EntityRows(source_id)
+                if json_typed.add(rows, typed_entity):
+                    continue
+            entity = parse_line(line, plain=plain)  # any other line: the general parser
             if entity is not None:
-                if entity.get("id") in rows.ids:  # a second copy: the parts keep the order
+                if entity.get("id") in rows.ids:
                     out.parts.append(_part(rows))
                     rows = EntityRows(source_id)
                 rows.add(entity)
@@ -268,9 +280,14 @@ class _Merged:
     def unique(self) -> set[str]:
         """The tables whose keys do not repeat in the batch. Every snak row belongs to a
         statement of its own part, so with statement ids unique over the batch a snak table
-        is unique if it is in each part; statement provenance has one source per load."""
+        is unique if it is in each part; statement provenance has one source per load.
+
+        Statement ids unique in each part are unique over the batch when each starts with
+        its subject's id and ``$`` (:attr:`prefixed`): the parts' entities are distinct, and
+        so are ``A$`` and ``B$`` for distinct ids. Otherwise they are counted."""
         ids = self.statement_ids  # of the tables just made
-        if ids is not None and pc.count_distinct(ids).as_py() != len(ids):
+        each = all("statements" in p.unique for p in self.parts)
+        if ids is not None and not (each and self.prefixed) and pc.count_distinct(ids).as_py() != len(ids):
             return set()
         snaks = {n for n in ("qualifiers", "reference_snaks") if all(n in p.unique for p in self.parts)}
         return {"statements", "statement_sources", *snaks}
@@ -296,9 +313,21 @@ def load_chunks(path: str | Path, stream: IO[bytes], counter: RawCounter, store:
                 workers: int | None = None) -> dict[str, int]:
     """Load the opened dump ``stream`` into ``store`` under ``source_id``; return the totals
     of :class:`~chaingraph.sources.loaders.common.FileReport`."""
-    totals = dict.fromkeys(_TOTALS, 0)
     pool = _Pool(default_workers(path) if workers is None else workers, source_id, stop_at_bad=not guard.skip)
-    writer = json_dump._Writer(store, store.bulk_load())
+    try:
+        # the workers keep the cores busy: DuckDB inserts on one thread (less CPU and memory)
+        load = store.bulk_load(threads=1 if pool.procs else None)
+    except BaseException:
+        pool.close()
+        raise
+    with load:
+        writer = json_dump._Writer(store, load, wait=True)
+        return _load(path, stream, counter, source_id, guard, progress, pool, writer)
+
+
+def _load(path: str | Path, stream: IO[bytes], counter: RawCounter, source_id: str, guard: LineGuard,
+          progress: Progress | None, pool: _Pool, writer: json_dump._Writer) -> dict[str, int]:
+    totals = dict.fromkeys(_TOTALS, 0)
     batch = _Merged(source_id)
 
     def submit() -> None:

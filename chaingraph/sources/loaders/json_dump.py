@@ -317,10 +317,13 @@ class EntityRows:
         aliases = _aliases(entity.get("aliases"))
         if ident[0] == "Q":
             sitelinks = entity.get("sitelinks")
-            revision = entity.get("lastrevid")
-            self.entities.append((ident, label, label_lang, description, aliases,
-                                  len(sitelinks) if isinstance(sitelinks, dict) else None,
-                                  int(revision) if revision is not None else None, entity.get("modified")))
+            revision = _revision(ident, entity.get("lastrevid"))
+            modified = entity.get("modified")
+            if modified is not None and not isinstance(modified, str):
+                raise InvalidInput(f"entity {ident}: 'modified' is {modified!r}, not a timestamp")
+            n_sitelinks = len(sitelinks) if isinstance(sitelinks, dict) else None
+            self.entities.append((ident, label, label_lang, description, aliases, n_sitelinks, revision,
+                                  modified))
         else:
             datatype = entity.get("datatype")
             self.properties.append((ident, label, label_lang, description, aliases,
@@ -378,6 +381,16 @@ class EntityRows:
         return out
 
 
+def _revision(ident: str, revision: Any) -> int | None:
+    """The ``lastrevid`` of entity ``ident`` as the store keeps it (a 64-bit integer)."""
+    if revision is None:
+        return None
+    number = int(revision)
+    if not -(2**63) <= number < 2**63:
+        raise InvalidInput(f"entity {ident}: 'lastrevid' {number} is past a 64-bit integer")
+    return number
+
+
 def _entity_value(snak: dict[str, Any]) -> str | None:
     """The id of an entity-valued value snak with a known-good property, else ``None``."""
     if snak.get("snaktype", "value") != "value" or snak.get("property") not in _SEEN_PROPERTIES:
@@ -415,10 +428,14 @@ class _Batch(Protocol):
 
 class _Writer:
     """Writes batches on a second thread, so DuckDB (which releases the GIL) inserts one
-    batch while the next is parsed. Errors surface on the next :meth:`submit`/:meth:`drain`."""
+    batch while the next is parsed. Errors surface on the next :meth:`submit`/:meth:`drain`.
 
-    def __init__(self, store: Store, load: BulkLoad | None = None) -> None:
-        self.store, self.load = store, load
+    One batch may wait while another is written; with ``wait``, :meth:`submit` waits until
+    the writer is done instead, so that a load whose writes are slower than its parsing
+    (into a store file) holds two batches at once, not three."""
+
+    def __init__(self, store: Store, load: BulkLoad | None = None, *, wait: bool = False) -> None:
+        self.store, self.load, self.wait = store, load, wait
         self.pending: queue.Queue[_Batch | None] = queue.Queue(maxsize=1)
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, name="chaingraph-write", daemon=True)
@@ -445,6 +462,9 @@ class _Writer:
 
     def submit(self, rows: _Batch) -> None:
         self._raise()
+        if self.wait:
+            self.pending.join()
+            self._raise()
         self.pending.put(rows)
 
     def drain(self) -> None:
