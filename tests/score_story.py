@@ -12,7 +12,10 @@ Q30 at (40, 0, 50, 10) that no component needs.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
+from unittest import mock
 
 from chaingraph.graph import EvidenceGraph, TraversalPolicy
 from chaingraph.lookups import StoreValues
@@ -97,3 +100,14 @@ def coverage_fields(cov: Coverage) -> dict[str, Any]:
             "node": dict(cov.node), "aliases": list(cov.aliases), "claimed": set(cov.claimed),
             "routes": list(cov.routes), "verdicts": list(cov.verdicts), "v_req": cov.v_req,
             "e_req": cov.e_req, "nc": cov.nc, "rc": cov.rc}
+
+
+@contextmanager
+def general_path(sc: TaskScorer) -> Iterator[None]:
+    """Force ``sc``'s :func:`~chaingraph.scoring.scorer.coverage` onto the general path (the
+    oracle of the claim index): both of its readers through the index say "a claim of a
+    value", and on leaving, ``sc`` must hold no index entry (else the index was read)."""
+    with mock.patch("chaingraph.scoring.scorer.read", lambda *_: None), \
+            mock.patch("chaingraph.scoring.scorer.read_bits", lambda *_: None):
+        yield
+    assert not sc._index, "the general path read the claim index"

@@ -220,3 +220,19 @@ def test_match_counts_stay_exact_beyond_float_precision() -> None:
     assert float(31**11) != 31**11  # the premise: a float cannot represent this count
     assert result.paths == 31**11 and isinstance(result.paths, int)
     assert result.unique and result.answers == ("Q2",)
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=st.lists(st.integers(0, 40), max_size=60))
+def test_a_frontiers_sorted_unique_is_numpys_unique(values: list[int]) -> None:
+    """The frontier's dedup (sort and neighbour compare) says what ``np.unique`` says, and
+    leaves its input as it was (a frontier may be the index's own array)."""
+    import numpy as np
+
+    from chaingraph.patterns import _sorted_unique
+
+    a = np.array(values, dtype=np.int64)
+    before = a.copy()
+    got = _sorted_unique(a)
+    assert got.dtype == a.dtype and got.tolist() == np.unique(a).tolist()
+    assert a.tolist() == before.tolist()

@@ -7,12 +7,11 @@ the reference, on alternative routes, and one-off claims about nodes no other cl
 from __future__ import annotations
 
 from typing import Any
-from unittest import mock
 
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from score_story import claim, coverage_fields, scorer, task, trajectory
+from score_story import claim, coverage_fields, general_path, scorer, task, trajectory
 from test_score_properties import SETTINGS, events
 from test_score_shared import ROUTE
 
@@ -31,7 +30,7 @@ STORY = ["Q1", "Q2", "Q3", "Q4", "Q5", "Q20", "Q10"]
 def _general(sc: TaskScorer, traj: Any, alternatives: bool = True) -> dict[str, Any]:
     """What a scorer that has seen nothing says, reading every claim on its own."""
     fresh = TaskScorer(task(), sc.graph, sc.values, sc.store)
-    with mock.patch("chaingraph.scoring.scorer.read", lambda *_: None):
+    with general_path(fresh):
         return coverage_fields(coverage(fresh, traj, alternatives=alternatives))
 
 

@@ -8,12 +8,21 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from score_story import LABELS, TASK, build_store, claim, coverage_fields, scorer, task, trajectory
+from score_story import (
+    LABELS,
+    TASK,
+    build_store,
+    claim,
+    coverage_fields,
+    general_path,
+    scorer,
+    task,
+    trajectory,
+)
 from test_score_properties import SETTINGS, events
 
 from chaingraph.graph import EvidenceGraph
@@ -44,7 +53,7 @@ def test_the_record_path_says_what_the_general_path_says(fast: TaskScorer, gener
     traj = parse_trajectory(trajectory(*evs))
     for alternatives in (False, True):
         got = coverage_fields(coverage(fast, traj, alternatives=alternatives))
-        with mock.patch("chaingraph.scoring.scorer.read", lambda *_: None):  # force the general path
+        with general_path(general):
             want = coverage_fields(coverage(general, traj, alternatives=alternatives))
         assert got == want
     claims = {(e["subject"], e["relation"], e["object"], e.get("direction", "forward"), e.get("anchor"))

@@ -7,12 +7,11 @@ route is credited or refused for any of the three reasons."""
 from __future__ import annotations
 
 from typing import Any, Literal
-from unittest import mock
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from score_story import claim, coverage_fields, scorer, task, trajectory
+from score_story import claim, coverage_fields, general_path, scorer, task, trajectory
 from test_score_properties import SETTINGS, events
 
 from chaingraph.scoring import TaskScorer, coverage
@@ -38,7 +37,7 @@ def shared(story: Store) -> TaskScorer:
 def _fresh(shared: TaskScorer, traj: Any) -> dict[str, Any]:
     """What a scorer that has seen nothing says, reading every claim on its own."""
     sc = TaskScorer(task(), shared.graph, shared.values, shared.store)
-    with mock.patch("chaingraph.scoring.scorer.read", lambda *_: None):
+    with general_path(sc):
         return coverage_fields(coverage(sc, traj))
 
 
@@ -98,3 +97,22 @@ def test_routes_by_the_same_steps_share_one_pattern_answer(story: Store) -> None
     routes = [ClaimedRoute(("Q1", mid, "Q4"), walk, (), ("Q1", mid)) for mid in ("Q5", "Q40")]
     assert [sc.routes._preserving(0, r, walk, ref, None) for r in routes] == [(True, "")] * 2
     assert len(sc.routes._answers) == 1
+
+
+def test_a_route_claim_is_shared_only_at_the_same_event_with_the_same_source_and_component(
+        story: Store) -> None:
+    # the same credited route claimed at the same events: the first step's claim cites another
+    # source, or names its component, in each item; each item's route must carry its own, and
+    # the second step's claim (alike in all of them) is one object
+    sc = scorer(story)
+    a, b = "https://example.org/a", "https://example.org/b"
+    first = [ROUTE[0], {**ROUTE[0], "source": a}, {**ROUTE[0], "source": b},
+             {**ROUTE[0], "component": "component1"}]
+    items = [parse_trajectory(trajectory(step, ROUTE[1])) for step in first]
+    covs = [coverage(sc, t) for t in items]
+    for cov, traj in zip(covs, items):
+        assert coverage_fields(cov) == _fresh(sc, traj)
+    routes = [cov.verdicts[0][1] for cov in covs]
+    assert [r.claims[0].source for r in routes] == [None, a, b, None]
+    assert [r.claims[0].component for r in routes] == [None, None, None, "component1"]
+    assert all(r.claims[1] is routes[0].claims[1] for r in routes)

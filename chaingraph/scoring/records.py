@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ClaimRecord", "Detail", "Entry", "ItemClaims", "Key", "RouteStep", "asserted", "claimed_route",
            "entry", "index", "item_claims", "key", "linked", "make_record", "mention", "named", "node_id",
-           "read"]
+           "read", "read_bits"]
 
 #: the mentions of an item claim: subject, relation, object, direction, anchor
 Key = tuple[str, str, "str | None", str, "str | None"]
@@ -186,24 +186,31 @@ def mention(sc: TaskScorer, text: str) -> int:
     or of the entity itself, for ``sc``'s task (cached); 0 when it names no entity. An int:
     an item's one-off mention leaves no container behind."""
     got = sc._mentions.get(text)
-    if got is None:
-        assert sc.resolver is not None
-        ent = sc.resolver.entity(text)[0]
-        if ent is None:
-            got = 0
+    return _new_mention(sc, text) if got is None else got
+
+
+def _new_mention(sc: TaskScorer, text: str) -> int:
+    """:func:`mention` of a mention not yet cached."""
+    assert sc.resolver is not None
+    ent = sc.resolver.entity(text)[0]
+    if ent is None:
+        got = 0
+    else:
+        if sc._known is not None and ent not in sc._ref_set and ent not in sc._by_partner \
+                and ent not in sc.graph.labels:
+            node = ent  # what TaskScorer._match says of it: no reference node, no partner, no label
         else:
-            if sc._known is not None and ent not in sc._ref_set and ent not in sc._by_partner \
-                    and ent not in sc.graph.labels:
-                node = ent  # what TaskScorer._match says of it: no reference node, no partner, no label
-            else:
-                m = sc._matches[ent] if ent in sc._matches else sc._match(ent)
-                node = ent if m is None else m[0]
-            got = sc._node_ids.get(node)
-            if got is None:  # node_id, inlined: most mentions seen first are one-off entities
-                got = sc._node_ids[node] = len(sc._node_names)
-                sc._node_names.append(node)
-                sc._end_count.append(0)
-        sc._mentions[text] = got
+            m = sc._matches[ent] if ent in sc._matches else sc._match(ent)
+            node = ent if m is None else m[0]
+        ids = sc._node_ids
+        number = ids.get(node)
+        if number is None:  # node_id, inlined: most mentions seen first are one-off entities
+            names = sc._node_names
+            number = ids[node] = len(names)
+            names.append(node)
+            sc._end_count.append(0)
+        got = number
+    sc._mentions[text] = got
     return got
 
 
@@ -219,10 +226,10 @@ def index(sc: TaskScorer, ev: ClaimEvent, mentions: Key, record: ClaimRecord | N
     known = sc._mentions
     first = known.get(subject)
     if first is None:
-        first = mention(sc, subject)
+        first = _new_mention(sc, subject)
     second = known.get(obj_mention)  # type: ignore[arg-type]
     if second is None:
-        second = mention(sc, obj_mention)  # type: ignore[arg-type]
+        second = _new_mention(sc, obj_mention)  # type: ignore[arg-type]
     prop = sc._relation_ids.get(relation)
     if prop is None:
         assert sc.resolver is not None and sc.relations is not None
@@ -230,7 +237,7 @@ def index(sc: TaskScorer, ev: ClaimEvent, mentions: Key, record: ClaimRecord | N
         prop = sc._relation_ids[relation] = () if pid is None else sc.relations.orient(pid)
     anchor = -1 if anchor_mention is None else known.get(anchor_mention)
     if anchor is None:
-        anchor = mention(sc, anchor_mention)  # type: ignore[arg-type]
+        anchor = _new_mention(sc, anchor_mention)  # type: ignore[arg-type]
     if not first or not prop or not second or not anchor:
         # some mention stays unresolved: the record says what follows
         return _add(sc, mentions, *_record_entry(sc, make_record(sc, ev)))
@@ -259,22 +266,32 @@ def _add(sc: TaskScorer, mentions: Key, bits: int, first: int, second: int) -> E
     index = sc._index
     got = bits | (first | second << 32 | len(index) << 64) << sc._hshift
     if first != second:  # not a loop (nor no statement: both 0)
-        count = sc._end_count
-        for x in (first, second):
-            n = count[x] = count[x] + 1
-            if n == 1:
-                sc._sole[x] = mentions
-            elif n == 2 and x in sc._sole:  # the entry that had x alone may be linked now
-                other = sc._sole.pop(x)
-                was = index[other]
-                ends_ = was >> sc._hshift
-                if count[ends_ & _NODE] > 1 and count[ends_ >> 32 & _NODE] > 1:
-                    index[other] = was | linked(sc, was)
-                    sc._flips += 1
-        if count[first] > 1 and count[second] > 1:
+        count, sole = sc._end_count, sc._sole
+        n = count[first] = count[first] + 1
+        if n == 1:
+            sole[first] = mentions
+        elif n == 2 and first in sole:
+            _relink(sc, sole.pop(first))
+        m = count[second] = count[second] + 1
+        if m == 1:
+            sole[second] = mentions
+        elif m == 2 and second in sole:
+            _relink(sc, sole.pop(second))
+        if n > 1 and m > 1:
             got |= linked(sc, got)
     index[mentions] = got
     return got
+
+
+def _relink(sc: TaskScorer, other: Key) -> None:
+    """An end the entry of ``other`` had alone is another entry's too now: give it its
+    linked bits when both its ends are shared (:func:`linked`)."""
+    index, count = sc._index, sc._end_count
+    was = index[other]
+    ends = was >> sc._hshift
+    if count[ends & _NODE] > 1 and count[ends >> 32 & _NODE] > 1:
+        index[other] = was | linked(sc, was)
+        sc._flips += 1
 
 
 def read(sc: TaskScorer, traj: Trajectory, records: list[int] | None = None,
@@ -288,6 +305,8 @@ def read(sc: TaskScorer, traj: Trajectory, records: list[int] | None = None,
     :class:`ItemClaims` reads), with ``asserted``, the entity of every assertion by
     event, and with ``entries``, every claim's entry in event order (what
     :func:`claimed_route` reads instead of looking each up again)."""
+    if records is None and asserted is None:
+        return read_bits(sc, traj, entries)
     get = sc._index.get
     bits = 0
     full = records is not None
@@ -314,10 +333,7 @@ def read(sc: TaskScorer, traj: Trajectory, records: list[int] | None = None,
                 asserted[i] = sc._assertion(mention)[0]
             got = sc._assert_bits.get(mention)
             if got is None:
-                got = 0
-                for h in sc._assertion(mention)[1]:
-                    got |= sc._vbit.get(h, 0)
-                sc._assert_bits[mention] = got
+                got = _assertion_bits(sc, mention)
             bits |= got
     if sc._flips != flips:  # a claim linked one read before it: read again (no new entry now)
         if records is not None:
@@ -328,6 +344,46 @@ def read(sc: TaskScorer, traj: Trajectory, records: list[int] | None = None,
             entries.clear()
         return read(sc, traj, records, asserted, entries)
     return bits & sc._low  # the or-ed ends above are nothing
+
+
+def read_bits(sc: TaskScorer, traj: Trajectory, entries: list[Entry] | None = None) -> int | None:
+    """:func:`read` without records or assertions asked for (what NC and RC need): the same
+    bits and entries, in a leaner loop (no event positions, no per-claim test of what the
+    caller asked for)."""
+    get, assert_bits, flips = sc._index.get, sc._assert_bits, sc._flips
+    keep = entries.append if entries is not None else None
+    bits = 0
+    for ev in traj.events:
+        kind = ev.kind  # the kind tag, not isinstance: pydantic's instance check is slow
+        if kind == "claim":
+            mentions = (ev.subject, ev.relation, ev.object, ev.direction, ev.anchor)  # type: ignore[union-attr]
+            got = get(mentions)  # a claim of a value has no object: never in the index
+            if got is None:
+                if ev.value is not None:  # type: ignore[union-attr]
+                    return None
+                got = index(sc, ev, mentions)  # type: ignore[arg-type]
+            bits |= got
+            if keep is not None:
+                keep(got)
+        elif kind == "assert":
+            got = assert_bits.get(ev.entity)  # type: ignore[union-attr]
+            if got is None:
+                got = _assertion_bits(sc, ev.entity)  # type: ignore[union-attr]
+            bits |= got
+    if sc._flips != flips:  # a claim linked one read before it: read again (no new entry now)
+        if entries is not None:
+            entries.clear()
+        return read_bits(sc, traj, entries)
+    return bits & sc._low
+
+
+def _assertion_bits(sc: TaskScorer, mention: str) -> int:
+    """The reference-node bits of an asserted entity mention (kept in ``sc._assert_bits``)."""
+    got = 0
+    for h in sc._assertion(mention)[1]:
+        got |= sc._vbit.get(h, 0)
+    sc._assert_bits[mention] = got
+    return got
 
 
 def item_claims(sc: TaskScorer, traj: Trajectory) -> ItemClaims:
@@ -384,19 +440,20 @@ def claimed_route(sc: TaskScorer, traj: Trajectory, c: int,
             continue
         k += 1
         got = entries[k]
-        if ev.component is not None and ev.component != component:
-            continue
         # not linked: no statement, a loop, or a leaf (an end only this entry has; a route's
         # start and target count 2 from the start: they are never leaves)
         if not got & flag:
             continue
+        serves = ev.component
+        if serves is not None and serves != component:
+            continue
         ends = got >> shift
-        a, b = ends & _NODE, ends >> 32 & _NODE
         seen |= got
-        other = other or not got & own
+        if not got & own:
+            other = True
         at.append(i)
         kept.append(got)
-        ends_kept.append((a, b))
+        ends_kept.append((ends & _NODE, ends >> 32 & _NODE))
     if not other or seen >> sc._tshift + 2 * c & 3 != 3:
         return None
     start, target = sc._route_pairs[c]
@@ -404,8 +461,7 @@ def claimed_route(sc: TaskScorer, traj: Trajectory, c: int,
     path = (shortest_path_few if len(ends_kept) <= _FEW else shortest_path)(ends_kept, start, target)
     if path is None:
         return None
-    names = sc._node_names
-    nodes, used = tuple(names[x] for x in path[0]), path[1]
+    used = path[1]
     # the key: per step its event, claim (its number in the index), source and component;
     # flat, so that hashing it hashes no inner tuples
     rkey: list[object] = [start]
@@ -415,27 +471,45 @@ def claimed_route(sc: TaskScorer, traj: Trajectory, c: int,
     whole = tuple(rkey)
     known = sc._claimed_routes
     route = known.get(whole)
-    if route is not None:
-        return route
+    if route is None:
+        route = known[whole] = _new_route(sc, traj, path[0], [at[j] for j in used], [kept[j] for j in used])
+    return route
+
+
+def _new_route(sc: TaskScorer, traj: Trajectory, path: Sequence[int], at: list[int],
+               kept: list[Entry]) -> ClaimedRoute:
+    """The :class:`ClaimedRoute` of a path found over the index (node numbers ``path``; per
+    step the event ``at`` and the index entry ``kept`` of the claim that made it). A step's
+    :class:`ResolvedClaim` is shared by the routes that have the claim at the same event
+    with the same source and component, and a step ``(property, direction)`` by every route
+    (kept by the task's scorer: fewer objects for the collector to scan)."""
+    names, shift, events = sc._node_names, sc._hshift, traj.events
+    nodes = tuple([names[x] for x in path])
     steps: list[tuple[str, Literal["forward", "backward"]]] = []
     made: list[ResolvedClaim] = []
     premises: list[str] = []
-    cache = sc._route_steps
-    for n, j in enumerate(used):
-        ev = cast("ClaimEvent", events[at[j]])  # a claim: read() indexed it
-        number = kept[j] >> shift + 64
+    cache, claims, walks = sc._route_steps, sc._route_claims, sc._walks
+    for n, (i, got) in enumerate(zip(at, kept)):
+        ev = cast("ClaimEvent", events[i])  # a claim: read() indexed it
+        number = got >> shift + 64
         step = cache.get(number)
         if step is None:
-            ends = kept[j] >> shift
+            ends = got >> shift
             step = cache[number] = _route_step(sc, ev, names[ends & _NODE], names[ends >> 32 & _NODE])
         subj, obj, prop, statement, anchor, problems, p, subject, premise = step
-        made.append(ResolvedClaim(at[j], subj, obj, prop, None, statement, ev.source, anchor, ev.component,
-                                  problems))
+        source, component = ev.source, ev.component
+        cl = claims.get((i, number, source, component))
+        if cl is None:
+            cl = claims[i, number, source, component] = ResolvedClaim(
+                i, subj, obj, prop, None, statement, source, anchor, component, problems)
+        made.append(cl)
         # the walk nodes[n] -> nodes[n+1] is forward when nodes[n] is the statement's subject
-        steps.append((p, "forward" if subject == nodes[n] else "backward"))
+        ways = walks.get(p)
+        if ways is None:
+            ways = walks[p] = ((p, "forward"), (p, "backward"))
+        steps.append(ways[0] if subject == nodes[n] else ways[1])
         premises.append(premise)
-    route = known[whole] = ClaimedRoute(nodes, tuple(steps), tuple(made), tuple(premises))
-    return route
+    return ClaimedRoute(nodes, tuple(steps), tuple(made), tuple(premises))
 
 
 #: what a claim on a claimed route is as a step (records._route_step)

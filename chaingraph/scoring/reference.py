@@ -203,15 +203,13 @@ class Reference:
     notes: tuple[str, ...] = ()
 
 
-def _edge(rel: Relations, a: str, prop: str, direction: Direction, b: str) -> tuple[str, str, str]:
-    return rel.key(a, prop, b) if direction == "forward" else rel.key(b, prop, a)
-
-
 def make_route(rel: Relations, component: int, nodes: tuple[str, ...],
                steps: tuple[tuple[str, Direction], ...], source: str) -> Route:
     """A route with its statements in canonical form."""
-    edges = tuple(_edge(rel, nodes[i], p, d, nodes[i + 1]) for i, (p, d) in enumerate(steps))
-    return Route(component, nodes, steps, edges, source)
+    key, edges = rel.key, []
+    for i, (p, d) in enumerate(steps):  # each step's statement, canonical
+        edges.append(key(nodes[i], p, nodes[i + 1]) if d == "forward" else key(nodes[i + 1], p, nodes[i]))
+    return Route(component, nodes, steps, tuple(edges), source)
 
 
 def reference_for(task: Task, graph: EvidenceGraph, rel: Relations,

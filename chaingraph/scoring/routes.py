@@ -197,7 +197,7 @@ class RouteJudge:
         """The verdict on ``route`` as a replacement of the reference route of ``component``
         (one object per route and item half: items that claimed a route's steps at the same
         events with the same premises share it)."""
-        events = tuple(cl.event for cl in route.claims)
+        events = tuple([cl.event for cl in route.claims])
         whole = (component, route.nodes, route.steps, route.premises, events)
         got = self._verdicts.get(whole)
         if got is None:

@@ -19,7 +19,7 @@ import weakref
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -47,6 +47,7 @@ from chaingraph.scoring.records import (
     named,
     node_id,
     read,
+    read_bits,
 )
 from chaingraph.scoring.reference import (
     Reference,
@@ -130,6 +131,10 @@ class TaskScorer:
         self._record_list: list[ClaimRecord] = []  # by id
         self._claimed_routes: dict[tuple[object, ...], ClaimedRoute] = {}  # see ItemClaims.route
         self._route_steps: dict[int, RouteStep] = {}  # claim number -> records._route_step
+        # (event, claim number, source, component) -> the claim as a step (records._new_route)
+        self._route_claims: dict[tuple[int, int, str | None, str | None], ResolvedClaim] = {}
+        # property -> the steps forward and backward by it (records._new_route)
+        self._walks: dict[str, tuple[tuple[str, Literal["forward"]], tuple[str, Literal["backward"]]]] = {}
         # the verdicts of items, one tuple per distinct list (its routes and verdicts are shared)
         self._verdict_lists: dict[tuple[int, ...], Verdicts] = {}
         self._asserted: dict[str, Named] = {}
@@ -170,6 +175,11 @@ class TaskScorer:
                              for r in self.reference.routes]
         for start, target in self._route_pairs:  # never leaves (records.claimed_route)
             self._end_count[start] = self._end_count[target] = 2
+        # per component: its number, reference route, and the bits coverage() tests before a
+        # route search: its reference statements, its start and target touched, a linked
+        # claim that states what its reference does not (records.linked)
+        self._checks = tuple((c, r, self._route_emask[c], 3 << self._tshift + 2 * c, 1 << self._oshift + c)
+                             for c, r in enumerate(self.reference.routes))
         # per component: id of a route in _claimed_routes -> its verdict and the route it credits
         self._adjudged: list[dict[int, Adjudged]] = [{} for _ in self.reference.routes]
 
@@ -300,7 +310,10 @@ class Coverage:
         self._claims: Sequence[ResolvedClaim] | None
         self._asserted: Mapping[int, str | None] | None
         self._detail: Detail | None
-        self._claims, self._asserted, self._detail = general if general is not None else (None, None, None)
+        if general is None:
+            self._claims = self._asserted = self._detail = None
+        else:
+            self._claims, self._asserted, self._detail = general
 
     @property
     def claims(self) -> Sequence[ResolvedClaim]:
@@ -369,23 +382,25 @@ def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True,
     """Resolve ``traj``'s claims, adjudicate the routes it claimed, and count NC and RC
     (``alternatives=False``: against the reference routes only, no route is looked for;
     ``claims``: the caller will read every claim and assertion, so read them on the way)."""
-    records: list[int] | None = [] if claims else None
-    asserted_: dict[int, str | None] | None = {} if claims else None
+    records: list[int] | None = None
+    asserted_: dict[int, str | None] | None = None
     entries = sc._entries  # the scorer's one list, refilled by every read
     entries.clear()
-    bits = read(sc, traj, records, asserted_, entries)
+    if claims:
+        records, asserted_ = [], {}
+        bits = read(sc, traj, records, asserted_, entries)
+    else:
+        bits = read_bits(sc, traj, entries if alternatives else None)
     if bits is None:  # a claim of a value: the general path
         return _general(sc, traj, alternatives)
     routes: Sequence[Route] = sc.reference.routes
     kept: Verdicts = ()
     credited = False
-    touches, other = bits >> sc._tshift, bits >> sc._oshift
-    for c, ref in enumerate(sc.reference.routes if alternatives else ()):
+    for c, ref, mask, ends, others in sc._checks if alternatives else ():
         # nothing to adjudicate when the reference is all claimed, when no claimed path can
         # join anchor and target (both must be ends of linked claims), or when no linked
         # claim states what the reference does not (records.linked)
-        mask = sc._route_emask[c]
-        if bits & mask == mask or touches >> 2 * c & 3 != 3 or not other >> c & 1:
+        if bits & mask == mask or bits & ends != ends or not bits & others:
             continue
         found = claimed_route(sc, traj, c, entries)
         if found is None:
