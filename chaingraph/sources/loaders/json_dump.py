@@ -264,6 +264,7 @@ class EntityRows:
         n_refs = n_statements = 0
         prefix, width = ident + "$", len(ident) + 1
         seen_properties, seen_values, entity_kind = _SEEN_PROPERTIES, _SEEN_VALUES, _ENTITY_KIND
+        # json_typed.add fills the same rows from msgspec structs: a change here goes there too
         for group in claims.values():
             for st in group:
                 sid = st.get("id")
