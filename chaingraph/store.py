@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 
 from chaingraph.errors import StoreError
@@ -131,6 +132,10 @@ def property_row(property_id: str, label: str | None = None, description: str | 
                  aliases: list[str] | None = None, *, datatype: str | None = None,
                  label_lang: str | None = None) -> tuple[Any, ...]:
     return (property_id, label, label_lang if label is not None else None, description, aliases, datatype)
+
+
+#: the column :meth:`Store._insert_arrow` numbers the rows of a batch in (never a table column)
+_ROW = "_cg_row"
 
 
 @dataclass
@@ -439,17 +444,11 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
         with self.transaction():
             if replace:
                 self._forget_entities(list(replace))
-            for table, columns in TABLE_COLUMNS.items():
+            for table in TABLE_COLUMNS:
                 data = tables.get(table)
                 if data is None or data.num_rows == 0:
                     continue
-                present = [c for c in columns if c in data.column_names]
-                self.con.register("_cg_incoming", data)
-                try:
-                    self._insert_from(table, present, "_cg_incoming", unique=table in unique)
-                finally:
-                    with suppress(duckdb.Error):
-                        self.con.unregister("_cg_incoming")
+                self._insert_arrow(table, data, unique=table in unique)
 
     def bulk_load(self, *, threads: int | None = None) -> BulkLoad:
         """The writes of one dump load, batch after batch, without reading what earlier
@@ -539,15 +538,26 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
     def _insert(self, table: str, columns: list[str], rows: list[tuple[Any, ...]]) -> None:
         arrays = {col: pa.array(data, type=ARROW_TYPES.get(col, pa.string()))
                   for col, data in zip(columns, zip(*rows))}
-        self.con.register("_cg_incoming", pa.table(arrays))
+        self._insert_arrow(table, pa.table(arrays), unique=False)
+
+    def _insert_arrow(self, table: str, data: pa.Table, *, unique: bool, check: bool = True) -> None:
+        """:meth:`_insert_from` an Arrow table: when it may repeat a key, its rows are numbered
+        first, so the row kept is the first of its key in ``data`` — DuckDB's ``DISTINCT ON``
+        keeps an arbitrary one without an order, and which one changed from run to run when
+        DuckDB scanned the table on several threads."""
+        present = [c for c in TABLE_COLUMNS[table] if c in data.column_names]
+        if not unique:
+            data = data.append_column(_ROW, pa.array(np.arange(data.num_rows, dtype=np.int64)))
+        self.con.register("_cg_incoming", data)
         try:
-            self._insert_from(table, columns, "_cg_incoming")
+            self._insert_from(table, present, "_cg_incoming", unique=unique, check=check,
+                              numbered=not unique)
         finally:
             with suppress(duckdb.Error):  # an aborted transaction refuses even this
                 self.con.unregister("_cg_incoming")
 
     def _insert_from(self, table: str, columns: list[str], relation: str, params: Any = None, *,
-                     unique: bool = False, check: bool = True) -> None:
+                     unique: bool = False, check: bool = True, numbered: bool = False) -> None:
         """Insert the rows of ``relation`` whose key is not in ``table`` yet (entities and
         properties: upsert), the first row of each key when ``relation`` repeats one (unless
         ``unique`` promises it does not).
@@ -557,10 +567,13 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
         DuckDB runs as a parallel hash join built on the batch, so memory is bounded by the
         batch and not by the table. Stores written before keep their primary keys; the
         same statements work on them. ``check=False`` leaves out the anti-join (a
-        :class:`~chaingraph.store_load.BulkLoad` that knows no key of ``relation`` is there)."""
+        :class:`~chaingraph.store_load.BulkLoad` that knows no key of ``relation`` is there).
+        ``numbered``: ``relation`` has a column ``_cg_row`` and the row kept of a repeated key is
+        the one it numbers first."""
         cols = ", ".join(f'"{c}"' for c in columns)
         key = ", ".join(f'"{k}"' for k in KEYS[table])
-        source = relation if unique else f"(SELECT DISTINCT ON ({key}) {cols} FROM {relation})"
+        order = f" ORDER BY {key}, {_ROW}" if numbered else ""
+        source = relation if unique else f"(SELECT DISTINCT ON ({key}) {cols} FROM {relation}{order})"
         if table in UPSERT:
             self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {source} "
                              f"ON CONFLICT DO UPDATE SET {UPSERT[table]}", params)

@@ -200,11 +200,4 @@ class BulkLoad:
         return [str(i) for i in data["id"].filter(pc.invert(pc.is_in(data["id"], added))).to_pylist()]
 
     def _register_insert(self, table: str, data: pa.Table, *, unique: bool, check: bool = True) -> None:
-        con = self.store.con
-        present = [c for c in TABLE_COLUMNS[table] if c in data.column_names]
-        con.register("_cg_incoming", data)
-        try:
-            self.store._insert_from(table, present, "_cg_incoming", unique=unique, check=check)
-        finally:
-            with suppress(duckdb.Error):
-                con.unregister("_cg_incoming")
+        self.store._insert_arrow(table, data, unique=unique, check=check)
