@@ -51,6 +51,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from chaingraph.errors import StoreError
+from chaingraph.store_memory import setting
 from chaingraph.store_schema import INDEXLESS, TABLE_COLUMNS
 
 if TYPE_CHECKING:
@@ -134,7 +135,7 @@ class BulkLoad:
         con = self.store.con
         for name, value in held.items():
             # DuckDB shows the threshold as it reads it back (16 MiB: '16.0 MiB'), so as set
-            before = str(con.execute(f"SELECT current_setting('{name}')").fetchall()[0][0])
+            before = setting(con, name)
             self._before[name] = before if name == "threads" else f"'{before}'"
             con.execute(f"SET {name} = {value}")
         return self
@@ -175,13 +176,13 @@ class BulkLoad:
                 for table in _ENTITY_TABLES:
                     for data in _pieces(tables, table):
                         data = data.filter(pc.is_in(data["id"], pa.array(held, pa.string())))
-                        self._register_insert(table, data, unique=True)
+                        store._insert_arrow(table, data, unique=True)
             for table in INDEXLESS:
                 pieces = _pieces(tables, table)
                 if len(pieces) > 1 and table not in unique:  # deduplicated as a whole
                     pieces = [whole({table: pieces})[table]]
                 for data in pieces:
-                    self._register_insert(table, data, unique=table in unique, check=False)
+                    store._insert_arrow(table, data, unique=table in unique, check=False)
 
     def _insert_new(self, table: str, data: pa.Table) -> list[str]:
         """Insert the rows of ``data`` whose id is not in ``table``; return the other ids."""
@@ -198,6 +199,3 @@ class BulkLoad:
         if len(added) == data.num_rows:
             return []
         return [str(i) for i in data["id"].filter(pc.invert(pc.is_in(data["id"], added))).to_pylist()]
-
-    def _register_insert(self, table: str, data: pa.Table, *, unique: bool, check: bool = True) -> None:
-        self.store._insert_arrow(table, data, unique=unique, check=check)

@@ -27,12 +27,17 @@ from functools import cache
 
 import duckdb
 
-__all__ = ["Budget", "malloc_trim", "memory_limit", "release"]
+__all__ = ["Budget", "malloc_trim", "memory_limit", "release", "setting"]
+
+
+def setting(con: duckdb.DuckDBPyConnection, name: str) -> str:
+    """A DuckDB setting of ``con`` as DuckDB shows it (``memory_limit``: ``"18.8 GiB"``)."""
+    return str(con.execute("SELECT current_setting(?)", [name]).fetchall()[0][0])
 
 
 def memory_limit(con: duckdb.DuckDBPyConnection) -> str:
     """DuckDB's memory limit of ``con``'s database, as DuckDB shows it (``"18.8 GiB"``)."""
-    return str(con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0])
+    return setting(con, "memory_limit")
 
 
 class Budget:

@@ -50,7 +50,8 @@ from chaingraph.sources.loaders.compression import RawCounter, read_blocks
 from chaingraph.sources.loaders.json_dump import (
     EntityRows,
     describe_bad_line,
-    parse_line,
+    entity_text,
+    parse_text,
     plain_text,
     unreadable,
 )
@@ -123,16 +124,14 @@ def parse_chunk(data: bytes, first_line: int, source_id: str, *, stop_at_bad: bo
     out = ChunkResult()
     for i, line in enumerate(lines):
         try:
-            text = line.strip()
-            if text.endswith(b","):
-                text = text[:-1].rstrip()
+            text = entity_text(line)
             if typed and text.startswith(b"{") and (typed_entity := json_typed.decode(text)) is not None:
                 if typed_entity.id in rows.ids:  # a second copy: the parts keep the order
                     out.parts.append(_part(rows))
                     rows = EntityRows(source_id)
                 if json_typed.add(rows, typed_entity):
                     continue
-            entity = parse_line(line, plain=plain)  # any other line: the general parser
+            entity = parse_text(text, plain=plain)  # any other line: the general parser
             if entity is not None:
                 if entity.get("id") in rows.ids:
                     out.parts.append(_part(rows))

@@ -60,8 +60,8 @@ from chaingraph.store import ARROW_TYPES, TABLE_COLUMNS, Store, snak_hash_column
 from chaingraph.store_load import BulkLoad, whole
 from chaingraph.values import VALUE_COLUMNS, value_columns, value_from_json
 
-__all__ = ["EntityRows", "datavalue_columns", "describe_bad_line", "load_json_dump", "parse_line",
-           "plain_text", "unreadable"]
+__all__ = ["EntityRows", "datavalue_columns", "describe_bad_line", "entity_text", "load_json_dump",
+           "parse_line", "parse_text", "plain_text", "unreadable"]
 
 _EMPTY = (None,) * (len(VALUE_COLUMNS) - 2)
 _ENTITY_KIND = {"Q": "item", "P": "property", "L": "lexeme"}
@@ -155,9 +155,23 @@ def parse_line(line: bytes, *, plain: bool = False) -> dict[str, Any] | None:
     ``plain`` says the caller found that the text holds neither a run of 19 digits nor a
     ``\\udXXX`` escape (:func:`plain_text`, for many lines at once), so neither is looked for.
     """
+    return parse_text(entity_text(line), plain=plain)
+
+
+def entity_text(line: bytes) -> bytes:
+    """One dump line without its surrounding space and the comma after an entity.
+
+    >>> entity_text(b' {"id": "Q1"} , '), entity_text(b"[")
+    (b'{"id": "Q1"}', b'[')
+    """
     text = line.strip()
     if text.endswith(b","):
         text = text[:-1].rstrip()
+    return text
+
+
+def parse_text(text: bytes, *, plain: bool = False) -> dict[str, Any] | None:
+    """:func:`parse_line` of a line already cut by :func:`entity_text`."""
     if not text or text in (b"[", b"]"):
         return None
     try:
