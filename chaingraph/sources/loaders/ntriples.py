@@ -196,8 +196,14 @@ def parse_line_slow(line: str) -> tuple[str, str, str] | None:
 STAGING_THREADS = min(2, os.cpu_count() or 1)
 
 
-#: staging group, rows, SELECT over them (as _cg_block) with parameters first line, first row not to stage
-_Append = tuple[str, pa.Table, str]
+#: staging group and its rows (line within the block, k, pid, s, o), strings copied out of the block
+_Append = tuple[str, pa.Table]
+#: staged rows are held as Arrow tables until they reach this many bytes, then appended to their
+#: staging tables at once: an INSERT costs about 2 ms of its own whatever its size, a block's
+#: (16 MB of text) staged rows are a few MB, and the block is freed once they are copied out
+APPEND_BYTES = 32 << 20
+_STAGED = pa.schema([("line", pa.int64()), ("k", pa.string()), ("pid", pa.string()), ("s", pa.string()),
+                     ("o", pa.string())])
 
 
 @dataclass
@@ -223,6 +229,8 @@ class _Stager:
         self._group_of = {k: i for i, kinds in enumerate(STAGING_GROUPS.values()) for k in kinds}
         self._lock = threading.Lock()
         self._cursors: queue.SimpleQueue[duckdb.DuckDBPyConnection] = queue.SimpleQueue()
+        self._pending: dict[str, list[pa.Table]] = {}  # group -> staged rows not yet appended
+        self._pending_bytes = 0
 
     def _classify(self, predicates: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array]:
         """Role, property id and staging-group number of each predicate (role and group are
@@ -292,14 +300,37 @@ class _Stager:
             return self._around_bad_bytes(*prepared.bad_bytes, first_line, flush)
         bad = sorted(prepared.problems)
         stop = bad[0] if bad and not self.guard.skip else prepared.lines  # the first row not to stage
-        for group, table, select in prepared.tables:
-            self._insert(group, table, select, [first_line, stop])
+        for group, table in prepared.tables:  # rows at or after stop are not in them
+            self._hold(group, table.set_column(0, "line", pc.add(table["line"], first_line)))
         slow = [(first_line + row, s, p, o) for row, s, p, o in prepared.slow_rows if row < stop]
         if slow:
             self._append(_rows_table(slow))
         for row in bad:
-            self.guard.bad(first_line + row, prepared.problems[row], flush)
+            self.guard.bad(first_line + row, prepared.problems[row], self._flushing(flush))
         return prepared.lines
+
+    def _flushing(self, flush: Callable[[], None]) -> Callable[[], None]:
+        """``flush``, after the held rows are appended."""
+        def run() -> None:
+            self.drain()
+            flush()
+        return run
+
+    def _hold(self, group: str, table: pa.Table) -> None:
+        self._pending.setdefault(group, []).append(table)
+        self._pending_bytes += table.nbytes
+        if self._pending_bytes >= APPEND_BYTES:
+            self.drain()
+
+    def drain(self) -> None:
+        """Append the held rows to the staging tables, one INSERT per group, in file order."""
+        pending, self._pending, self._pending_bytes = self._pending, {}, 0
+        for group, tables in pending.items():
+            self.con.register("_cg_block", pa.concat_tables(tables))
+            try:
+                self.con.execute(f"INSERT INTO {self.table}_{group} SELECT line, k, pid, s, o FROM _cg_block")
+            finally:
+                self.con.unregister("_cg_block")
 
     def _around_bad_bytes(self, data: Block, exc: UnicodeDecodeError, first_line: int,
                           flush: Callable[[], None]) -> int:
@@ -309,7 +340,7 @@ class _Stager:
         keep = data[: data.rfind(b"\n", 0, exc.start) + 1]
         if keep:
             self.block(keep, first_line, flush)
-        self.guard.bad(bad, "the line is not UTF-8 text (is this a binary file?)", flush)
+        self.guard.bad(bad, "the line is not UTF-8 text (is this a binary file?)", self._flushing(flush))
         rest = data[data.find(b"\n", exc.start) + 1:] if b"\n" in data[exc.start:] else b""
         if rest:
             self.block(rest, bad + 1, flush)
@@ -409,6 +440,7 @@ class _Stager:
         seen = terms[~english]
         keep[seen] = False
         keep &= ~self._truthy_with_claim(split, rows, kind, entry, pids, stop)
+        keep &= rows < stop
         lines = rows  # numbered within the block until it is appended
         group = _GROUP_OF_CODE[np.maximum(kind, 0)]
         for number, name in enumerate(self.groups):
@@ -428,19 +460,21 @@ class _Stager:
                 o_from, o_to = o_from.copy(), o_to.copy()
                 o_from[plain] += len(ENTITY_PREFIX)
                 o_to[plain] -= 1
-            staged = pa.table({
-                "line": pa.array(lines[take]),
-                "k": pa.DictionaryArray.from_arrays(pa.array(kind[take]), _KIND_NAMES),
-                "pid": pa.DictionaryArray.from_arrays(pa.array(entry[take]), pids),
-                "s": views(buf, s_start, s_end, data),
-                "o": views(buf, o_from, o_to, data)})
-            out.append((name, staged, "SELECT ? + line, k, pid, s, o FROM _cg_block WHERE line < ?"))
-        if len(seen):
+            staged = pa.table([
+                pa.array(lines[take]), _KIND_NAMES.take(pa.array(kind[take])),
+                pids.take(pa.array(entry[take])),
+                views(buf, s_start, s_end, data).cast(pa.string()),  # copied: the block can go
+                views(buf, o_from, o_to, data).cast(pa.string())], schema=_STAGED)
+            out.append((name, staged))
+        seen = seen[rows[seen] < stop]
+        if len(seen):  # one row per subject: the first
             r = rows[seen]
             subjects = pa.table({"line": pa.array(lines[seen]),
-                                 "s": views(buf, split.s_start[r], split.s_end[r], data)})
-            out.append(("terms", subjects, "SELECT ? + min(line), 'seen', NULL, s, NULL FROM _cg_block "
-                                           "WHERE line < ? GROUP BY s"))
+                                 "s": views(buf, split.s_start[r], split.s_end[r], data).cast(pa.string())})
+            first = subjects.group_by("s", use_threads=False).aggregate([("line", "min")])
+            n = first.num_rows
+            out.append(("terms", pa.table([first["line_min"], pa.repeat("seen", n), pa.nulls(n, pa.string()),
+                                           first["s"], pa.nulls(n, pa.string())], schema=_STAGED)))
         return out
 
     def _truthy_with_claim(self, split: Split, rows: npt.NDArray[np.int64], kind: npt.NDArray[np.int8],
@@ -471,18 +505,12 @@ class _Stager:
                 out[near[pc.equal(subjects(near), subjects(other)).to_numpy(zero_copy_only=False)]] = True
         return out
 
-    def _insert(self, group: str, table: pa.Table, select: str, params: list[int]) -> None:
-        self.con.register("_cg_block", table)
-        try:
-            self.con.execute(f"INSERT INTO {self.table}_{group} {select}", params)
-        finally:
-            self.con.unregister("_cg_block")
-
     def _append(self, table: pa.Table) -> None:
         """Stage the rows of ``table`` (line, s, p, o) that have a predicate that matters.
         DuckDB filters while it copies: the Arrow arrays are never copied just to drop rows."""
         if table.num_rows == 0:
             return
+        self.drain()  # rows are staged in file order
         kinds, pids, groups = self._classify(table["p"])
         keep = pc.is_valid(kinds)
         # rdf:type matters only for novalue classes (wdno:); normal rank is the default
@@ -574,6 +602,7 @@ def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str
                     failure = exc  # every whole line before the damage is still staged
             while pending:
                 commit_one()
+            stager.drain()
         finally:
             for future in pending:
                 future.cancel()
