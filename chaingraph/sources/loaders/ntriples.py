@@ -196,9 +196,10 @@ STAGING_THREADS = min(2, os.cpu_count() or 1)
 #: staging group and its rows (line within the block, k, pid, s, o), strings copied out of the block
 _Append = tuple[str, pa.Table]
 #: staged rows are held as Arrow tables until they reach this many bytes, then appended to their
-#: staging tables at once: an INSERT costs about 2 ms of its own whatever its size, a block's
-#: (16 MB of text) staged rows are a few MB, and the block is freed once they are copied out
-APPEND_BYTES = 32 << 20
+#: staging tables at once: an INSERT costs about 2 ms of its own whatever its size, and a block
+#: (16 MB of text) stages 1-3 MB (codex-m), copied out so that the block is freed. Appends every
+#: few blocks run on this thread while the workers prepare the next blocks.
+APPEND_BYTES = 8 << 20
 _STAGED = pa.schema([("line", pa.int64()), ("k", pa.string()), ("pid", pa.string()), ("s", pa.string()),
                      ("o", pa.string())])
 #: ``p:`` triples are staged with the plain entity value of their statement where its ``ps:``
