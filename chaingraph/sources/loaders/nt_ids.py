@@ -155,8 +155,9 @@ def statement_values(split: Split, rows: Index, prop: npt.NDArray[np.int64], cla
     starts[c], ends[c] = o_from[ps[v]], o_to[ps[v]]
     paired = np.zeros(n, dtype=np.bool_)
     paired[c] = True
-    values = pc.if_else(paired, views(split.buf, starts, ends, split.data).cast(pa.string()),
-                        pa.scalar(None, pa.string()))
+    strings = views(split.buf, starts, ends, split.data).cast(pa.string())  # '' where not paired
+    values = pa.Array.from_buffers(pa.string(), n, [pa.py_buffer(np.packbits(paired, bitorder="little")),
+                                                    *strings.buffers()[1:]], null_count=n - len(c))
     kept = np.ones(len(take), dtype=np.bool_)
     kept[ps[v]] = False
     return values, [column[kept] for column in main]

@@ -468,10 +468,11 @@ class _Stager:
                 o_from[plain] += len(ENTITY_PREFIX)
                 o_to[plain] -= 1
             parts[name] = [take, s_start, s_end, o_from, o_to]
-        value = pa.nulls(len(parts["claim"][0]) if "claim" in parts else 0, pa.string())
         if "claim" in parts and "main" in parts:  # p: triples with the plain value of their ps: triple
             ps = plain[kind[parts["main"][0][plain]] == _KIND_CODE["ps"]]
             value, parts["main"] = statement_values(split, rows, prop, parts["claim"], parts["main"], ps)
+        elif "claim" in parts:
+            value = pa.nulls(len(parts["claim"][0]), pa.string())
         for name, (take, s_start, s_end, o_from, o_to) in parts.items():
             columns = [pa.array(lines[take]), _KIND_NAMES.take(pa.array(kind[take])),
                        pids.take(pa.array(entry[take])),
