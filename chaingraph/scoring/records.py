@@ -35,9 +35,9 @@ if TYPE_CHECKING:
     from chaingraph.scoring.scorer import TaskScorer
     from chaingraph.trajectory import ClaimEvent, Trajectory
 
-__all__ = ["ClaimRecord", "Detail", "Entry", "ItemClaims", "Key", "RouteStep", "asserted", "claimed_route",
-           "entry", "index", "item_claims", "key", "linked", "make_record", "mention", "named", "node_id",
-           "read", "read_bits"]
+__all__ = ["ClaimRecord", "Detail", "Entry", "Found", "ItemClaims", "Key", "RouteStep", "asserted",
+           "claimed_route", "entry", "index", "item_claims", "key", "linked", "make_record", "mention",
+           "named", "node_id", "read", "read_bits", "refused", "route_of", "route_path"]
 
 #: the mentions of an item claim: subject, relation, object, direction, anchor
 Key = tuple[str, str, "str | None", str, "str | None"]
@@ -54,6 +54,10 @@ Detail = tuple[set[str], dict[str, str], Sequence[str], set[tuple[str, str, str]
 #: holds no container per claim
 Entry = int
 _NODE = (1 << 32) - 1
+#: a claimed route found over the index, before its :class:`ClaimedRoute` is made: its key
+#: in ``sc._claimed_routes``, its nodes (numbers), and per step the event and the index entry
+#: of the claim that made it (records.route_path)
+Found = tuple[tuple[object, ...], tuple[int, ...], list[int], list[Entry]]
 _FEW = 24  # up to this many claims, a route search scans them (routes.shortest_path_few)
 
 
@@ -407,6 +411,14 @@ def asserted(sc: TaskScorer, traj: Trajectory) -> dict[int, str | None]:
 
 def claimed_route(sc: TaskScorer, traj: Trajectory, c: int,
                   entries: Sequence[Entry] | None = None) -> ClaimedRoute | None:
+    """:func:`route_path` and :func:`route_of`: the claimed route of component ``c`` of an
+    item :func:`read` read, or ``None``."""
+    found = route_path(sc, traj, c, entries)
+    return None if found is None else route_of(sc, traj, found)
+
+
+def route_path(sc: TaskScorer, traj: Trajectory, c: int,
+               entries: Sequence[Entry] | None = None) -> Found | None:
     """:func:`~chaingraph.scoring.routes.claimed_route` over the claims of an item
     :func:`read` read (their entries are in the index) that serve component
     ``c`` (or none), from its reference route's start to its target; ``None`` also when
@@ -468,12 +480,55 @@ def claimed_route(sc: TaskScorer, traj: Trajectory, c: int,
     for j in used:
         ev = events[at[j]]
         rkey += (at[j], kept[j] >> shift + 64, ev.source, ev.component)  # type: ignore[union-attr]
-    whole = tuple(rkey)
+    return tuple(rkey), path[0], [at[j] for j in used], [kept[j] for j in used]
+
+
+def route_of(sc: TaskScorer, traj: Trajectory, found: Found) -> ClaimedRoute:
+    """The :class:`ClaimedRoute` of a path :func:`route_path` found in ``traj`` (one per
+    key, kept by the task's scorer)."""
     known = sc._claimed_routes
-    route = known.get(whole)
+    route = known.get(found[0])
     if route is None:
-        route = known[whole] = _new_route(sc, traj, path[0], [at[j] for j in used], [kept[j] for j in used])
+        route = known[found[0]] = _new_route(sc, traj, found[1], found[2], found[3])
     return route
+
+
+def refused(sc: TaskScorer, traj: Trajectory, c: int, found: Found) -> bool:
+    """Does the route of ``found`` (:func:`route_path`, component ``c``) credit nothing?
+    What :meth:`~chaingraph.scoring.routes.RouteJudge.judge` would say, from its parts that
+    NC and RC need: a step that is not sufficient (:meth:`RouteJudge.held
+    <chaingraph.scoring.routes.RouteJudge.held>`), a circular one (a premise that is not
+    the node the route has reached, or a step claimed before an earlier one), or else a
+    route that is not target-preserving (:meth:`RouteJudge.graph_half
+    <chaingraph.scoring.routes.RouteJudge.graph_half>`, shared with the judge). Neither the
+    route's :class:`ClaimedRoute` nor its verdict is made."""
+    names, shift, events, cache = sc._node_names, sc._hshift, traj.events, sc._route_steps
+    judge, walks = sc.routes, sc._walks
+    path, at, kept = found[1], found[2], found[3]
+    nodes = tuple([names[x] for x in path])
+    steps: list[tuple[str, Literal["forward", "backward"]]] = []
+    last = -1
+    for n, (i, got) in enumerate(zip(at, kept)):
+        number = got >> shift + 64
+        step = cache.get(number)
+        if step is None:
+            ends = got >> shift
+            step = cache[number] = _route_step(sc, cast("ClaimEvent", events[i]), names[ends & _NODE],
+                                               names[ends >> 32 & _NODE])
+        a = nodes[n]
+        if step[8] != a or i < last:  # its premise is not the node reached, or it came too late
+            return True
+        last = i
+        p = step[6]
+        ways = walks.get(p)
+        if ways is None:
+            ways = walks[p] = ((p, "forward"), (p, "backward"))
+        way = ways[0] if step[7] == a else ways[1]
+        if judge.held(c, a, nodes[n + 1], p, way[1]) is None:
+            return True
+        steps.append(way)
+    sufficient, preserving, _failed, _why = judge.graph_half(c, nodes, tuple(steps), sc.reference.routes[c])
+    return not (sufficient and preserving)
 
 
 def _new_route(sc: TaskScorer, traj: Trajectory, path: Sequence[int], at: list[int],
