@@ -438,10 +438,7 @@ def route_path(sc: TaskScorer, traj: Trajectory, c: int,
     shift, flag = sc._hshift, sc._linked_bit
     at: list[int] = []  # the events of the claims kept
     kept: list[Entry] = []  # their entries
-    ends_kept: list[tuple[int, int]] = []
-    seen = 0  # the or-ed entries of the claims kept: which route ends they touch
-    other = False  # does a claim kept state what the reference route does not?
-    component, events, own = sc._ids[c], traj.events, sc._route_emask[c]
+    component, events = sc._ids[c], traj.events
     if entries is None:
         index = sc._index
         entries = [index[(ev.subject, ev.relation, ev.object, ev.direction, ev.anchor)]
@@ -459,28 +456,45 @@ def route_path(sc: TaskScorer, traj: Trajectory, c: int,
         serves = ev.component
         if serves is not None and serves != component:
             continue
-        ends = got >> shift
-        seen |= got
-        if not got & own:
-            other = True
         at.append(i)
         kept.append(got)
-        ends_kept.append((ends & _NODE, ends >> 32 & _NODE))
-    if not other or seen >> sc._tshift + 2 * c & 3 != 3:
-        return None
-    start, target = sc._route_pairs[c]
-    # the touches say start and target are ends of claims kept
-    path = (shortest_path_few if len(ends_kept) <= _FEW else shortest_path)(ends_kept, start, target)
+    searches = sc._searches[c]
+    sig = tuple(kept)
+    path = searches[sig] if sig in searches else searches.setdefault(sig, _search(sc, c, kept))
     if path is None:
         return None
     used = path[1]
     # the key: per step its event, claim (its number in the index), source and component;
     # flat, so that hashing it hashes no inner tuples
-    rkey: list[object] = [start]
+    rkey: list[object] = [path[0][0]]  # the start
     for j in used:
         ev = events[at[j]]
         rkey += (at[j], kept[j] >> shift + 64, ev.source, ev.component)  # type: ignore[union-attr]
     return tuple(rkey), path[0], [at[j] for j in used], [kept[j] for j in used]
+
+
+def _search(sc: TaskScorer, c: int, kept: list[Entry]) -> tuple[tuple[int, ...], list[int]] | None:
+    """The first shortest path from component ``c``'s start to its target over the claims
+    of index entries ``kept`` (the nodes, and the positions in ``kept`` of the claims that
+    made its steps), or ``None``, also when no claim kept states what the reference route
+    does not or the claims do not touch both start and target. It depends on nothing else,
+    so the task's scorer keeps it per ``c`` and ``kept`` (``sc._searches``): many items
+    keep the same claims."""
+    shift, own = sc._hshift, sc._route_emask[c]
+    seen = 0  # the or-ed entries of the claims kept: which route ends they touch
+    other = False  # does a claim kept state what the reference route does not?
+    ends_kept: list[tuple[int, int]] = []
+    for got in kept:
+        seen |= got
+        if not got & own:
+            other = True
+        ends = got >> shift
+        ends_kept.append((ends & _NODE, ends >> 32 & _NODE))
+    if not other or seen >> sc._tshift + 2 * c & 3 != 3:
+        return None
+    start, target = sc._route_pairs[c]
+    # the touches say start and target are ends of claims kept
+    return (shortest_path_few if len(ends_kept) <= _FEW else shortest_path)(ends_kept, start, target)
 
 
 def route_of(sc: TaskScorer, traj: Trajectory, found: Found) -> ClaimedRoute:
