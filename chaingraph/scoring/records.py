@@ -54,6 +54,7 @@ Detail = tuple[set[str], dict[str, str], Sequence[str], set[tuple[str, str, str]
 #: holds no container per claim
 Entry = int
 _NODE = (1 << 32) - 1
+_ENDS = (1 << 64) - 1
 #: a claimed route found over the index, before its :class:`ClaimedRoute` is made: its key
 #: in ``sc._claimed_routes``, its nodes (numbers), and per step the event and the index entry
 #: of the claim that made it (records.route_path)
@@ -438,7 +439,10 @@ def route_path(sc: TaskScorer, traj: Trajectory, c: int,
     shift, flag = sc._hshift, sc._linked_bit
     at: list[int] = []  # the events of the claims kept
     kept: list[Entry] = []  # their entries
-    component, events = sc._ids[c], traj.events
+    ends_kept: list[int] = []  # their ends' numbers, both in one int (see Entry)
+    seen = 0  # the or-ed entries of the claims kept: which route ends they touch
+    other = False  # does a claim kept state what the reference route does not?
+    component, events, own = sc._ids[c], traj.events, sc._route_emask[c]
     if entries is None:
         index = sc._index
         entries = [index[(ev.subject, ev.relation, ev.object, ev.direction, ev.anchor)]
@@ -456,11 +460,17 @@ def route_path(sc: TaskScorer, traj: Trajectory, c: int,
         serves = ev.component
         if serves is not None and serves != component:
             continue
+        seen |= got
+        if not got & own:
+            other = True
         at.append(i)
         kept.append(got)
+        ends_kept.append(got >> shift & _ENDS)
+    if not other or seen >> sc._tshift + 2 * c & 3 != 3:
+        return None
     searches = sc._searches[c]
-    sig = tuple(kept)
-    path = searches[sig] if sig in searches else searches.setdefault(sig, _search(sc, c, kept))
+    sig = tuple(ends_kept)
+    path = searches[sig] if sig in searches else searches.setdefault(sig, _search(sc, c, ends_kept))
     if path is None:
         return None
     used = path[1]
@@ -473,28 +483,17 @@ def route_path(sc: TaskScorer, traj: Trajectory, c: int,
     return tuple(rkey), path[0], [at[j] for j in used], [kept[j] for j in used]
 
 
-def _search(sc: TaskScorer, c: int, kept: list[Entry]) -> tuple[tuple[int, ...], list[int]] | None:
-    """The first shortest path from component ``c``'s start to its target over the claims
-    of index entries ``kept`` (the nodes, and the positions in ``kept`` of the claims that
-    made its steps), or ``None``, also when no claim kept states what the reference route
-    does not or the claims do not touch both start and target. It depends on nothing else,
-    so the task's scorer keeps it per ``c`` and ``kept`` (``sc._searches``): many items
-    keep the same claims."""
-    shift, own = sc._hshift, sc._route_emask[c]
-    seen = 0  # the or-ed entries of the claims kept: which route ends they touch
-    other = False  # does a claim kept state what the reference route does not?
-    ends_kept: list[tuple[int, int]] = []
-    for got in kept:
-        seen |= got
-        if not got & own:
-            other = True
-        ends = got >> shift
-        ends_kept.append((ends & _NODE, ends >> 32 & _NODE))
-    if not other or seen >> sc._tshift + 2 * c & 3 != 3:
-        return None
+def _search(sc: TaskScorer, c: int, ends: list[int]) -> tuple[tuple[int, ...], list[int]] | None:
+    """The first shortest path from component ``c``'s start to its target over claims with
+    these ``ends`` (each its two ends' numbers in one int, as in an :data:`Entry`): the
+    nodes, and the positions in ``ends`` of the claims that made its steps; or ``None``. It
+    depends on nothing else, so the task's scorer keeps it per ``c`` and ``ends``
+    (``sc._searches``): many items claim routes over the same ends (a claim stated the
+    wrong way round has the ends of the right one)."""
     start, target = sc._route_pairs[c]
+    pairs = [(e & _NODE, e >> 32) for e in ends]
     # the touches say start and target are ends of claims kept
-    return (shortest_path_few if len(ends_kept) <= _FEW else shortest_path)(ends_kept, start, target)
+    return (shortest_path_few if len(pairs) <= _FEW else shortest_path)(pairs, start, target)
 
 
 def route_of(sc: TaskScorer, traj: Trajectory, found: Found) -> ClaimedRoute:

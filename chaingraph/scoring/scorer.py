@@ -134,7 +134,7 @@ class TaskScorer:
         self._record_list: list[ClaimRecord] = []  # by id
         self._claimed_routes: dict[tuple[object, ...], ClaimedRoute] = {}  # see ItemClaims.route
         self._refused: set[tuple[object, ...]] = set()  # keys of routes records.refused refused
-        # per component: the entries of an item's claims a route may use -> records._search
+        # per component: the ends of an item's claims a route may use -> records._search
         self._searches: list[dict[tuple[int, ...], tuple[tuple[int, ...], list[int]] | None]] = [
             {} for _ in self.reference.routes]
         self._route_steps: dict[int, RouteStep] = {}  # claim number -> records._route_step
