@@ -308,14 +308,15 @@ def read(sc: TaskScorer, traj: Trajectory, records: list[int] | None = None,
     dictionary look-up per claim, no container kept per item. With ``records``, the claims'
     record ids are appended to it (what
     :class:`ItemClaims` reads), with ``asserted``, the entity of every assertion by
-    event, and with ``entries``, every claim's entry in event order (what
-    :func:`claimed_route` reads instead of looking each up again)."""
+    event, and with ``entries``, the event and the entry of every *linked* claim
+    (:func:`linked`), flat and in event order: what :func:`route_path` reads instead of
+    looking each claim up again (the other claims no route search uses)."""
     if records is None and asserted is None:
         return read_bits(sc, traj, entries)
     get = sc._index.get
     bits = 0
     full = records is not None
-    flips = sc._flips
+    flips, flag = sc._flips, sc._linked_bit
     for i, ev in enumerate(traj.events):
         if ev.kind == "claim":  # the kind tag, not isinstance: pydantic's instance check is slow
             mentions = (ev.subject, ev.relation, ev.object, ev.direction, ev.anchor)
@@ -330,8 +331,8 @@ def read(sc: TaskScorer, traj: Trajectory, records: list[int] | None = None,
                 if got is None:
                     got = index(sc, ev, mentions, rec)
             bits |= got
-            if entries is not None:
-                entries.append(got)
+            if entries is not None and got & flag:
+                entries += (i, got)
         elif ev.kind == "assert":
             mention = ev.entity
             if asserted is not None:
@@ -355,10 +356,10 @@ def read_bits(sc: TaskScorer, traj: Trajectory, entries: list[Entry] | None = No
     """:func:`read` without records or assertions asked for (what NC and RC need): the same
     bits and entries, in a leaner loop (no event positions, no per-claim test of what the
     caller asked for)."""
-    get, assert_bits, flips = sc._index.get, sc._assert_bits, sc._flips
+    get, assert_bits, flips, flag = sc._index.get, sc._assert_bits, sc._flips, sc._linked_bit
     keep = entries.append if entries is not None else None
     bits = 0
-    for ev in traj.events:
+    for i, ev in enumerate(traj.events):
         kind = ev.kind  # the kind tag, not isinstance: pydantic's instance check is slow
         if kind == "claim":
             mentions = (ev.subject, ev.relation, ev.object, ev.direction, ev.anchor)  # type: ignore[union-attr]
@@ -368,7 +369,8 @@ def read_bits(sc: TaskScorer, traj: Trajectory, entries: list[Entry] | None = No
                     return None
                 got = index(sc, ev, mentions)  # type: ignore[arg-type]
             bits |= got
-            if keep is not None:
+            if keep is not None and got & flag:  # a linked claim: one a route search may use
+                keep(i)
                 keep(got)
         elif kind == "assert":
             got = assert_bits.get(ev.entity)  # type: ignore[union-attr]
@@ -434,8 +436,8 @@ def route_path(sc: TaskScorer, traj: Trajectory, c: int,
     item's one-off wrong claim touches the anchor that way; without it many items are seen
     to have no route before any search). Items whose route is made of the same
     claims at the same events (with the same sources) share one :class:`ClaimedRoute` (kept
-    by the task's scorer). ``entries``: what :func:`read` gave of the item's claims (else
-    they are looked up again)."""
+    by the task's scorer). ``entries``: what :func:`read` gave of the item's linked claims
+    (else they are looked up again)."""
     shift, flag = sc._hshift, sc._linked_bit
     at: list[int] = []  # the events of the claims kept
     kept: list[Entry] = []  # their entries
@@ -444,20 +446,17 @@ def route_path(sc: TaskScorer, traj: Trajectory, c: int,
     other = False  # does a claim kept state what the reference route does not?
     component, events, own = sc._ids[c], traj.events, sc._route_emask[c]
     if entries is None:
-        index = sc._index
-        entries = [index[(ev.subject, ev.relation, ev.object, ev.direction, ev.anchor)]
-                   for ev in events if ev.kind == "claim"]
-    k = -1
-    for i, ev in enumerate(events):
-        if ev.kind != "claim":
-            continue
-        k += 1
-        got = entries[k]
-        # not linked: no statement, a loop, or a leaf (an end only this entry has; a route's
-        # start and target count 2 from the start: they are never leaves)
-        if not got & flag:
-            continue
-        serves = ev.component
+        index, entries = sc._index, []
+        for i, ev in enumerate(events):
+            if ev.kind == "claim":
+                got = index[(ev.subject, ev.relation, ev.object, ev.direction, ev.anchor)]
+                if got & flag:
+                    entries += (i, got)
+    pairs = iter(entries)
+    for i, got in zip(pairs, pairs):  # the linked claims (read): a claim that is not linked has
+        # no statement, is a loop, or has a leaf end (one only its entry has; a route's start
+        # and target count 2 from the start: they are never leaves)
+        serves = events[i].component  # type: ignore[union-attr]
         if serves is not None and serves != component:
             continue
         seen |= got

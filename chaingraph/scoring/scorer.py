@@ -158,7 +158,7 @@ class TaskScorer:
         self._known = self._default_aliases() if type(self.alias_judge) is DefaultJudge else None
         # the claim index (records.index) and the bits it speaks in (records.read)
         self._index: dict[Key, Entry] = {}
-        self._entries: list[Entry] = []  # the entries of the claims of the item coverage() reads
+        self._entries: list[int] = []  # event, entry of each linked claim of the item coverage() reads
         self._node_ids: dict[str, int] = {}  # records.node_id
         self._mentions: dict[str, int] = {}  # records.mention
         # relation mention -> Relations.orient of its property (() : none)
