@@ -148,3 +148,16 @@ def test_records_refused_says_what_the_judge_says_of_credit(shared: TaskScorer,
             continue
         verdict = shared.routes.judge(c, route_of(shared, traj, path), ref)
         assert refused(shared, traj, c, path) == (not verdict.credited), (evs, verdict)
+
+
+def test_one_scorer_refuses_each_route_as_the_judge_does_whatever_it_saw_before(story: Store) -> None:
+    # records.refused keeps its answer per component and the entries of a route's claims: every
+    # outcome, one after another in one scorer, either way round (routes of the same length, of
+    # the same nodes, claimed at the same events)
+    for cases in (CASES, CASES[::-1]):
+        sc = scorer(story)
+        for evs, outcome in cases:
+            traj = parse_trajectory(trajectory(*evs))
+            coverage(sc, traj)
+            path = route_path(sc, traj, 0, sc._entries)
+            assert path is not None and refused(sc, traj, 0, path) == (outcome != "credited"), outcome

@@ -513,13 +513,29 @@ def refused(sc: TaskScorer, traj: Trajectory, c: int, found: Found) -> bool:
     the node the route has reached, or a step claimed before an earlier one), or else a
     route that is not target-preserving (:meth:`RouteJudge.graph_half
     <chaingraph.scoring.routes.RouteJudge.graph_half>`, shared with the judge). Neither the
-    route's :class:`ClaimedRoute` nor its verdict is made."""
+    route's :class:`ClaimedRoute` nor its verdict is made. But for the order of the steps'
+    events, all that depends only on the claims of the steps (their entries: the route's
+    nodes follow from them), so the task's scorer keeps it per component and those claims
+    (``sc._refusals``): items claim the same route at other events."""
+    last = -1
+    for i in found[2]:
+        if i < last:  # a step claimed before the step before it: circular
+            return True
+        last = i
+    known, kept = sc._refusals[c], tuple(found[3])
+    got = known.get(kept)
+    if got is None:
+        got = known[kept] = _refused(sc, traj, c, found)
+    return got
+
+
+def _refused(sc: TaskScorer, traj: Trajectory, c: int, found: Found) -> bool:
+    """:func:`refused` but for the order of the steps' events."""
     names, shift, events, cache = sc._node_names, sc._hshift, traj.events, sc._route_steps
     judge, walks = sc.routes, sc._walks
     path, at, kept = found[1], found[2], found[3]
     nodes = tuple([names[x] for x in path])
     steps: list[tuple[str, Literal["forward", "backward"]]] = []
-    last = -1
     for n, (i, got) in enumerate(zip(at, kept)):
         number = got >> shift + 64
         step = cache.get(number)
@@ -528,9 +544,8 @@ def refused(sc: TaskScorer, traj: Trajectory, c: int, found: Found) -> bool:
             step = cache[number] = _route_step(sc, cast("ClaimEvent", events[i]), names[ends & _NODE],
                                                names[ends >> 32 & _NODE])
         a = nodes[n]
-        if step[8] != a or i < last:  # its premise is not the node reached, or it came too late
+        if step[8] != a:  # its premise is not the node the route has reached: circular
             return True
-        last = i
         p = step[6]
         ways = walks.get(p)
         if ways is None:

@@ -134,6 +134,8 @@ class TaskScorer:
         self._record_list: list[ClaimRecord] = []  # by id
         self._claimed_routes: dict[tuple[object, ...], ClaimedRoute] = {}  # see ItemClaims.route
         self._refused: set[tuple[object, ...]] = set()  # keys of routes records.refused refused
+        # per component: the entries of a route's claims -> records._refused
+        self._refusals: list[dict[tuple[int, ...], bool]] = [{} for _ in self.reference.routes]
         # per component: the ends of an item's claims a route may use -> records._search
         self._searches: list[dict[tuple[int, ...], tuple[tuple[int, ...], list[int]] | None]] = [
             {} for _ in self.reference.routes]
