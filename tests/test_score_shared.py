@@ -15,7 +15,8 @@ from score_story import claim, coverage_fields, general_path, scorer, task, traj
 from test_score_properties import SETTINGS, events
 
 from chaingraph.scoring import TaskScorer, coverage
-from chaingraph.scoring.records import read_bits, refused, route_of, route_path
+from chaingraph.scoring.claimed import refused, route_of, route_path
+from chaingraph.scoring.records import read_bits
 from chaingraph.scoring.routes import ClaimedRoute
 from chaingraph.scoring.scorer import Coverage
 from chaingraph.store import Store
@@ -122,7 +123,7 @@ def test_a_route_claim_is_shared_only_at_the_same_event_with_the_same_source_and
 @pytest.mark.parametrize(("evs", "outcome"), CASES)
 def test_a_refused_route_is_judged_only_when_its_verdicts_are_read(story: Store, evs: list[dict[str, Any]],
                                                                    outcome: str) -> None:
-    # records.refused decides, without the route's objects, what the judge says of its credit;
+    # claimed.refused decides, without the route's objects, what the judge says of its credit;
     # a refused route's ClaimedRoute and verdict are made when the item's verdicts are read
     sc = scorer(story)
     traj = parse_trajectory(trajectory(*evs))
@@ -151,7 +152,7 @@ def test_records_refused_says_what_the_judge_says_of_credit(shared: TaskScorer,
 
 
 def test_one_scorer_refuses_each_route_as_the_judge_does_whatever_it_saw_before(story: Store) -> None:
-    # records.refused keeps its answer per component and the entries of a route's claims: every
+    # claimed.refused keeps its answer per component and the entries of a route's claims: every
     # outcome, one after another in one scorer, either way round (routes of the same length, of
     # the same nodes, claimed at the same events)
     for cases in (CASES, CASES[::-1]):

@@ -25,6 +25,7 @@ import numpy as np
 
 from chaingraph.graph import EvidenceGraph
 from chaingraph.merge import SAME_AS, AliasJudge, DefaultJudge, normalise_label
+from chaingraph.scoring.claimed import Found, RouteStep, refused, route_of, route_path
 from chaingraph.scoring.claims import (
     Evidence,
     GraphJudge,
@@ -37,20 +38,15 @@ from chaingraph.scoring.records import (
     ClaimRecord,
     Detail,
     Entry,
-    Found,
     ItemClaims,
     Key,
     Named,
-    RouteStep,
     asserted,
     item_claims,
     named,
     node_id,
     read,
     read_bits,
-    refused,
-    route_of,
-    route_path,
 )
 from chaingraph.scoring.reference import (
     Reference,
@@ -133,16 +129,16 @@ class TaskScorer:
         self._records: dict[Key, ClaimRecord] = {}  # claim mentions -> their record for this task
         self._record_list: list[ClaimRecord] = []  # by id
         self._claimed_routes: dict[tuple[object, ...], ClaimedRoute] = {}  # see ItemClaims.route
-        self._refused: set[tuple[object, ...]] = set()  # keys of routes records.refused refused
-        # per component: the entries of a route's claims -> records._refused
+        self._refused: set[tuple[object, ...]] = set()  # keys of routes claimed.refused refused
+        # per component: the entries of a route's claims -> claimed._refused
         self._refusals: list[dict[tuple[int, ...], bool]] = [{} for _ in self.reference.routes]
-        # per component: the ends of an item's claims a route may use -> records._search
+        # per component: the ends of an item's claims a route may use -> claimed._search
         self._searches: list[dict[tuple[int, ...], tuple[tuple[int, ...], list[int]] | None]] = [
             {} for _ in self.reference.routes]
-        self._route_steps: dict[int, RouteStep] = {}  # claim number -> records._route_step
-        # (event, claim number, source, component) -> the claim as a step (records._new_route)
+        self._route_steps: dict[int, RouteStep] = {}  # claim number -> claimed._route_step
+        # (event, claim number, source, component) -> the claim as a step (claimed._new_route)
         self._route_claims: dict[tuple[int, int, str | None, str | None], ResolvedClaim] = {}
-        # property -> the steps forward and backward by it (records._new_route)
+        # property -> the steps forward and backward by it (claimed._new_route)
         self._walks: dict[str, tuple[tuple[str, Literal["forward"]], tuple[str, Literal["backward"]]]] = {}
         # the verdicts of items, one tuple per distinct list (its routes and verdicts are shared)
         self._verdict_lists: dict[tuple[int, ...], Verdicts] = {}
@@ -182,7 +178,7 @@ class TaskScorer:
         self._flips = 0  # entries given their linked bits after they were made
         self._route_pairs = [(node_id(self, r.nodes[0]), node_id(self, r.nodes[-1]))
                              for r in self.reference.routes]
-        for start, target in self._route_pairs:  # never leaves (records.claimed_route)
+        for start, target in self._route_pairs:  # never leaves (claimed.route_path)
             self._end_count[start] = self._end_count[target] = 2
         # per component: its number, reference route, and the bits coverage() tests before a
         # route search: its reference statements, its start and target touched, a linked
@@ -303,7 +299,7 @@ class Coverage:
     """The graph half of one item's score. What an item read through the claim index does
     not need for NC and RC — its claims, assertions, ``named``, ``node``, ``aliases`` and
     ``claimed``, and the routes and verdicts of the alternative routes it claimed that credit
-    nothing (:func:`~chaingraph.scoring.records.refused`) — is worked out on first use (a
+    nothing (:func:`~chaingraph.scoring.claimed.refused`) — is worked out on first use (a
     scorer holding many items then keeps few containers per item, and NC and RC cost no
     explanation of a refused route)."""
 
@@ -317,7 +313,7 @@ class Coverage:
         self._sc, self._traj = sc, traj
         self.routes = routes  # per component: the reference, or the credited alternative
         self._verdicts = verdicts or None  # most items have none: keep no empty list per item
-        # the verdicts in parts, some routes not yet judged (records.refused): made on first read
+        # the verdicts in parts, some routes not yet judged (claimed.refused): made on first read
         self._pending: Sequence[Verdicts | Pending] | None = None
         self.v_req, self.e_req, self.nodes_hit, self.edges_hit = v_req, e_req, nodes_hit, edges_hit
         self._claims: Sequence[ResolvedClaim] | None
@@ -474,7 +470,7 @@ def _adjudicate(sc: TaskScorer, c: int, ref: Route, found: ClaimedRoute | None) 
 
 
 class Pending(NamedTuple):
-    """A claimed route that :func:`~chaingraph.scoring.records.refused` says credits
+    """A claimed route that :func:`~chaingraph.scoring.claimed.refused` says credits
     nothing, found for component ``c`` (reference route ``ref``), not yet judged."""
 
     c: int
@@ -495,7 +491,7 @@ def _judged(sc: TaskScorer, traj: Trajectory, parts: Sequence[Verdicts | Pending
             if got is None:
                 continue
             if got[1] is not None:
-                raise AssertionError(f"a route records.refused refused is credited: {found}")
+                raise AssertionError(f"a route claimed.refused refused is credited: {found}")
             part = got[0]
         if part:
             kept = part if not kept else _shared(sc, kept + part)
