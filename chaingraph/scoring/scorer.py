@@ -314,7 +314,7 @@ class Coverage:
         self.routes = routes  # per component: the reference, or the credited alternative
         self._verdicts = verdicts or None  # most items have none: keep no empty list per item
         # the verdicts in parts, some routes not yet judged (claimed.refused): made on first read
-        self._pending: Sequence[Verdicts | Pending] | None = None
+        self._pending: Sequence[Verdicts | _Pending] | None = None
         self.v_req, self.e_req, self.nodes_hit, self.edges_hit = v_req, e_req, nodes_hit, edges_hit
         self._claims: Sequence[ResolvedClaim] | None
         self._asserted: Mapping[int, str | None] | None
@@ -406,7 +406,7 @@ def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True,
         return _general(sc, traj, alternatives)
     routes: Sequence[Route] = sc.reference.routes
     kept: Verdicts = ()
-    parts: list[Verdicts | Pending] | None = None  # with a refused route not yet judged
+    parts: list[Verdicts | _Pending] | None = None  # with a refused route not yet judged
     credited = False
     for c, ref, mask, ends, others in sc._checks if alternatives else ():
         # nothing to adjudicate when the reference is all claimed, when no claimed path can
@@ -424,7 +424,7 @@ def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True,
                 # the item's verdicts are read (Coverage.verdicts, in the order kept here)
                 sc._refused.add(path[0])
                 parts = [kept] if parts is None else parts
-                parts.append(Pending(c, ref, path))
+                parts.append(_Pending(c, ref, path))
                 continue
             found = route_of(sc, traj, path)
         known, rid = sc._adjudged[c], id(found)  # found is kept by the scorer (_claimed_routes)
@@ -469,7 +469,7 @@ def _adjudicate(sc: TaskScorer, c: int, ref: Route, found: ClaimedRoute | None) 
     return ((c, found, verdict),), alt if verdict.credited else None
 
 
-class Pending(NamedTuple):
+class _Pending(NamedTuple):
     """A claimed route that :func:`~chaingraph.scoring.claimed.refused` says credits
     nothing, found for component ``c`` (reference route ``ref``), not yet judged."""
 
@@ -478,12 +478,12 @@ class Pending(NamedTuple):
     path: Found
 
 
-def _judged(sc: TaskScorer, traj: Trajectory, parts: Sequence[Verdicts | Pending]) -> Verdicts:
+def _judged(sc: TaskScorer, traj: Trajectory, parts: Sequence[Verdicts | _Pending]) -> Verdicts:
     """The verdicts of an item whose refused routes were left to be judged (what
     :func:`coverage` would have kept judging each at once)."""
     kept: Verdicts = ()
     for part in parts:
-        if isinstance(part, Pending):
+        if isinstance(part, _Pending):
             found = route_of(sc, traj, part.path)
             known, rid = sc._adjudged[part.c], id(found)
             got = known[rid] if rid in known else known.setdefault(
