@@ -20,8 +20,10 @@ the target, different from the chain), with sources and anchor/component assignm
                        claim once per task, into the task's claim index), no route looked for;
 * ``chaingraph NC/RC`` the same with every claimed alternative route found and adjudicated
                        (exactly: the index only passes over items and claims no route can
-                       use; verdicts cached per task and route): its ratio to the row above
-                       is what adjudication costs;
+                       use; verdicts cached per task and route; a route that credits nothing
+                       is judged in full — its ClaimedRoute, verdict and reasons — only when
+                       the item's ``verdicts`` are read, which NC and RC do not): its ratio to
+                       the row above is what adjudication costs;
 * ``chaingraph all``   :func:`chaingraph.scoring.score_trajectory`: every §12 metric (claims
                        judged, anchors matched, crops, revisits) and every explanation.
 
@@ -238,7 +240,9 @@ def chaingraph_coverage(name: str, data: str, alternatives: bool = True) -> Run:
     def run() -> tuple[int, dict[str, Any]]:
         scorers = {t.id: TaskScorer(t, graph) for t in tasks}
         items = [coverage(scorers[tr.task], tr, alternatives=alternatives) for tr in trajs]
-        return len(items), {"credited": sum(v.credited for i in items for _c, _r, v in i.verdicts)}
+        # the routes credited (each replaces its reference route): what NC and RC counted
+        return len(items), {"credited": sum(r is not ref for tr, i in zip(trajs, items)
+                                            for r, ref in zip(i.routes, scorers[tr.task].reference.routes))}
 
     return run
 

@@ -57,7 +57,7 @@ def inverse() -> st.SearchStrategy[dict[str, Any]]:
 def dressed() -> st.SearchStrategy[dict[str, Any]]:
     """A claim of a route step with an anchor (an id, a label, or a mention that names
     nothing: the claim then has a problem, yet states its statement), a source, or both —
-    what a route's claims carry (records.claimed_route makes them without the record)."""
+    what a route's claims carry (claimed.route_of makes them without the record)."""
     extra = st.fixed_dictionaries({}, optional={"anchor": st.sampled_from(["Q1", "Widget", "Q20", "Nobody"]),
                                                 "source": st.just("https://example.org/x")})
     return st.tuples(st.sampled_from(ROUTE), extra).map(lambda t: {**t[0], **t[1]})

@@ -15,6 +15,8 @@ from score_story import claim, coverage_fields, general_path, scorer, task, traj
 from test_score_properties import SETTINGS, events
 
 from chaingraph.scoring import TaskScorer, coverage
+from chaingraph.scoring.claimed import refused, route_of, route_path
+from chaingraph.scoring.records import read_bits
 from chaingraph.scoring.routes import ClaimedRoute
 from chaingraph.scoring.scorer import Coverage
 from chaingraph.store import Store
@@ -95,7 +97,7 @@ def test_routes_by_the_same_steps_share_one_pattern_answer(story: Store) -> None
     ref = sc.reference.routes[0]
     walk: tuple[tuple[str, Literal["forward", "backward"]], ...] = (("P127", "forward"), ("P17", "forward"))
     routes = [ClaimedRoute(("Q1", mid, "Q4"), walk, (), ("Q1", mid)) for mid in ("Q5", "Q40")]
-    assert [sc.routes._preserving(0, r, walk, ref, None) for r in routes] == [(True, "")] * 2
+    assert [sc.routes._preserving(0, r.nodes, walk, ref, None) for r in routes] == [(True, "")] * 2
     assert len(sc.routes._answers) == 1
 
 
@@ -116,3 +118,47 @@ def test_a_route_claim_is_shared_only_at_the_same_event_with_the_same_source_and
     assert [r.claims[0].source for r in routes] == [None, a, b, None]
     assert [r.claims[0].component for r in routes] == [None, None, None, "component1"]
     assert all(r.claims[1] is routes[0].claims[1] for r in routes)
+
+
+@pytest.mark.parametrize(("evs", "outcome"), CASES)
+def test_a_refused_route_is_judged_only_when_its_verdicts_are_read(story: Store, evs: list[dict[str, Any]],
+                                                                   outcome: str) -> None:
+    # claimed.refused decides, without the route's objects, what the judge says of its credit;
+    # a refused route's ClaimedRoute and verdict are made when the item's verdicts are read
+    sc = scorer(story)
+    traj = parse_trajectory(trajectory(*evs))
+    cov = coverage(sc, traj)
+    path = route_path(sc, traj, 0, sc._entries)  # the scorer's entries are this item's
+    assert path is not None
+    assert refused(sc, traj, 0, path) == (outcome != "credited")
+    assert (path[0] in sc._claimed_routes) == (outcome == "credited")  # judged at once only if credited
+    assert _outcomes(cov) == [outcome] and path[0] in sc._claimed_routes
+
+
+@SETTINGS
+@given(evs=st.lists(route_claims(), max_size=10))
+def test_records_refused_says_what_the_judge_says_of_credit(shared: TaskScorer,
+                                                            evs: list[dict[str, Any]]) -> None:
+    traj = parse_trajectory(trajectory(*evs))
+    entries: list[int] = []
+    if read_bits(shared, traj, entries) is None:  # a claim of a value: the general path
+        return
+    for c, ref in enumerate(shared.reference.routes):
+        path = route_path(shared, traj, c, entries)
+        if path is None:
+            continue
+        verdict = shared.routes.judge(c, route_of(shared, traj, path), ref)
+        assert refused(shared, traj, c, path) == (not verdict.credited), (evs, verdict)
+
+
+def test_one_scorer_refuses_each_route_as_the_judge_does_whatever_it_saw_before(story: Store) -> None:
+    # claimed.refused keeps its answer per component and the entries of a route's claims: every
+    # outcome, one after another in one scorer, either way round (routes of the same length, of
+    # the same nodes, claimed at the same events)
+    for cases in (CASES, CASES[::-1]):
+        sc = scorer(story)
+        for evs, outcome in cases:
+            traj = parse_trajectory(trajectory(*evs))
+            coverage(sc, traj)
+            path = route_path(sc, traj, 0, sc._entries)
+            assert path is not None and refused(sc, traj, 0, path) == (outcome != "credited"), outcome

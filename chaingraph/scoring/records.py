@@ -13,8 +13,8 @@ What NC, RC and the route filter need of a claim is smaller than its record: the
 which reference statement it claims, which reference route ends it touches — and its two
 ends mapped onto reference nodes. :func:`read` then costs one dictionary look-up and one
 ``or`` per claim and keeps nothing per item; the records, the :class:`ResolvedClaim` of
-each claim (:class:`ItemClaims`) and the claimed route (:func:`claimed_route`, over the
-entries' ends) are made only when asked for. An item's one-off claim (say, a wrong claim
+each claim (:class:`ItemClaims`) and the claimed route (:mod:`chaingraph.scoring.claimed`,
+over the entries' ends) are made only when asked for. An item's one-off claim (say, a wrong claim
 about some unrelated node) thus costs an index entry, never a record, unless its claims or
 its route are asked for; the index also counts each node's entries, which is what lets the
 route search leave such a claim out.
@@ -26,18 +26,16 @@ through the value's precision, which is not a property of its mentions alone).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Literal, NamedTuple, cast, overload
+from typing import TYPE_CHECKING, NamedTuple, overload
 
 from chaingraph.scoring.claims import ResolvedClaim, resolve_claim
-from chaingraph.scoring.routes import ClaimedRoute, shortest_path, shortest_path_few
 
 if TYPE_CHECKING:
     from chaingraph.scoring.scorer import TaskScorer
     from chaingraph.trajectory import ClaimEvent, Trajectory
 
-__all__ = ["ClaimRecord", "Detail", "Entry", "ItemClaims", "Key", "RouteStep", "asserted", "claimed_route",
-           "entry", "index", "item_claims", "key", "linked", "make_record", "mention", "named", "node_id",
-           "read", "read_bits"]
+__all__ = ["ClaimRecord", "Detail", "Entry", "ItemClaims", "Key", "asserted", "entry", "index", "item_claims",
+           "key", "linked", "make_record", "mention", "named", "node_id", "read", "read_bits"]
 
 #: the mentions of an item claim: subject, relation, object, direction, anchor
 Key = tuple[str, str, "str | None", str, "str | None"]
@@ -54,7 +52,6 @@ Detail = tuple[set[str], dict[str, str], Sequence[str], set[tuple[str, str, str]
 #: holds no container per claim
 Entry = int
 _NODE = (1 << 32) - 1
-_FEW = 24  # up to this many claims, a route search scans them (routes.shortest_path_few)
 
 
 class ClaimRecord(NamedTuple):
@@ -219,7 +216,7 @@ def index(sc: TaskScorer, ev: ClaimEvent, mentions: Key, record: ClaimRecord | N
     index, made on first sight (kept in ``sc._index``): :func:`entry` of its
     :func:`make_record` (``record``, when the caller has it) and the claim's number, worked
     out without building the record when every mention resolves. Each new entry counts its
-    ends (``sc._end_count``, see :func:`claimed_route`)."""
+    ends (``sc._end_count``, see :func:`~chaingraph.scoring.claimed.route_path`)."""
     if record is not None:
         return _add(sc, mentions, *_record_entry(sc, record))
     subject, relation, obj_mention, direction, anchor_mention = mentions
@@ -303,14 +300,16 @@ def read(sc: TaskScorer, traj: Trajectory, records: list[int] | None = None,
     dictionary look-up per claim, no container kept per item. With ``records``, the claims'
     record ids are appended to it (what
     :class:`ItemClaims` reads), with ``asserted``, the entity of every assertion by
-    event, and with ``entries``, every claim's entry in event order (what
-    :func:`claimed_route` reads instead of looking each up again)."""
+    event, and with ``entries``, the event and the entry of every *linked* claim
+    (:func:`linked`), flat and in event order: what
+    :func:`~chaingraph.scoring.claimed.route_path` reads instead of
+    looking each claim up again (the other claims no route search uses)."""
     if records is None and asserted is None:
         return read_bits(sc, traj, entries)
     get = sc._index.get
     bits = 0
     full = records is not None
-    flips = sc._flips
+    flips, flag = sc._flips, sc._linked_bit
     for i, ev in enumerate(traj.events):
         if ev.kind == "claim":  # the kind tag, not isinstance: pydantic's instance check is slow
             mentions = (ev.subject, ev.relation, ev.object, ev.direction, ev.anchor)
@@ -325,8 +324,8 @@ def read(sc: TaskScorer, traj: Trajectory, records: list[int] | None = None,
                 if got is None:
                     got = index(sc, ev, mentions, rec)
             bits |= got
-            if entries is not None:
-                entries.append(got)
+            if entries is not None and got & flag:
+                entries += (i, got)
         elif ev.kind == "assert":
             mention = ev.entity
             if asserted is not None:
@@ -350,10 +349,10 @@ def read_bits(sc: TaskScorer, traj: Trajectory, entries: list[Entry] | None = No
     """:func:`read` without records or assertions asked for (what NC and RC need): the same
     bits and entries, in a leaner loop (no event positions, no per-claim test of what the
     caller asked for)."""
-    get, assert_bits, flips = sc._index.get, sc._assert_bits, sc._flips
+    get, assert_bits, flips, flag = sc._index.get, sc._assert_bits, sc._flips, sc._linked_bit
     keep = entries.append if entries is not None else None
     bits = 0
-    for ev in traj.events:
+    for i, ev in enumerate(traj.events):
         kind = ev.kind  # the kind tag, not isinstance: pydantic's instance check is slow
         if kind == "claim":
             mentions = (ev.subject, ev.relation, ev.object, ev.direction, ev.anchor)  # type: ignore[union-attr]
@@ -363,7 +362,8 @@ def read_bits(sc: TaskScorer, traj: Trajectory, entries: list[Entry] | None = No
                     return None
                 got = index(sc, ev, mentions)  # type: ignore[arg-type]
             bits |= got
-            if keep is not None:
+            if keep is not None and got & flag:  # a linked claim: one a route search may use
+                keep(i)
                 keep(got)
         elif kind == "assert":
             got = assert_bits.get(ev.entity)  # type: ignore[union-attr]
@@ -403,143 +403,6 @@ def asserted(sc: TaskScorer, traj: Trajectory) -> dict[int, str | None]:
     """Event -> the entity each assertion of an item :func:`read` read names."""
     return {i: sc._assertion(ev.entity)[0] for i, ev in enumerate(traj.events)
             if ev.kind == "assert"}
-
-
-def claimed_route(sc: TaskScorer, traj: Trajectory, c: int,
-                  entries: Sequence[Entry] | None = None) -> ClaimedRoute | None:
-    """:func:`~chaingraph.scoring.routes.claimed_route` over the claims of an item
-    :func:`read` read (their entries are in the index) that serve component
-    ``c`` (or none), from its reference route's start to its target; ``None`` also when
-    every claim it could be made of states a statement of the reference route (such a
-    route is no alternative: nothing to adjudicate), which the entries' bits say without a
-    search.
-
-    A claim with an end that no other entry of the task has (``sc._end_count`` 1; a route's
-    start and target count 2 from the start) is left out of the search: in the item that
-    end is a leaf, which a breadth-first search reaches along its one edge and leaves without
-    discovering anything, so the first shortest path is the same without the claim (an
-    item's one-off wrong claim touches the anchor that way; without it many items are seen
-    to have no route before any search). Items whose route is made of the same
-    claims at the same events (with the same sources) share one :class:`ClaimedRoute` (kept
-    by the task's scorer). ``entries``: what :func:`read` gave of the item's claims (else
-    they are looked up again)."""
-    shift, flag = sc._hshift, sc._linked_bit
-    at: list[int] = []  # the events of the claims kept
-    kept: list[Entry] = []  # their entries
-    ends_kept: list[tuple[int, int]] = []
-    seen = 0  # the or-ed entries of the claims kept: which route ends they touch
-    other = False  # does a claim kept state what the reference route does not?
-    component, events, own = sc._ids[c], traj.events, sc._route_emask[c]
-    if entries is None:
-        index = sc._index
-        entries = [index[(ev.subject, ev.relation, ev.object, ev.direction, ev.anchor)]
-                   for ev in events if ev.kind == "claim"]
-    k = -1
-    for i, ev in enumerate(events):
-        if ev.kind != "claim":
-            continue
-        k += 1
-        got = entries[k]
-        # not linked: no statement, a loop, or a leaf (an end only this entry has; a route's
-        # start and target count 2 from the start: they are never leaves)
-        if not got & flag:
-            continue
-        serves = ev.component
-        if serves is not None and serves != component:
-            continue
-        ends = got >> shift
-        seen |= got
-        if not got & own:
-            other = True
-        at.append(i)
-        kept.append(got)
-        ends_kept.append((ends & _NODE, ends >> 32 & _NODE))
-    if not other or seen >> sc._tshift + 2 * c & 3 != 3:
-        return None
-    start, target = sc._route_pairs[c]
-    # the touches say start and target are ends of claims kept
-    path = (shortest_path_few if len(ends_kept) <= _FEW else shortest_path)(ends_kept, start, target)
-    if path is None:
-        return None
-    used = path[1]
-    # the key: per step its event, claim (its number in the index), source and component;
-    # flat, so that hashing it hashes no inner tuples
-    rkey: list[object] = [start]
-    for j in used:
-        ev = events[at[j]]
-        rkey += (at[j], kept[j] >> shift + 64, ev.source, ev.component)  # type: ignore[union-attr]
-    whole = tuple(rkey)
-    known = sc._claimed_routes
-    route = known.get(whole)
-    if route is None:
-        route = known[whole] = _new_route(sc, traj, path[0], [at[j] for j in used], [kept[j] for j in used])
-    return route
-
-
-def _new_route(sc: TaskScorer, traj: Trajectory, path: Sequence[int], at: list[int],
-               kept: list[Entry]) -> ClaimedRoute:
-    """The :class:`ClaimedRoute` of a path found over the index (node numbers ``path``; per
-    step the event ``at`` and the index entry ``kept`` of the claim that made it). A step's
-    :class:`ResolvedClaim` is shared by the routes that have the claim at the same event
-    with the same source and component, and a step ``(property, direction)`` by every route
-    (kept by the task's scorer: fewer objects for the collector to scan)."""
-    names, shift, events = sc._node_names, sc._hshift, traj.events
-    nodes = tuple([names[x] for x in path])
-    steps: list[tuple[str, Literal["forward", "backward"]]] = []
-    made: list[ResolvedClaim] = []
-    premises: list[str] = []
-    cache, claims, walks = sc._route_steps, sc._route_claims, sc._walks
-    for n, (i, got) in enumerate(zip(at, kept)):
-        ev = cast("ClaimEvent", events[i])  # a claim: read() indexed it
-        number = got >> shift + 64
-        step = cache.get(number)
-        if step is None:
-            ends = got >> shift
-            step = cache[number] = _route_step(sc, ev, names[ends & _NODE], names[ends >> 32 & _NODE])
-        subj, obj, prop, statement, anchor, problems, p, subject, premise = step
-        source, component = ev.source, ev.component
-        cl = claims.get((i, number, source, component))
-        if cl is None:
-            cl = claims[i, number, source, component] = ResolvedClaim(
-                i, subj, obj, prop, None, statement, source, anchor, component, problems)
-        made.append(cl)
-        # the walk nodes[n] -> nodes[n+1] is forward when nodes[n] is the statement's subject
-        ways = walks.get(p)
-        if ways is None:
-            ways = walks[p] = ((p, "forward"), (p, "backward"))
-        steps.append(ways[0] if subject == nodes[n] else ways[1])
-        premises.append(premise)
-    return ClaimedRoute(nodes, tuple(steps), tuple(made), tuple(premises))
-
-
-#: what a claim on a claimed route is as a step (records._route_step)
-RouteStep = tuple[str | None, str | None, str | None, "tuple[str, str, str] | None", str | None,
-                  tuple[str, ...], str, str, str]
-
-
-def _route_step(sc: TaskScorer, ev: ClaimEvent, first: str, second: str) -> RouteStep:
-    """A linked claim (its ends mapped onto ``first`` and ``second``) as a step of a claimed
-    route, kept per claim by the task's scorer: the fields of its :class:`ResolvedClaim` that
-    its mentions decide (premise, conclusion, property, statement, anchor, problems), its
-    statement's property, the mapped end that is the statement's subject, and its premise
-    (``first``). Made from the mentions without the claim's record, which the route never
-    needs whole (named nodes, aliases, notes), unless a mention does not resolve (the record
-    then says why)."""
-    resolver, rel = sc.resolver, sc.relations
-    assert resolver is not None and rel is not None and ev.object is not None
-    anchor = None if ev.anchor is None else resolver.entity(ev.anchor)[0]
-    subj, obj = resolver.entity(ev.subject)[0], resolver.entity(ev.object)[0]
-    prop = resolver.relation(ev.relation)[0]
-    if subj is None or obj is None or prop is None or (ev.anchor is not None and anchor is None):
-        rec = sc._records.get(key(ev)) or make_record(sc, ev)
-        assert rec.mapped is not None and rec.ends is not None
-        return (rec.premise, rec.conclusion, rec.property, rec.statement, rec.anchor, rec.problems,
-                rec.mapped[1], rec.mapped[0], rec.ends[0])
-    p, swapped = rel.orient(prop)
-    # Relations.key of the claim in its direction: subject-first unless backward xor an inverse
-    subject_first = (ev.direction == "forward") != swapped
-    statement = (subj, p, obj) if subject_first else (obj, p, subj)
-    return subj, obj, prop, statement, anchor, (), p, first if subject_first else second, first
 
 
 class ItemClaims(Sequence[ResolvedClaim]):

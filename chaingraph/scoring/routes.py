@@ -205,11 +205,8 @@ class RouteJudge:
         return got
 
     def _judge(self, component: int, route: ClaimedRoute, reference: Route) -> RouteVerdict:
-        key = (component, route.nodes, route.steps)
-        graph_half = self._cache.get(key)
-        if graph_half is None:
-            graph_half = self._cache[key] = self._graph_half(component, route, reference)
-        sufficient, preserving, failed, unpreserved = graph_half
+        sufficient, preserving, failed, unpreserved = self.graph_half(component, route.nodes, route.steps,
+                                                                      reference)
         # the graph half is the route's; the events that claimed its steps are this item's
         why = [f"{text} (step {i}, event {route.claims[i - 1].event})" for i, text in failed]
         circular = _circularity(route)
@@ -226,17 +223,27 @@ class RouteJudge:
                                                  "claimed")
         return got
 
-    def _graph_half(self, c: int, route: ClaimedRoute, reference: Route) -> GraphHalf:
+    def graph_half(self, c: int, nodes: tuple[str, ...], steps: tuple[tuple[str, Direction], ...],
+                   reference: Route) -> GraphHalf:
+        """The graph half of the verdict on a route of component ``c`` with these ``nodes``
+        and ``steps`` (cached): what the route's claims and their events do not change."""
+        key = (c, nodes, steps)
+        got = self._cache.get(key)
+        if got is None:
+            got = self._cache[key] = self._graph_half(c, nodes, steps, reference)
+        return got
+
+    def _graph_half(self, c: int, nodes: tuple[str, ...], steps: tuple[tuple[str, Direction], ...],
+                    reference: Route) -> GraphHalf:
         task, ev = self.task, self.evidence
         comp = task.components[c]
         target_value: Value | None = comp.target.value
         failed: list[tuple[int, str]] = []
         walk: list[tuple[str, Direction]] = []
-        for i, (prop, way) in enumerate(route.steps, start=1):
-            a, b = route.nodes[i - 1], route.nodes[i]
+        for i, (prop, way) in enumerate(steps, start=1):
+            a, b = nodes[i - 1], nodes[i]
             step = (c, a, b, prop, way)  # the component's: a value target's precision is its own
-            held = self._steps[step] if step in self._steps else self._steps.setdefault(
-                step, self._step(a, b, prop, way, target_value))
+            held = self._steps[step] if step in self._steps else self.held(c, a, b, prop, way)
             if held is not None:
                 walk.append(held)
                 continue
@@ -251,8 +258,18 @@ class RouteJudge:
             failed.append((i, why))
         if failed:
             return False, False, tuple(failed), ""
-        preserving, why = self._preserving(c, route, tuple(walk), reference, target_value)
+        preserving, why = self._preserving(c, nodes, tuple(walk), reference, target_value)
         return True, preserving, (), "" if preserving else why
+
+    def held(self, c: int, a: str, b: str, prop: str, way: Direction) -> tuple[str, Direction] | None:
+        """The graph step edge ``(property, direction)`` that makes the step ``a → b`` by
+        ``(prop, way)`` of a route of component ``c`` (cached; ``None``: the step is not
+        sufficient, and neither is a route that takes it)."""
+        step = (c, a, b, prop, way)
+        if step in self._steps:
+            return self._steps[step]
+        got = self._steps[step] = self._step(a, b, prop, way, self.task.components[c].target.value)
+        return got
 
     def _step(self, a: str, b: str, prop: str, way: Direction,
               target_value: Value | None) -> tuple[str, Direction] | None:
@@ -290,13 +307,13 @@ class RouteJudge:
         got = lookup.literal_values([sid]).get(sid)
         return got is not None and value_matches(target_value, got)
 
-    def _preserving(self, c: int, route: ClaimedRoute, walk: tuple[tuple[str, Direction], ...],
+    def _preserving(self, c: int, nodes: tuple[str, ...], walk: tuple[tuple[str, Direction], ...],
                     reference: Route, target_value: Value | None) -> tuple[bool, str]:
         task, graph = self.task, self.evidence.graph
-        if route.nodes[0] not in graph:
-            return False, f"not target-preserving: the anchor {route.nodes[0]} is not in the evidence graph"
-        at = {n: j for j, n in enumerate(route.nodes)}
-        k = len(route.steps)
+        if nodes[0] not in graph:
+            return False, f"not target-preserving: the anchor {nodes[0]} is not in the evidence graph"
+        at = {n: j for j, n in enumerate(nodes)}
+        k = len(walk)
         types, values = [], []
         for clue in task.clues:
             if clue.component != c or clue.kind not in ("type", "value") or clue.variable is None:
@@ -308,7 +325,7 @@ class RouteJudge:
                 types.append(TypeConstraint(var, clue.class_))
             elif clue.property is not None and (v := clue.entity_value()) is not None:
                 values.append(ValueConstraint(var, clue.property, v))
-        pattern = PathPattern(tuple(Step(p, d) for p, d in walk), anchor=route.nodes[0],
+        pattern = PathPattern(tuple(Step(p, d) for p, d in walk), anchor=nodes[0],
                               types=tuple(types), values=tuple(values))
         comp = task.components[c]
         aim: str | Value = comp.target.entity if comp.target.entity is not None else target_value  # type: ignore[assignment]

@@ -19,12 +19,13 @@ import weakref
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 import numpy as np
 
 from chaingraph.graph import EvidenceGraph
 from chaingraph.merge import SAME_AS, AliasJudge, DefaultJudge, normalise_label
+from chaingraph.scoring.claimed import Found, RouteStep, refused, route_of, route_path
 from chaingraph.scoring.claims import (
     Evidence,
     GraphJudge,
@@ -40,9 +41,7 @@ from chaingraph.scoring.records import (
     ItemClaims,
     Key,
     Named,
-    RouteStep,
     asserted,
-    claimed_route,
     item_claims,
     named,
     node_id,
@@ -130,10 +129,16 @@ class TaskScorer:
         self._records: dict[Key, ClaimRecord] = {}  # claim mentions -> their record for this task
         self._record_list: list[ClaimRecord] = []  # by id
         self._claimed_routes: dict[tuple[object, ...], ClaimedRoute] = {}  # see ItemClaims.route
-        self._route_steps: dict[int, RouteStep] = {}  # claim number -> records._route_step
-        # (event, claim number, source, component) -> the claim as a step (records._new_route)
+        self._refused: set[tuple[object, ...]] = set()  # keys of routes claimed.refused refused
+        # per component: the entries of a route's claims -> claimed._refused
+        self._refusals: list[dict[tuple[int, ...], bool]] = [{} for _ in self.reference.routes]
+        # per component: the ends of an item's claims a route may use -> claimed._search
+        self._searches: list[dict[tuple[int, ...], tuple[tuple[int, ...], list[int]] | None]] = [
+            {} for _ in self.reference.routes]
+        self._route_steps: dict[int, RouteStep] = {}  # claim number -> claimed._route_step
+        # (event, claim number, source, component) -> the claim as a step (claimed._new_route)
         self._route_claims: dict[tuple[int, int, str | None, str | None], ResolvedClaim] = {}
-        # property -> the steps forward and backward by it (records._new_route)
+        # property -> the steps forward and backward by it (claimed._new_route)
         self._walks: dict[str, tuple[tuple[str, Literal["forward"]], tuple[str, Literal["backward"]]]] = {}
         # the verdicts of items, one tuple per distinct list (its routes and verdicts are shared)
         self._verdict_lists: dict[tuple[int, ...], Verdicts] = {}
@@ -151,7 +156,7 @@ class TaskScorer:
         self._known = self._default_aliases() if type(self.alias_judge) is DefaultJudge else None
         # the claim index (records.index) and the bits it speaks in (records.read)
         self._index: dict[Key, Entry] = {}
-        self._entries: list[Entry] = []  # the entries of the claims of the item coverage() reads
+        self._entries: list[int] = []  # event, entry of each linked claim of the item coverage() reads
         self._node_ids: dict[str, int] = {}  # records.node_id
         self._mentions: dict[str, int] = {}  # records.mention
         # relation mention -> Relations.orient of its property (() : none)
@@ -173,7 +178,7 @@ class TaskScorer:
         self._flips = 0  # entries given their linked bits after they were made
         self._route_pairs = [(node_id(self, r.nodes[0]), node_id(self, r.nodes[-1]))
                              for r in self.reference.routes]
-        for start, target in self._route_pairs:  # never leaves (records.claimed_route)
+        for start, target in self._route_pairs:  # never leaves (claimed.route_path)
             self._end_count[start] = self._end_count[target] = 2
         # per component: its number, reference route, and the bits coverage() tests before a
         # route search: its reference statements, its start and target touched, a linked
@@ -293,11 +298,13 @@ class TaskScorer:
 class Coverage:
     """The graph half of one item's score. What an item read through the claim index does
     not need for NC and RC — its claims, assertions, ``named``, ``node``, ``aliases`` and
-    ``claimed`` — is worked out on first use (a scorer holding many items then keeps few
-    containers per item)."""
+    ``claimed``, and the routes and verdicts of the alternative routes it claimed that credit
+    nothing (:func:`~chaingraph.scoring.claimed.refused`) — is worked out on first use (a
+    scorer holding many items then keeps few containers per item, and NC and RC cost no
+    explanation of a refused route)."""
 
-    __slots__ = ("_asserted", "_claims", "_detail", "_sc", "_traj", "_verdicts", "e_req", "edges_hit",
-                 "nodes_hit", "routes", "v_req")
+    __slots__ = ("_asserted", "_claims", "_detail", "_pending", "_sc", "_traj", "_verdicts", "e_req",
+                 "edges_hit", "nodes_hit", "routes", "v_req")
 
     def __init__(self, sc: TaskScorer, traj: Trajectory, routes: Sequence[Route],
                  verdicts: Sequence[tuple[int, ClaimedRoute, RouteVerdict]], v_req: tuple[str, ...],
@@ -306,6 +313,8 @@ class Coverage:
         self._sc, self._traj = sc, traj
         self.routes = routes  # per component: the reference, or the credited alternative
         self._verdicts = verdicts or None  # most items have none: keep no empty list per item
+        # the verdicts in parts, some routes not yet judged (claimed.refused): made on first read
+        self._pending: Sequence[Verdicts | _Pending] | None = None
         self.v_req, self.e_req, self.nodes_hit, self.edges_hit = v_req, e_req, nodes_hit, edges_hit
         self._claims: Sequence[ResolvedClaim] | None
         self._asserted: Mapping[int, str | None] | None
@@ -338,6 +347,8 @@ class Coverage:
     @property
     def verdicts(self) -> Sequence[tuple[int, ClaimedRoute, RouteVerdict]]:
         """Every alternative route adjudicated: ``(component, route, verdict)``."""
+        if self._pending is not None:
+            self._verdicts, self._pending = _judged(self._sc, self._traj, self._pending) or None, None
         # a list of its own: the tuple is shared by the items that had the same verdicts
         return list(self._verdicts) if self._verdicts is not None else []
 
@@ -395,6 +406,7 @@ def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True,
         return _general(sc, traj, alternatives)
     routes: Sequence[Route] = sc.reference.routes
     kept: Verdicts = ()
+    parts: list[Verdicts | _Pending] | None = None  # with a refused route not yet judged
     credited = False
     for c, ref, mask, ends, others in sc._checks if alternatives else ():
         # nothing to adjudicate when the reference is all claimed, when no claimed path can
@@ -402,14 +414,26 @@ def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True,
         # claim states what the reference does not (records.linked)
         if bits & mask == mask or bits & ends != ends or not bits & others:
             continue
-        found = claimed_route(sc, traj, c, entries)
-        if found is None:
+        path = route_path(sc, traj, c, entries)
+        if path is None:
             continue
+        found = sc._claimed_routes.get(path[0])
+        if found is None:
+            if path[0] in sc._refused or refused(sc, traj, c, path):
+                # a new route that credits nothing: its ClaimedRoute and verdict are made when
+                # the item's verdicts are read (Coverage.verdicts, in the order kept here)
+                sc._refused.add(path[0])
+                parts = [kept] if parts is None else parts
+                parts.append(_Pending(c, ref, path))
+                continue
+            found = route_of(sc, traj, path)
         known, rid = sc._adjudged[c], id(found)  # found is kept by the scorer (_claimed_routes)
         got = known[rid] if rid in known else known.setdefault(rid, _adjudicate(sc, c, ref, found))
         if got is not None:
-            # one verdict: its tuple is shared by every item that has it; more: share the list
-            kept = got[0] if not kept else _shared(sc, kept + got[0])
+            if parts is not None:
+                parts.append(got[0])
+            else:  # one verdict: its tuple is shared by every item that has it; more: share the list
+                kept = got[0] if not kept else _shared(sc, kept + got[0])
             if got[1] is not None:
                 if not credited:
                     routes, credited = list(routes), True
@@ -421,6 +445,8 @@ def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True,
         v_req = tuple(dict.fromkeys(n for r in routes for n in r.nodes))
         e_req = tuple(dict.fromkeys(e for r in routes for e in r.edges))
         cov = Coverage(sc, traj, routes, kept, v_req, e_req, 0, 0)
+    if parts is not None:
+        cov._pending = parts
     if records is not None:
         cov._claims, cov._asserted = ItemClaims(sc, traj, tuple(records)), asserted_
     if not credited:
@@ -441,6 +467,35 @@ def _adjudicate(sc: TaskScorer, c: int, ref: Route, found: ClaimedRoute | None) 
         return None
     verdict = sc.routes.judge(c, found, ref)
     return ((c, found, verdict),), alt if verdict.credited else None
+
+
+class _Pending(NamedTuple):
+    """A claimed route that :func:`~chaingraph.scoring.claimed.refused` says credits
+    nothing, found for component ``c`` (reference route ``ref``), not yet judged."""
+
+    c: int
+    ref: Route
+    path: Found
+
+
+def _judged(sc: TaskScorer, traj: Trajectory, parts: Sequence[Verdicts | _Pending]) -> Verdicts:
+    """The verdicts of an item whose refused routes were left to be judged (what
+    :func:`coverage` would have kept judging each at once)."""
+    kept: Verdicts = ()
+    for part in parts:
+        if isinstance(part, _Pending):
+            found = route_of(sc, traj, part.path)
+            known, rid = sc._adjudged[part.c], id(found)
+            got = known[rid] if rid in known else known.setdefault(
+                rid, _adjudicate(sc, part.c, part.ref, found))
+            if got is None:
+                continue
+            if got[1] is not None:
+                raise AssertionError(f"a route claimed.refused refused is credited: {found}")
+            part = got[0]
+        if part:
+            kept = part if not kept else _shared(sc, kept + part)
+    return kept
 
 
 def _shared(sc: TaskScorer, verdicts: Verdicts) -> Verdicts:
