@@ -239,9 +239,9 @@ def _gather_strings(values: pa.ChunkedArray, rows: np.ndarray, block: int = 1 <<
     return pa.Array.from_buffers(pa.string(), len(rows), buffers)
 
 
-def _take_rows(values: pa.ChunkedArray, rows: np.ndarray, at: np.ndarray) -> pa.Array:
-    """``values[rows[at]]``."""
-    return _take(values, rows[at])
+def _take_sids(sids: pa.Array, edges: np.ndarray) -> pa.Array:
+    """``sids[edges]``."""
+    return pc.take(sids, pa.array(edges), memory_pool=_POOL)
 
 
 def _string_rank(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -254,22 +254,23 @@ def _string_rank(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return np.asarray(ranked.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
-def _order(keys: list[np.ndarray], sids: pa.ChunkedArray, rows_of: np.ndarray,
-           work: Workspace | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
+def _order(keys: list[np.ndarray], sids: pa.ChunkedArray, rows_of: np.ndarray | None,
+           work: Workspace | None = None, in_place: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
     """Indices sorting rows by ``keys`` (most significant first), ties by statement id
-    (row ``i`` has statement id ``sids[rows_of[i]]``), and the keys in that order (out of
-    :func:`~chaingraph.keysort.sort_rows`, which empties ``keys`` and says which rows tie);
+    (row ``i`` has statement id ``sids[rows_of[i]]``, ``sids[i]`` without ``rows_of``),
+    and the keys in that order (out of :func:`~chaingraph.keysort.sort_rows`, which
+    empties ``keys`` and says which rows tie; ``in_place``: written over the keys given);
     only rows that tie on the keys compare their statement ids as strings. With ``work``
     (lent to the sort), the order is a view of it."""
-    n = len(rows_of)
+    n = len(keys[0]) if keys else 0
     if n == 0:
         return np.zeros(0, dtype=np.int64), [k[:0] for k in keys]
-    order, kept, tie = sort_rows(keys, work=work)
+    order, kept, tie = sort_rows(keys, work=work, out=list(keys) if in_place else None)
     ordered = [k for k in kept if k is not None]
     if len(tie):
         members = _runs(tie, n)
         rows = order[members]
-        rank = _string_rank(_take(sids, rows_of[rows]))
+        rank = _string_rank(_take(sids, rows if rows_of is None else rows_of[rows]))
         order[members] = rows[np.lexsort((rank, *[k[members] for k in ordered[::-1]]))]
     return order, ordered
 
@@ -314,7 +315,18 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
     def take(a: pa.ChunkedArray, rows: np.ndarray) -> pa.ChunkedArray:
         return pc.take(a, pa.array(rows, type=pa.int64()), memory_pool=_POOL)
 
-    step_rows, class_rows = _flatnonzero(step_mask), np.flatnonzero(class_mask)
+    # the sorts' words (one int64 per arc, two for keys too wide for buckets) are one
+    # workspace for them all, its pages faulted in once; until the arc sort needs all of it,
+    # its last half (as int32) holds the step rows, then the statement rows of the edges
+    k = int(np.count_nonzero(step_mask))
+    every = k == m_all  # every statement a step: no rows to select, and when every vertex
+    # is then used, no renumbering (each a gather of millions of rows saved)
+    ml = len(lit_keep)
+    arcs = 2 * (k + ml)
+    work = Workspace(arcs)
+    spare = work.words(0, arcs).view(np.int32)[arcs:] if m_all < 2**31 else None
+    step_rows = None if every else _flatnonzero(step_mask, spare)
+    class_rows = np.flatnonzero(class_mask)
     lit_node = (pc.binary_join_element_wise(take(lsid, lit_keep), "#value", "", memory_pool=_POOL)
                 if len(lit_keep) else empty)
 
@@ -326,12 +338,9 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
     ml_all = len(lsid)
     s_all, o_all = vcodes[:m_all], vcodes[m_all:2 * m_all]
     ls_all, ln_code = vcodes[2 * m_all:2 * m_all + ml_all], vcodes[2 * m_all + ml_all:]
-    # every statement a step (no policy exclusion): rows need no selecting, and when every
-    # vertex is then used, no renumbering (each a gather of millions of rows saved)
-    every = len(step_rows) == m_all
     used = np.zeros(len(dictionary), dtype=bool)
-    for a, b in _spans(len(step_rows)):  # a block of step rows at a time: no array of their codes
-        rows = step_rows[a:b]
+    for a, b in _spans(k):  # a block of step rows at a time: no array of their codes
+        rows = slice(a, b) if step_rows is None else step_rows[a:b]
         used[s_all[rows]] = True
         used[o_all[rows]] = True
     for part in (s_all[class_rows], ls_all[lit_keep], ln_code):
@@ -345,35 +354,45 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
         n = len(names)
         ls_code, ln_code = renumber[ls_all[lit_keep]], renumber[ln_code]
     # the step rows' codes, renumbered, written over the codes of all rows (no new arrays)
-    k, rows_or_all = len(step_rows), None if every else step_rows
-    s_code = _select(s_all, rows_or_all, renumber, vcodes[:k])
-    o_code = _select(o_all, rows_or_all, renumber, vcodes[k:2 * k])
-    p_code, lp_code = _select(ip, rows_or_all, None, pcodes[:k]), lp[lit_keep]
+    s_code = _select(s_all, step_rows, renumber, vcodes[:k])
+    o_code = _select(o_all, step_rows, renumber, vcodes[k:2 * k])
+    p_code, lp_code = _select(ip, step_rows, None, pcodes[:k]), lp[lit_keep]
     keys = [s_code, p_code, o_code]  # the sort lets go of each key when done with it
-    del vcodes, s_all, o_all, ls_all, used, renumber, s_code, o_code, p_code, ip, lp, pcodes
+    del s_all, o_all, ls_all, used, renumber, ip, lp
 
-    # edges: items by (subject, property, object, statement id), then literals by
-    # (subject, property, statement id); the sorts' words (one int64 per arc, two for
-    # keys too wide for buckets) are one workspace for them all, its pages faulted in once
-    arcs = 2 * (k + len(lit_keep))
-    work = Workspace(arcs)
-    e_order, (s_e, p_e, o_e) = _order(keys, sid, step_rows, work)
-    sid_rows = e_order.astype(step_rows.dtype) if every else _select(step_rows, e_order, None)
-    m = len(e_order)
-    del e_order  # (in the workspace)
+    # edges: literals by (subject, property, statement id), then items by (subject,
+    # property, object, statement id), whose keys take their sorted values
     l_order, (ls_l, lp_l) = _order([ls_code, lp_code], lsid, lit_keep, work)
-    ml = len(l_order)
-    # (no copies when there are no literals)
-    src, dst, eprop = (np.concatenate([a, b], dtype=np.int32) if ml else a.astype(np.int32, copy=False)
-                       for a, b in ((s_e, ls_l), (o_e, ln_code[l_order]), (p_e, lp_l)))
+    ln_l, lit_rows = ln_code[l_order], m_all + lit_keep[l_order]
+    del ls_code, ln_code, lp_code, l_order, lit_keep
+    e_order, (s_e, p_e, o_e) = _order(keys, sid, step_rows, work, in_place=True)
+    del s_code, o_code, p_code
+    m = len(e_order)
+    # the statement row of each edge, written over the order (int32, a block at a time)
+    front = work.words(0, m).view(np.int32)[:m] if m_all < 2**31 else None
+    sid_rows = _select(e_order, None, step_rows, front)
+    if sid_rows is e_order:  # (every statement a step, too many for int32 rows)
+        sid_rows = e_order.copy()
+    del e_order, step_rows, spare, step_mask, front
     if ml:
-        sid_rows = np.concatenate([sid_rows, m_all + lit_keep[l_order]])
-    del s_e, p_e, o_e, ls_l, lp_l, ls_code, ln_code, lp_code, l_order
-    del step_rows, class_rows, lit_keep, step_mask
-    # CSR adjacency over both directions, by (neighbour, property, statement id, forward)
+        sid_rows = np.concatenate([sid_rows, lit_rows])
+    # statement ids in edge order, before the arc sort takes the whole workspace (its ties
+    # read theirs from here)
     all_sids = _concat([sid, lsid])
+    sids = _take(all_sids, sid_rows)
+    del sid_rows, lit_rows, all_sids
+    if ml:
+        src, dst, eprop = (np.concatenate([a, b], dtype=np.int32)
+                           for a, b in ((s_e, ls_l), (o_e, ln_l), (p_e, lp_l)))
+    else:  # the sorted keys themselves, unless they would keep much larger code arrays alive
+        views = 8 * vcodes.nbytes <= 9 * (s_e.nbytes + o_e.nbytes)
+        src, dst = (s_e, o_e) if views else (s_e.copy(), o_e.copy())
+        eprop = p_e if 8 * pcodes.nbytes <= 9 * p_e.nbytes else p_e.copy()
+    del s_e, p_e, o_e, ls_l, lp_l, ln_l, vcodes, pcodes
+    del class_rows
+    # CSR adjacency over both directions, by (neighbour, property, statement id, forward)
     edge_dtype = np.int32 if m + ml < 2**31 else np.int64
-    sid_of = partial(_take_rows, all_sids, sid_rows)
+    sid_of = partial(_take_sids, sids)
     degree, arc_order, nbr_sorted = _arc_order(src, dst, eprop, n, sid_of, work)
     del work  # a buffer that does not hold the order goes now
     indptr = np.zeros(n + 1, dtype=np.int64)
@@ -385,12 +404,6 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
         np.right_shift(arc_order[a:b], 1, out=arc_edge_sorted[a:b], casting="unsafe")
     del arc_order
 
-    # statement ids in edge order: the one big string copy, made last (the arc sort's
-    # arrays are gone) and after the memory freed so far is handed back (C allocator: malloc_trim)
-    _POOL.release_unused()
-    sids = _take(all_sids, sid_rows)
-    del sid_rows, all_sids
-
     classes = pa.table({"subject": pick(subj, class_mask), "property": pick(prop, class_mask),
                         "object": pick(obj, class_mask)})
     excluded = pa.table({"statement_id": pick(sid, excluded_mask), "subject": pick(subj, excluded_mask),
@@ -401,15 +414,17 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
                        fwd=fwd, literal=~item_mask(names), classes=classes, excluded=excluded)
 
 
-def _flatnonzero(mask: np.ndarray) -> np.ndarray:
-    """``np.flatnonzero(mask)``, in int32 when that holds every position (half the bytes).
+def _flatnonzero(mask: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``np.flatnonzero(mask)``, in int32 when that holds every position (half the bytes),
+    into the front of ``out`` (int32) when given.
 
     >>> _flatnonzero(np.array([False, True, True])).tolist()
     [1, 2]
     """
     if len(mask) >= 2**31:
         return np.flatnonzero(mask)
-    out = np.empty(int(np.count_nonzero(mask)), dtype=np.int32)
+    count = int(np.count_nonzero(mask))
+    out = np.empty(count, dtype=np.int32) if out is None else out[:count]
     at = 0
     for a, b in _spans(len(mask)):
         part = np.flatnonzero(mask[a:b])
@@ -429,7 +444,7 @@ def _select(codes: np.ndarray, rows: np.ndarray | None, table: np.ndarray | None
     >>> _select(np.array([5, 6, 7]), np.array([2, 0]), np.arange(10) * 10).tolist()
     [70, 50]
     """
-    if rows is None and table is None:
+    if rows is None and table is None and (out is None or out is codes):
         return codes
     count = len(codes) if rows is None else len(rows)
     out = np.empty(count, dtype=codes.dtype if table is None else table.dtype) if out is None else out
