@@ -209,6 +209,28 @@ def test_dense_item_ids_are_numbered_as_a_string_sort_numbers_them(ids: list[str
         assert fast[0].to_pylist() == names.to_pylist() and fast[1].tolist() == codes.tolist()
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.integers(1, 10**10).map(lambda v: f"Q{v}"),
+                          st.integers(1, 10**10).map(lambda v: f"P{v}"),
+                          st.sampled_from(["Q0", "Q01", "P007", "Q+1", "Q 2", "Q3 ", "Q", "Q١", "q4"]),
+                          st.text(alphabet="Q0123456789x ١+-", max_size=11)), min_size=1, max_size=40),
+       st.sampled_from(["Q", "P"]), st.integers(0, 3))
+def test_id_numbers_read_ids_as_python_reads_them(strings: list[str], prefix: str, skip: int) -> None:
+    """The byte-level reading of ``prefix`` + digits (up to 8 digits in one word, more by
+    Arrow) gives Python's numbers, and declines exactly what is not such an id (leading
+    zero, sign, space, other digits, another prefix, too long), in a slice of a buffer."""
+    from chaingraph.compact import _id_numbers
+
+    longest = 11
+    block = pa.array(["Q1"] * skip + strings, pa.string()).slice(skip)
+    got = _id_numbers(block, prefix, longest)
+    valid = all(re.fullmatch(rf"{prefix}[1-9][0-9]*", s, flags=re.ASCII) and len(s) <= longest
+                for s in strings)
+    assert (got is not None) == valid, strings
+    if got is not None:
+        assert got.tolist() == [int(s[1:]) for s in strings]
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.text(max_size=6), min_size=1, max_size=40), st.lists(st.integers(0, 40), max_size=4),
        st.integers(0, 3), st.randoms(use_true_random=False))
