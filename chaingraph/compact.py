@@ -447,11 +447,7 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
     del work  # a buffer that does not hold the order goes now
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(degree, out=indptr[1:])
-    fwd = np.empty(len(arc_order), dtype=bool)
-    arc_edge_sorted = np.empty(len(arc_order), dtype=edge_dtype)
-    for a, b in _spans(len(arc_order)):
-        np.bitwise_and(arc_order[a:b], 1, out=fwd[a:b], casting="unsafe")
-        np.right_shift(arc_order[a:b], 1, out=arc_edge_sorted[a:b], casting="unsafe")
+    arc_edge_sorted, nbr_sorted, fwd = _split_arcs(arc_order, nbr_sorted, edge_dtype)
     del arc_order
 
     classes = pa.table({"subject": pick(subj, class_mask), "property": pick(prop, class_mask),
@@ -462,6 +458,38 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
     return GraphArrays(names=names, src=src, dst=dst, prop=eprop, properties=properties,
                        statement_ids=sids, indptr=indptr, nbr=nbr_sorted, arc_edge=arc_edge_sorted,
                        fwd=fwd, literal=~item_mask(names), classes=classes, excluded=excluded)
+
+
+def _split_arcs(order: np.ndarray, nbr: np.ndarray, edge_dtype: type[np.signedinteger[Any]]
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The edge (``order >> 1``), neighbour and direction (``order & 1``) of each sorted arc.
+    When ``order`` (int64) is all of its memory and edges and neighbours fit int32, that
+    memory holds the edges (its first half) and the neighbours (its second half), which are
+    copied there: two arrays of int32 in pages the sort has touched, one of them new.
+
+    >>> order = np.array([5, 0, 3])
+    >>> [a.tolist() for a in _split_arcs(order, np.array([7, 8, 9], dtype=np.int32), np.int32)]
+    [[2, 0, 1], [7, 8, 9], [True, False, True]]
+    >>> np.shares_memory(order, _split_arcs(order, np.array([7, 8, 9], dtype=np.int32), np.int32)[1])
+    True
+    """
+    n = len(order)
+    fwd = np.empty(n, dtype=bool)
+    owner = order if order.base is None else order.base
+    if not (order.dtype == np.int64 and owner.nbytes == order.nbytes and order.flags.c_contiguous
+            and edge_dtype == np.int32 and nbr.dtype == np.int32 and n):
+        edge = np.empty(n, dtype=edge_dtype)
+        for a, b in _spans(n):
+            np.bitwise_and(order[a:b], 1, out=fwd[a:b], casting="unsafe")
+            np.right_shift(order[a:b], 1, out=edge[a:b], casting="unsafe")
+        return edge, nbr, fwd
+    halves = order.view(np.int32)  # 2n int32 over the same bytes
+    for a, b in _spans(n):  # edge i lands in word i // 2, read before: a block at a time, read first
+        block = order[a:b].copy()
+        np.bitwise_and(block, 1, out=fwd[a:b], casting="unsafe")
+        np.right_shift(block, 1, out=halves[a:b], casting="unsafe")
+    halves[n:] = nbr  # the second half: words n // 2 on, all read
+    return halves[:n], halves[n:], fwd
 
 
 def _flatnonzero(mask: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
