@@ -105,6 +105,28 @@ def test_sort_keys_is_a_stable_lexsort_and_gives_the_keys_in_order(widths: tuple
         assert got.dtype == k.dtype and np.array_equal(got, k[expected])
 
 
+@pytest.mark.parametrize("widths", [(20, 20, 6), (24, 20, 6), (30, 30, 1), (62, 3)])
+def test_sort_rows_can_write_the_sorted_keys_over_the_keys_it_read(widths: tuple[int, ...],
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``out`` the keys themselves, each kept key comes back in its own array, sorted,
+    as a new array would hold it (one word, buckets, two words, too wide for two)."""
+    import chaingraph.keysort as keysort
+    from chaingraph.keysort import sort_rows
+
+    monkeypatch.setattr(keysort, "_BLOCK", 997)
+    rng = np.random.default_rng(sum(widths) + 1)
+    n = 30_000
+    keys = [rng.choice(rng.integers(0, 2**w, 40, dtype=np.int64), n) for w in widths]
+    expected = np.lexsort(keys[::-1])
+    want = [k[expected] for k in keys]
+    given = [k.copy() for k in keys]
+    arrays = list(given)
+    order, kept, _ = sort_rows(given, out=arrays)
+    assert order.tolist() == expected.tolist()
+    for a, got, w in zip(arrays, kept, want, strict=True):
+        assert got is a and np.array_equal(got, w)
+
+
 @pytest.mark.parametrize(("widths", "buckets"), [((3, 2), False), ((20, 20, 6), False), ((24, 20, 6), True),
                                                   ((28, 20, 6), True), ((30, 30, 1), False),
                                                   ((62, 3), False)])
