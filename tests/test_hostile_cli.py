@@ -320,6 +320,38 @@ def test_ctrl_c_after_the_command_finished_does_not_kill_the_shutdown() -> None:
     assert res.stderr == "", res.stderr
 
 
+def test_ctrl_c_while_a_failed_command_is_on_its_way_out_keeps_its_exit_status() -> None:
+    # The command fails (exit 2, one line); a SIGINT arrives while click closes its context,
+    # after the command's own handler is gone: the program ignores it, as it does once a
+    # command has returned, instead of letting it replace the exit status (click's
+    # "Aborted!" exit 1, or a death by signal, -2, seen in a real load interrupted late).
+    script = ("import os, signal, click\n"
+              "import chaingraph.cli.fuse as f\n"
+              "from chaingraph.errors import InvalidInput\n"
+              "def failing(*a, **k):\n"
+              "    ctx = click.get_current_context().find_root()\n"
+              "    ctx.call_on_close(lambda: os.kill(os.getpid(), signal.SIGINT))\n"
+              "    raise InvalidInput('spec: no such thing')\n"
+              "f.fuse_spec = failing\n"
+              "from chaingraph.cli import cli\n"
+              "cli()\n")
+    res = subprocess.run([sys.executable, "-c", script, "fuse", str(SPEC)], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": CODE}, timeout=60)
+    assert res.returncode == 2, res
+    assert res.stderr.strip().splitlines() == ["error: spec: no such thing"], res.stderr
+
+
+def test_a_second_ctrl_c_does_not_cut_the_first_ones_cleanup_short() -> None:
+    from chaingraph.cli import _INTERRUPTS, _note_interrupt
+
+    _INTERRUPTS.clear()
+    with pytest.raises(KeyboardInterrupt):
+        _note_interrupt(signal.SIGINT, None)
+    _note_interrupt(signal.SIGINT, None)  # noted, not raised: the command is on its way out
+    assert _INTERRUPTS == [signal.SIGINT, signal.SIGINT]
+    _INTERRUPTS.clear()
+
+
 def test_output_to_a_full_disk_is_one_line_not_a_traceback() -> None:
     with open("/dev/full", "w") as full:
         res = run(["schema", "task"], stdout=full, stderr=subprocess.PIPE, capture_output=False)

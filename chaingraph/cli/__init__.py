@@ -111,6 +111,9 @@ class LazyGroup(click.Group):
     commands from :data:`COMMANDS` without importing any, and maps chaingraph errors to
     exit codes."""
 
+    #: run as the ``chaingraph`` program (not called by a library or a test): see :meth:`main`
+    _as_program = False
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
 
@@ -132,13 +135,17 @@ class LazyGroup(click.Group):
 
     def main(self, args: Sequence[str] | None = None, *rest: Any, **kwargs: Any) -> Any:
         """Run as the ``chaingraph`` program (``args`` from ``sys.argv``): once the command
-        has returned, a Ctrl-C is ignored. The interpreter then only shuts down (freeing
-        modules, closing files): everything is done and written, and Python's own teardown
-        would otherwise let the signal kill the process with no exit status of ours."""
+        has returned or failed, a Ctrl-C is ignored. The interpreter then only shuts down
+        (freeing modules, closing files): everything is done and written (or the command has
+        said what was kept), and Python's own handler would otherwise let a late or second
+        signal kill the process with no exit status of ours (-2 instead of 130)."""
+        program = args is None and threading.current_thread() is threading.main_thread()
+        self._as_program = program
         try:
             return super().main(args, *rest, **kwargs)
         finally:
-            if args is None and threading.current_thread() is threading.main_thread():
+            self._as_program = False
+            if program:
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -163,8 +170,9 @@ class LazyGroup(click.Group):
             click.echo(message, err=True)
             sys.exit(code)
         finally:
+            # the program ignores Ctrl-C once its command is done or on its way out (see main)
             if previous is not None:
-                signal.signal(signal.SIGINT, previous)
+                signal.signal(signal.SIGINT, signal.SIG_IGN if self._as_program else previous)
 
     def _in_cli_terms(self, ctx: click.Context, exc: ChaingraphError) -> str:
         """The error's message in the command's terms: the parameter it is about (its
@@ -190,9 +198,11 @@ _INTERRUPTS: list[int] = []
 
 
 def _note_interrupt(signum: int, frame: Any) -> None:
-    """Remember the interrupt, then raise it as Python's default handler would."""
+    """Remember the interrupt, then raise it as Python's default handler would — the first
+    one only: after it the command is on its way out, and its cleanup must not be cut short."""
     _INTERRUPTS.append(signum)
-    raise KeyboardInterrupt
+    if len(_INTERRUPTS) == 1:
+        raise KeyboardInterrupt
 
 
 def _interrupted(exc: BaseException) -> bool:
