@@ -219,11 +219,12 @@ def id_lists(draw: st.DrawFn) -> list[str]:
 def test_dense_item_ids_are_numbered_as_a_string_sort_numbers_them(ids: list[str], chunks: int) -> None:
     """The dense item-id path gives the sorted distinct strings and codes of the general
     one, and declines anything that is not exactly ``Q`` + digits without a leading zero."""
-    from chaingraph.compact import _item_codes, _sorted_codes
+    from chaingraph.compact import _sorted_codes
+    from chaingraph.id_codes import item_codes
 
     cut = len(ids) // chunks
     values = pa.chunked_array([pa.array(ids[:cut], pa.string()), pa.array(ids[cut:], pa.string())])
-    fast = _item_codes(values)
+    fast = item_codes(values)
     names, codes = _sorted_codes(values)
     valid = all(re.fullmatch(r"Q[1-9][0-9]*", i) for i in ids)
     assert (fast is not None) == (valid and max(int(i[1:]) for i in ids) <= len(ids))
@@ -241,11 +242,11 @@ def test_id_numbers_read_ids_as_python_reads_them(strings: list[str], prefix: st
     """The byte-level reading of ``prefix`` + digits (up to 8 digits in one word, more by
     Arrow) gives Python's numbers, and declines exactly what is not such an id (leading
     zero, sign, space, other digits, another prefix, too long), in a slice of a buffer."""
-    from chaingraph.compact import _id_numbers
+    from chaingraph.id_codes import id_numbers
 
     longest = 11
     block = pa.array(["Q1"] * skip + strings, pa.string()).slice(skip)
-    got = _id_numbers(block, prefix, longest)
+    got = id_numbers(block, prefix, longest)
     valid = all(re.fullmatch(rf"{prefix}[1-9][0-9]*", s, flags=re.ASCII) and len(s) <= longest
                 for s in strings)
     assert (got is not None) == valid, strings
