@@ -75,7 +75,12 @@ DEFAULT_DEADLINE = 120.0
 #: staged triples spill to the store's temporary directory beyond it, while the blocks in
 #: flight take memory of their own) and building the statement model (its joins and
 #: aggregates spill beyond it; 100 MiB was too little for a 2.3 M-statement dump's entity
-#: step), so a larger dump does not take more memory; the store's own limit is back afterwards
+#: step), so a larger dump does not take more memory; the store's own limit is back
+#: afterwards. codex-m's N-Triples (1.4 M triples) never fills them (DuckDB peaks at 44 and
+#: 143 MiB), a 10x dump fills both, so it peaks higher while staging (~+50 MiB, half of it
+#: the C library's heap) and building (~+120 MiB). Lower budgets flatten that but cost time:
+#: 32/160 and 48/192 MiB brought the 10x peak to 306-331 MiB against 344-401, and its load
+#: from 54-87 s to 71-113 s, staging the most (alternated runs, load average 5-11)
 DEFAULT_STAGING_MEMORY_MB = 64
 DEFAULT_LOAD_MEMORY_MB = 256
 

@@ -36,8 +36,9 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-__all__ = ["ESCAPED", "PLAIN", "Block", "Split", "equals", "split_lines", "starts_with", "statement_dashes",
-           "surely_claims", "surely_entity_values", "surely_statements", "views"]
+__all__ = ["ESCAPED", "PLAIN", "Block", "Split", "equals", "is_utf8", "same_terms", "split_lines",
+           "starts_with", "statement_dashes", "surely_claims", "surely_entity_values", "surely_statements",
+           "views"]
 
 #: a block of lines: the reader's ``bytearray`` (which the stager writes statement ids into) or bytes
 Block = bytes | bytearray
@@ -196,6 +197,19 @@ def split_lines(data: Block) -> Split:
                  literal=literal, suffix_start=suffix_start)
 
 
+def is_utf8(data: Block) -> bool:
+    """Is ``data`` UTF-8? (Arrow's vectorised check; ASCII first, the usual case.)"""
+    if data.isascii():
+        return True
+    whole = pa.Array.from_buffers(pa.string(), 1, [None, pa.py_buffer(np.array([0, len(data)], np.int32)),
+                                                   pa.py_buffer(data)])
+    try:
+        whole.validate(full=True)
+    except pa.ArrowInvalid:
+        return False
+    return True
+
+
 def views(buf: npt.NDArray[np.uint8], start: Index, end: Index, data: Block) -> pa.Array:
     """An Arrow ``string_view`` array of ``data[start[i]:end[i]]`` (``buf`` is ``data``
     padded, as in :class:`Split`). Nothing is copied but the views themselves; the bytes
@@ -232,6 +246,16 @@ def starts_with(buf: npt.NDArray[np.uint8], start: Index, end: Index, prefix: by
 def equals(buf: npt.NDArray[np.uint8], start: Index, end: Index, value: bytes) -> Mask:
     """Per row: is ``buf[start:end]`` exactly ``value``?"""
     return np.asarray((end - start == len(value)) & starts_with(buf, start, end, value), dtype=np.bool_)
+
+
+def same_terms(buf: npt.NDArray[np.uint8], a: Index, b: Index, length: Index, width: int = 64) -> Mask:
+    """Per row: are the ``length`` bytes at ``a`` and at ``b`` the same? ``False`` for a term
+    longer than ``width`` (compared ``width`` bytes at once)."""
+    if len(a) == 0:
+        return np.zeros(0, dtype=np.bool_)
+    beyond = np.arange(width)[None, :] >= length[:, None]
+    same = ((_gather(buf, a, width) == _gather(buf, b, width)) | beyond).all(axis=1)
+    return np.asarray(same & (length <= width), dtype=np.bool_)
 
 
 _ENTITY_IRI = b"<http://www.wikidata.org/entity/"

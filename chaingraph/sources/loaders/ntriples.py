@@ -55,17 +55,19 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from chaingraph.ids import VALUE_ENTITY_PATTERN
 from chaingraph.sources.loaders.common import LineGuard
 from chaingraph.sources.loaders.compression import BLOCK_BYTES, read_blocks_into
 from chaingraph.sources.loaders.nt_ids import (
     ENTITY_PREFIX,
     NODE_PREFIX,
+    STRIP_ENTITY_VALUE,
     claim_ok,
     claim_problem,
     staged_entity_id,
     staged_statement_id,
     statement_ids,
+    statement_values,
+    truthy_beside_claims,
 )
 from chaingraph.sources.loaders.nt_views import (
     ESCAPED,
@@ -73,6 +75,7 @@ from chaingraph.sources.loaders.nt_views import (
     Block,
     Split,
     equals,
+    is_utf8,
     split_lines,
     starts_with,
     surely_claims,
@@ -135,14 +138,7 @@ _TERM_CODES = [_KIND_CODE[k] for k in ("label", "description", "alias")]
 _NOVALUE_PREFIX = b"<http://www.wikidata.org/prop/novalue/"
 _SUFFIX = r"@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^<[^>\s]*>"
 
-#: The object of a ``ps:``/``pq:``/``pr:`` triple that is an entity IRI with a valid id is
-#: staged as the id alone (``Q5``: no other term starts with a letter); the statement
-#: model then needs no pattern matching for the bulk of a dump's values (``ENTITY_PREFIX``).
 _VALUE_CODES = [_KIND_CODE[k] for k in ("ps", "pq", "pr")]
-_STRIP_ENTITY_VALUE = (
-    f"CASE WHEN k IN ('ps', 'pq', 'pr') AND starts_with(o, '{ENTITY_PREFIX}') AND ends_with(o, '>') "
-    f"AND regexp_full_match(o[{len(ENTITY_PREFIX) + 1}:-2], '{VALUE_ENTITY_PATTERN}') "
-    f"THEN o[{len(ENTITY_PREFIX) + 1}:-2] ELSE o END")
 
 STAGING_DDL = "(line BIGINT, k VARCHAR, pid VARCHAR, s VARCHAR, o VARCHAR)"
 #: Staged triples are split by role into one table each, behind one view: every query
@@ -160,10 +156,11 @@ _GROUP_OF_CODE = np.array([next((i for i, kinds in enumerate(STAGING_GROUPS.valu
 def create_staging(con: duckdb.DuckDBPyConnection, table: str) -> None:
     """Create the staging tables and the view ``table`` over them."""
     names = [*STAGING_GROUPS, "main"]
-    for group in names:
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {table}_{group} {STAGING_DDL}")
+    for group in names:  # p: triples with the value of their statement, where it is plain (column v)
+        ddl = STAGING_DDL[:-1] + ", v VARCHAR)" if group == "claim" else STAGING_DDL
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {table}_{group} {ddl}")
     con.execute(f"CREATE OR REPLACE TEMP VIEW {table} AS "
-                + " UNION ALL ".join(f"SELECT * FROM {table}_{g}" for g in names))
+                + " UNION ALL ".join(f"SELECT line, k, pid, s, o FROM {table}_{g}" for g in names))
 
 
 def drop_staging(con: duckdb.DuckDBPyConnection, table: str) -> None:
@@ -196,8 +193,18 @@ def parse_line_slow(line: str) -> tuple[str, str, str] | None:
 STAGING_THREADS = min(2, os.cpu_count() or 1)
 
 
-#: staging group, rows, SELECT over them (as _cg_block) with parameters first line, first row not to stage
-_Append = tuple[str, pa.Table, str]
+#: staging group and its rows (line within the block, k, pid, s, o), strings copied out of the block
+_Append = tuple[str, pa.Table]
+#: staged rows are held as Arrow tables until they reach this many bytes, then appended to their
+#: staging tables at once: an INSERT costs about 2 ms of its own whatever its size, and a block
+#: (16 MB of text) stages 1-3 MB (codex-m), copied out so that the block is freed. Appends every
+#: few blocks run on this thread while the workers prepare the next blocks.
+APPEND_BYTES = 8 << 20
+_STAGED = pa.schema([("line", pa.int64()), ("k", pa.string()), ("pid", pa.string()), ("s", pa.string()),
+                     ("o", pa.string())])
+#: ``p:`` triples are staged with the plain entity value of their statement where its ``ps:``
+#: triple follows them (``v``, see :func:`~chaingraph.sources.loaders.nt_ids.pair_statements`)
+_CLAIMS = _STAGED.append(pa.field("v", pa.string()))
 
 
 @dataclass
@@ -223,6 +230,8 @@ class _Stager:
         self._group_of = {k: i for i, kinds in enumerate(STAGING_GROUPS.values()) for k in kinds}
         self._lock = threading.Lock()
         self._cursors: queue.SimpleQueue[duckdb.DuckDBPyConnection] = queue.SimpleQueue()
+        self._pending: dict[str, list[pa.Table]] = {}  # group -> staged rows not yet appended
+        self._pending_bytes = 0
 
     def _classify(self, predicates: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array]:
         """Role, property id and staging-group number of each predicate (role and group are
@@ -252,7 +261,7 @@ class _Stager:
         (numpy, Arrow and DuckDB release the GIL), several blocks at once, before their
         line numbers are known: rows are numbered within the block."""
         data = block if isinstance(block, bytearray) else bytearray(block)  # statement ids go into it
-        if not _is_utf8(data):
+        if not is_utf8(data):
             try:
                 data.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -292,14 +301,39 @@ class _Stager:
             return self._around_bad_bytes(*prepared.bad_bytes, first_line, flush)
         bad = sorted(prepared.problems)
         stop = bad[0] if bad and not self.guard.skip else prepared.lines  # the first row not to stage
-        for group, table, select in prepared.tables:
-            self._insert(group, table, select, [first_line, stop])
+        for group, table in prepared.tables:  # rows at or after stop are not in them
+            self._hold(group, table.set_column(0, "line", pc.add(table["line"], first_line)))
         slow = [(first_line + row, s, p, o) for row, s, p, o in prepared.slow_rows if row < stop]
         if slow:
             self._append(_rows_table(slow))
         for row in bad:
-            self.guard.bad(first_line + row, prepared.problems[row], flush)
+            self.guard.bad(first_line + row, prepared.problems[row], self._flushing(flush))
         return prepared.lines
+
+    def _flushing(self, flush: Callable[[], None]) -> Callable[[], None]:
+        """``flush``, after the held rows are appended."""
+        def run() -> None:
+            self.drain()
+            flush()
+        return run
+
+    def _hold(self, group: str, table: pa.Table) -> None:
+        self._pending.setdefault(group, []).append(table)
+        self._pending_bytes += table.nbytes
+        if self._pending_bytes >= APPEND_BYTES:
+            self.drain()
+
+    def drain(self) -> None:
+        """Append the held rows to the staging tables, one INSERT per group, in file order."""
+        pending, self._pending, self._pending_bytes = self._pending, {}, 0
+        for group, tables in pending.items():
+            self.con.register("_cg_block", pa.concat_tables(tables))
+            columns = ", ".join(tables[0].column_names)
+            try:
+                self.con.execute(f"INSERT INTO {self.table}_{group} ({columns}) "
+                                 f"SELECT {columns} FROM _cg_block")
+            finally:
+                self.con.unregister("_cg_block")
 
     def _around_bad_bytes(self, data: Block, exc: UnicodeDecodeError, first_line: int,
                           flush: Callable[[], None]) -> int:
@@ -309,7 +343,7 @@ class _Stager:
         keep = data[: data.rfind(b"\n", 0, exc.start) + 1]
         if keep:
             self.block(keep, first_line, flush)
-        self.guard.bad(bad, "the line is not UTF-8 text (is this a binary file?)", flush)
+        self.guard.bad(bad, "the line is not UTF-8 text (is this a binary file?)", self._flushing(flush))
         rest = data[data.find(b"\n", exc.start) + 1:] if b"\n" in data[exc.start:] else b""
         if rest:
             self.block(rest, bad + 1, flush)
@@ -408,9 +442,14 @@ class _Stager:
             equals(buf, suffix, o_end[terms], b"@en") | equals(buf, suffix, o_end[terms], b"@mul")))
         seen = terms[~english]
         keep[seen] = False
-        keep &= ~self._truthy_with_claim(split, rows, kind, entry, pids, stop)
+        prop = pc.dictionary_encode(pids, null_encoding="encode").indices.to_numpy()[entry]  # per row
+        is_claim = kind == _KIND_CODE["claim"]
+        keep &= ~truthy_beside_claims(split, rows, kind == _KIND_CODE["wdt"], is_claim, prop, stop)
+        keep &= rows < stop
         lines = rows  # numbered within the block until it is appended
         group = _GROUP_OF_CODE[np.maximum(kind, 0)]
+        parts: dict[str, list[Any]] = {}  # group -> positions in rows, s and o start and end
+        plain = np.zeros(0, dtype=np.int64)
         for number, name in enumerate(self.groups):
             take = np.flatnonzero(keep & (group == number))
             if len(take) == 0:
@@ -422,67 +461,43 @@ class _Stager:
                 o_from, o_to = statement_ids(split, o_from, o_to, valid=True)
             elif name == "main":  # statement nodes as such (see NODE_PREFIX)
                 s_start, s_end = statement_ids(split, s_start, s_end, valid=False)
-            if name == "main":  # entity values of snaks are staged as their ids (see ENTITY_PREFIX)
+                # entity values of snaks are staged as their ids (see ENTITY_PREFIX)
                 values = np.flatnonzero(np.isin(kind[take], _VALUE_CODES))
                 plain = values[surely_entity_values(buf, o_from[values], o_to[values])]
                 o_from, o_to = o_from.copy(), o_to.copy()
                 o_from[plain] += len(ENTITY_PREFIX)
                 o_to[plain] -= 1
-            staged = pa.table({
-                "line": pa.array(lines[take]),
-                "k": pa.DictionaryArray.from_arrays(pa.array(kind[take]), _KIND_NAMES),
-                "pid": pa.DictionaryArray.from_arrays(pa.array(entry[take]), pids),
-                "s": views(buf, s_start, s_end, data),
-                "o": views(buf, o_from, o_to, data)})
-            out.append((name, staged, "SELECT ? + line, k, pid, s, o FROM _cg_block WHERE line < ?"))
-        if len(seen):
+            parts[name] = [take, s_start, s_end, o_from, o_to]
+        if "claim" in parts and "main" in parts:  # p: triples with the plain value of their ps: triple
+            ps = plain[kind[parts["main"][0][plain]] == _KIND_CODE["ps"]]
+            value, parts["main"] = statement_values(split, rows, prop, parts["claim"], parts["main"], ps)
+        elif "claim" in parts:
+            value = pa.nulls(len(parts["claim"][0]), pa.string())
+        for name, (take, s_start, s_end, o_from, o_to) in parts.items():
+            columns = [pa.array(lines[take]), _KIND_NAMES.take(pa.array(kind[take])),
+                       pids.take(pa.array(entry[take])),
+                       views(buf, s_start, s_end, data).cast(pa.string()),  # copied: the block can go
+                       views(buf, o_from, o_to, data).cast(pa.string())]
+            if name == "claim":
+                columns.append(value)
+            out.append((name, pa.table(columns, schema=_CLAIMS if name == "claim" else _STAGED)))
+        seen = seen[rows[seen] < stop]
+        if len(seen):  # one row per subject: the first
             r = rows[seen]
             subjects = pa.table({"line": pa.array(lines[seen]),
-                                 "s": views(buf, split.s_start[r], split.s_end[r], data)})
-            out.append(("terms", subjects, "SELECT ? + min(line), 'seen', NULL, s, NULL FROM _cg_block "
-                                           "WHERE line < ? GROUP BY s"))
+                                 "s": views(buf, split.s_start[r], split.s_end[r], data).cast(pa.string())})
+            first = subjects.group_by("s", use_threads=False).aggregate([("line", "min")])
+            n = first.num_rows
+            out.append(("terms", pa.table([first["line_min"], pa.repeat("seen", n), pa.nulls(n, pa.string()),
+                                           first["s"], pa.nulls(n, pa.string())], schema=_STAGED)))
         return out
-
-    def _truthy_with_claim(self, split: Split, rows: npt.NDArray[np.int64], kind: npt.NDArray[np.int8],
-                           entry: npt.NDArray[np.int32], pids: pa.Array, stop: int) -> npt.NDArray[np.bool_]:
-        """``wdt:`` rows next to (just before or after) the ``p:`` row of the same subject and
-        property: they would be ignored anyway (a truthy triple counts only where its subject
-        has no ``p:`` statement of that property), and a dump writes an entity's truthy and
-        full statements side by side, so this drops nearly all of them before they are staged.
-        Any other ``wdt:`` row is staged, and the build decides; so is one whose ``p:`` row is
-        at or after ``stop``, the row of a bad line that stops staging."""
-        out = np.zeros(len(rows), dtype=np.bool_)
-        truthy = np.flatnonzero(kind == _KIND_CODE["wdt"])
-        if len(truthy) == 0:
-            return out
-        is_claim = kind == _KIND_CODE["claim"]
-        prop = pc.dictionary_encode(pids, null_encoding="encode").indices.to_numpy()[entry]
-
-        def subjects(at: npt.NDArray[np.int64]) -> pa.Array:
-            return views(split.buf, split.s_start[rows[at]], split.s_end[rows[at]], split.data)
-
-        for step in (1, -1):
-            other = truthy + step
-            near = truthy[(other >= 0) & (other < len(rows))]
-            other = near + step
-            pair = is_claim[other] & (prop[near] == prop[other]) & (rows[other] < stop)
-            near, other = near[pair], other[pair]
-            if len(near):
-                out[near[pc.equal(subjects(near), subjects(other)).to_numpy(zero_copy_only=False)]] = True
-        return out
-
-    def _insert(self, group: str, table: pa.Table, select: str, params: list[int]) -> None:
-        self.con.register("_cg_block", table)
-        try:
-            self.con.execute(f"INSERT INTO {self.table}_{group} {select}", params)
-        finally:
-            self.con.unregister("_cg_block")
 
     def _append(self, table: pa.Table) -> None:
         """Stage the rows of ``table`` (line, s, p, o) that have a predicate that matters.
         DuckDB filters while it copies: the Arrow arrays are never copied just to drop rows."""
         if table.num_rows == 0:
             return
+        self.drain()  # rows are staged in file order
         kinds, pids, groups = self._classify(table["p"])
         keep = pc.is_valid(kinds)
         # rdf:type matters only for novalue classes (wdno:); normal rank is the default
@@ -495,9 +510,9 @@ class _Stager:
         try:
             for number, group in enumerate(self.groups):
                 s = {"claim": staged_entity_id("s"), "main": staged_statement_id("s")}.get(group, "s")
-                o = {"claim": staged_statement_id("o"), "main": _STRIP_ENTITY_VALUE}.get(group, "o")
-                self.con.execute(f"INSERT INTO {self.table}_{group} SELECT line, k, pid, {s}, {o} "
-                                 "FROM _cg_block WHERE g = ?", [number])
+                o = {"claim": staged_statement_id("o"), "main": STRIP_ENTITY_VALUE}.get(group, "o")
+                self.con.execute(f"INSERT INTO {self.table}_{group} (line, k, pid, s, o) "
+                                 f"SELECT line, k, pid, {s}, {o} FROM _cg_block WHERE g = ?", [number])
         finally:
             self.con.unregister("_cg_block")
 
@@ -517,19 +532,6 @@ class ReadError(Exception):
         self.line = line
         self.cause = cause
         super().__init__(f"cannot read past line {line - 1}: {cause}")
-
-
-def _is_utf8(data: Block) -> bool:
-    """Is ``data`` UTF-8? (Arrow's vectorised check; ASCII first, the usual case.)"""
-    if data.isascii():
-        return True
-    whole = pa.Array.from_buffers(pa.string(), 1, [None, pa.py_buffer(np.array([0, len(data)], np.int32)),
-                                                   pa.py_buffer(data)])
-    try:
-        whole.validate(full=True)
-    except pa.ArrowInvalid:
-        return False
-    return True
 
 
 def _problem(text: str) -> str:
@@ -574,6 +576,7 @@ def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str
                     failure = exc  # every whole line before the damage is still staged
             while pending:
                 commit_one()
+            stager.drain()
         finally:
             for future in pending:
                 future.cancel()

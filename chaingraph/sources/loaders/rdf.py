@@ -253,10 +253,10 @@ def _value_sql() -> str:
 _PLAIN_ENTITY = "NOT novalue AND vn IS NULL AND left(o, 1) IN ('Q', 'P', 'L', 'E', 'M')"
 
 
-def _plain_values(alias: str = "", *, narrow: bool = False) -> str:
-    """The value columns of a plain entity snak of ``_cg_snak`` (table alias ``alias``); with
-    ``narrow`` only those that are not NULL (a table insert leaves the others NULL)."""
-    o = f"{alias}o"
+def _plain_values(alias: str = "", *, narrow: bool = False, column: str = "o") -> str:
+    """The value columns of a plain entity snak of ``_cg_snak`` (table alias ``alias``; the id in
+    ``column``); with ``narrow`` only those that are not NULL (a table insert leaves the others NULL)."""
+    o = f"{alias}{column}"
     cols = {"value_type": f"CASE {o}[1] WHEN 'Q' THEN 'item' WHEN 'P' THEN 'property' "
                           f"WHEN 'L' THEN 'lexeme' ELSE 'entity' END", "object": o}
     return ", ".join(f"{cols.get(c, 'NULL')} AS {c}" for c in VALUE_COLUMNS if not narrow or c in cols)
@@ -289,7 +289,8 @@ def _build(store: Store, t: str, source_id: str) -> dict[str, int]:
                   WHEN instr({statement_local}, '-') > 0  -- Q42-GUID -> Q42$GUID
                   THEN {statement_local}[:instr({statement_local}, '-') - 1] || '$'
                        || {statement_local}[instr({statement_local}, '-') + 1:]
-                  ELSE {statement_local} END AS statement_id
+                  ELSE {statement_local} END AS statement_id,
+             v AS value  -- the plain entity value of the statement, staged with it (see pair_statements)
       FROM {claims};
     CREATE OR REPLACE TEMP TABLE _cg_vn AS
       SELECT s AS node, {pivot} FROM {main} WHERE k IN ({', '.join(repr(k) for k in _VN_KINDS.values())})
@@ -314,13 +315,13 @@ def _build(store: Store, t: str, source_id: str) -> dict[str, int]:
       UNION ALL
       SELECT x.s AS owner,
              CASE WHEN st.node IS NOT NULL AND st.pid = x.wpid AND NOT EXISTS (
-                    SELECT 1 FROM {main} y WHERE y.s = x.s AND y.k IN ('ps', 'psv')) THEN 'S'
+                    SELECT 1 FROM {main} y WHERE y.s = x.s AND y.k IN ('ps', 'psv'))
+                  AND NOT EXISTS (SELECT 1 FROM {claims} c WHERE c.o = x.s AND c.v IS NOT NULL) THEN 'S'
                   WHEN st.node IS NOT NULL THEN 'Q'
                   WHEN {ent_x} IS NOT NULL THEN 'T' ELSE 'R' END AS role,
              x.wpid AS pid, NULL AS o, NULL AS vn, true AS novalue
       FROM (SELECT s, {_local('o', NOVALUE)} AS wpid FROM {main} WHERE k = 'type') x
       LEFT JOIN _cg_st st ON st.node = x.s);
-    DROP TABLE _cg_nodes;  -- intermediate tables go as soon as they are used: peak memory
     CREATE OR REPLACE TEMP TABLE _cg_val AS {_value_sql()};
     UPDATE _cg_val SET value_type = 'string', text = raw_lexical, time = NULL, precision = NULL,
         calendar = NULL, timezone = NULL, before = NULL, after = NULL
@@ -340,7 +341,15 @@ def _build(store: Store, t: str, source_id: str) -> dict[str, int]:
       SELECT st.statement_id, st.subject, st.pid AS property, {rank} AS rank, 'value' AS snaktype,
              {_plain_values("v.", narrow=True)}
       FROM _cg_st st JOIN _cg_snak v ON v.owner = st.node AND v.role = 'S' AND v.plain
-      LEFT JOIN {ranks};
+      LEFT JOIN {ranks}
+      UNION ALL  -- p: triples staged with their plain value, where no value node says more
+      SELECT st.statement_id, st.subject, st.pid AS property, {rank} AS rank, 'value' AS snaktype,
+             {_plain_values("st.", narrow=True, column="value")}
+      FROM _cg_st st LEFT JOIN (SELECT DISTINCT owner, pid FROM _cg_nodes WHERE role = 'S') n
+        ON n.owner = st.node AND n.pid = st.pid
+      LEFT JOIN {ranks}
+      WHERE st.value IS NOT NULL AND n.owner IS NULL;
+    DROP TABLE _cg_nodes;  -- intermediate tables go as soon as they are used: peak memory
     CREATE OR REPLACE TEMP TABLE _cg_statements_v AS  -- every other value, with all value columns
       SELECT st.statement_id, st.subject, st.pid AS property, {rank} AS rank, v.snaktype, {vcols}
       FROM _cg_st st JOIN _cg_val v ON v.owner = st.node AND v.role = 'S'
