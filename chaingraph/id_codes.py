@@ -99,7 +99,7 @@ def id_numbers(block: pa.Array, prefix: str, longest: int) -> np.ndarray | None:
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             return None
         # "Q01", "Q+1", "Q 1" parse too, but are not ids
-        ok = np.array_equal(length, _digits(np.maximum(parsed, 1)) + 1)
+        ok = int(parsed.min()) >= 1 and np.array_equal(length, _digits(parsed) + 1)  # ("Q0", "Q-1")
         return np.asarray(parsed, dtype=np.int64) if ok else None
     offsets = np.frombuffer(block.buffers()[1], dtype=np.int32, count=len(block) + 1, offset=4 * block.offset)
     lo, hi = int(offsets[0]), int(offsets[-1])
