@@ -20,7 +20,7 @@ and statement ids are compared as strings only where two arcs tie on everything 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -29,6 +29,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from chaingraph.id_codes import item_codes
 from chaingraph.keysort import Key, Workspace, sort_rows
 from chaingraph.keysort import spans as _spans
 
@@ -96,71 +97,6 @@ def _sorted_codes(values: pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
             np.take(rank, indices[a:b], out=codes[at + a:at + b], mode="clip")
         at += len(c)
     return pc.take(dictionary, pa.array(order, type=pa.int64()), memory_pool=_POOL), codes
-
-
-def _item_codes(values: pa.ChunkedArray) -> tuple[pa.Array, np.ndarray] | None:
-    """What :func:`_sorted_codes` gives, without hashing a string, when every value is an
-    item id (``Q`` + 1–12 digits, no leading zero) and the ids are dense: no larger than
-    the number of values (a large dump, or the synthetic graph). Then a table indexed by
-    the number finds the distinct ids, and their string order (``Q10`` < ``Q2``) comes from
-    sorting the numbers left-aligned to 12 digits, shorter first on a tie. ``None`` otherwise
-    (decided first from the longest string, so a sparse store pays almost nothing).
-
-    >>> names, codes = _item_codes(pa.chunked_array([["Q2", "Q10", "Q1"], ["Q2"] * 8]))
-    >>> names.to_pylist(), codes[:4].tolist()
-    (['Q1', 'Q10', 'Q2'], [2, 1, 0, 2])
-    >>> _item_codes(pa.chunked_array([["Q2", "Q10", "Q01"], ["Q2"] * 8])) is None
-    True
-    """
-    n = len(values)
-    if n == 0 or values.null_count:
-        return None
-    itype: type[np.signedinteger[Any]] = np.int32 if n < 2**31 else np.int64
-    number = np.empty(n, dtype=itype)  # dense: every id <= n
-    at = 0
-    for block in _blocks(values):  # a block at a time, so every pass over it runs in cache
-        length = pc.binary_length(block).to_numpy(zero_copy_only=False)
-        if int(length.max()) > 1 + len(str(n)) or not pc.all(pc.starts_with(block, "Q")).as_py():
-            return None  # too long to be dense, or not an item id
-        try:
-            parsed = pc.cast(pc.utf8_slice_codeunits(block, 1), pa.int64()).to_numpy(zero_copy_only=False)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            return None
-        if int(parsed.min()) < 1 or int(parsed.max()) > n or not np.array_equal(length, _digits(parsed) + 1):
-            return None  # sparse ids, or "Q01", "Q+1", "Q 1" (they parse too, but are not ids)
-        number[at:at + len(parsed)] = parsed
-        at += len(parsed)
-    top = int(number.max())
-    present = np.zeros(top + 1, dtype=bool)
-    present[number] = True
-    distinct = np.flatnonzero(present)
-    del present
-    width = _digits(distinct)
-    order = np.argsort(distinct * 10 ** (12 - width) * 16 + width, kind="stable")
-    rank = np.zeros(top + 1, dtype=np.int32)
-    rank[distinct[order]] = np.arange(len(order), dtype=np.int32)
-    # in place, a block at a time (``take`` buffers its output): no second array of every row
-    codes = number if number.dtype == np.int32 else np.empty(n, dtype=np.int32)
-    for a, b in _spans(n):
-        np.take(rank, number[a:b], out=codes[a:b])
-    names = pc.binary_join_element_wise("Q", pc.cast(pa.array(distinct[order]), pa.string()), "",
-                                        memory_pool=_POOL)
-    return names, codes
-
-
-def _blocks(values: pa.ChunkedArray, size: int = 1 << 18) -> Iterator[pa.Array]:
-    """The values in order, as zero-copy slices of at most ``size``."""
-    for chunk in values.chunks:
-        for start in range(0, len(chunk), size):
-            yield chunk.slice(start, size)
-
-
-def _digits(number: np.ndarray) -> np.ndarray:
-    """Decimal digits of each positive number below 10**12."""
-    out = np.ones(len(number), dtype=np.int64)
-    for k in range(1, 12):
-        out += number >= 10**k
-    return out
 
 
 def _joined(values: pa.ChunkedArray) -> pa.Array:
@@ -239,9 +175,9 @@ def _gather_strings(values: pa.ChunkedArray, rows: np.ndarray, block: int = 1 <<
     return pa.Array.from_buffers(pa.string(), len(rows), buffers)
 
 
-def _take_rows(values: pa.ChunkedArray, rows: np.ndarray, at: np.ndarray) -> pa.Array:
-    """``values[rows[at]]``."""
-    return _take(values, rows[at])
+def _take_sids(sids: pa.Array, edges: np.ndarray) -> pa.Array:
+    """``sids[edges]``."""
+    return pc.take(sids, pa.array(edges), memory_pool=_POOL)
 
 
 def _string_rank(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
@@ -254,22 +190,23 @@ def _string_rank(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
     return np.asarray(ranked.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
-def _order(keys: list[np.ndarray], sids: pa.ChunkedArray, rows_of: np.ndarray,
-           work: Workspace | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
+def _order(keys: list[np.ndarray], sids: pa.ChunkedArray, rows_of: np.ndarray | None,
+           work: Workspace | None = None, in_place: bool = False) -> tuple[np.ndarray, list[np.ndarray]]:
     """Indices sorting rows by ``keys`` (most significant first), ties by statement id
-    (row ``i`` has statement id ``sids[rows_of[i]]``), and the keys in that order (out of
-    :func:`~chaingraph.keysort.sort_rows`, which empties ``keys`` and says which rows tie);
+    (row ``i`` has statement id ``sids[rows_of[i]]``, ``sids[i]`` without ``rows_of``),
+    and the keys in that order (out of :func:`~chaingraph.keysort.sort_rows`, which
+    empties ``keys`` and says which rows tie; ``in_place``: written over the keys given);
     only rows that tie on the keys compare their statement ids as strings. With ``work``
     (lent to the sort), the order is a view of it."""
-    n = len(rows_of)
+    n = len(keys[0]) if keys else 0
     if n == 0:
         return np.zeros(0, dtype=np.int64), [k[:0] for k in keys]
-    order, kept, tie = sort_rows(keys, work=work)
+    order, kept, tie = sort_rows(keys, work=work, out=list(keys) if in_place else None)
     ordered = [k for k in kept if k is not None]
     if len(tie):
         members = _runs(tie, n)
         rows = order[members]
-        rank = _string_rank(_take(sids, rows_of[rows]))
+        rank = _string_rank(_take(sids, rows if rows_of is None else rows_of[rows]))
         order[members] = rows[np.lexsort((rank, *[k[members] for k in ordered[::-1]]))]
     return order, ordered
 
@@ -298,7 +235,7 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
     lprop = _strings(literal_property) if has_lit else empty
 
     # properties: one code each, in id order; policy decided once per property
-    all_props, pcodes = _sorted_codes(_concat([prop, lprop]))
+    all_props, pcodes = _sorted_codes(_concat([prop, lprop]))  # (few: hashing beats parsing)
     properties = tuple(all_props.to_pylist())
     is_class = np.fromiter((p in class_properties for p in properties), dtype=bool, count=len(properties))
     allowed = np.fromiter((allows(p) for p in properties), dtype=bool, count=len(properties))
@@ -314,24 +251,32 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
     def take(a: pa.ChunkedArray, rows: np.ndarray) -> pa.ChunkedArray:
         return pc.take(a, pa.array(rows, type=pa.int64()), memory_pool=_POOL)
 
-    step_rows, class_rows = _flatnonzero(step_mask), np.flatnonzero(class_mask)
+    # the sorts' words (one int64 per arc, two for keys too wide for buckets) are one
+    # workspace for them all, its pages faulted in once; until the arc sort needs all of it,
+    # its last half (as int32) holds the step rows, then the statement rows of the edges
+    k = int(np.count_nonzero(step_mask))
+    every = k == m_all  # every statement a step: no rows to select, and when every vertex
+    # is then used, no renumbering (each a gather of millions of rows saved)
+    ml = len(lit_keep)
+    arcs = 2 * (k + ml)
+    work = Workspace(arcs)
+    spare = work.words(0, arcs).view(np.int32)[arcs:] if m_all < 2**31 else None
+    step_rows = None if every else _flatnonzero(step_mask, spare)
+    class_rows = np.flatnonzero(class_mask)
     lit_node = (pc.binary_join_element_wise(take(lsid, lit_keep), "#value", "", memory_pool=_POOL)
                 if len(lit_keep) else empty)
 
     # vertices: every step endpoint, class-edge subject, literal subject and literal node,
     # numbered in id order (strings are encoded once, then only integers move)
     ends = _concat([subj, obj, lsubj, lit_node])
-    dictionary, vcodes = _item_codes(ends) or _sorted_codes(ends)
+    dictionary, vcodes = item_codes(ends) or _sorted_codes(ends)
     del ends
     ml_all = len(lsid)
     s_all, o_all = vcodes[:m_all], vcodes[m_all:2 * m_all]
     ls_all, ln_code = vcodes[2 * m_all:2 * m_all + ml_all], vcodes[2 * m_all + ml_all:]
-    # every statement a step (no policy exclusion): rows need no selecting, and when every
-    # vertex is then used, no renumbering (each a gather of millions of rows saved)
-    every = len(step_rows) == m_all
     used = np.zeros(len(dictionary), dtype=bool)
-    for a, b in _spans(len(step_rows)):  # a block of step rows at a time: no array of their codes
-        rows = step_rows[a:b]
+    for a, b in _spans(k):  # a block of step rows at a time: no array of their codes
+        rows = slice(a, b) if step_rows is None else step_rows[a:b]
         used[s_all[rows]] = True
         used[o_all[rows]] = True
     for part in (s_all[class_rows], ls_all[lit_keep], ln_code):
@@ -345,51 +290,51 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
         n = len(names)
         ls_code, ln_code = renumber[ls_all[lit_keep]], renumber[ln_code]
     # the step rows' codes, renumbered, written over the codes of all rows (no new arrays)
-    k, rows_or_all = len(step_rows), None if every else step_rows
-    s_code = _select(s_all, rows_or_all, renumber, vcodes[:k])
-    o_code = _select(o_all, rows_or_all, renumber, vcodes[k:2 * k])
-    p_code, lp_code = _select(ip, rows_or_all, None, pcodes[:k]), lp[lit_keep]
+    s_code = _select(s_all, step_rows, renumber, vcodes[:k])
+    o_code = _select(o_all, step_rows, renumber, vcodes[k:2 * k])
+    p_code, lp_code = _select(ip, step_rows, None, pcodes[:k]), lp[lit_keep]
     keys = [s_code, p_code, o_code]  # the sort lets go of each key when done with it
-    del vcodes, s_all, o_all, ls_all, used, renumber, s_code, o_code, p_code, ip, lp, pcodes
+    del s_all, o_all, ls_all, used, renumber, ip, lp
 
-    # edges: items by (subject, property, object, statement id), then literals by
-    # (subject, property, statement id); the sorts' words (one int64 per arc, two for
-    # keys too wide for buckets) are one workspace for them all, its pages faulted in once
-    arcs = 2 * (k + len(lit_keep))
-    work = Workspace(arcs)
-    e_order, (s_e, p_e, o_e) = _order(keys, sid, step_rows, work)
-    sid_rows = e_order.astype(step_rows.dtype) if every else _select(step_rows, e_order, None)
-    m = len(e_order)
-    del e_order  # (in the workspace)
+    # edges: literals by (subject, property, statement id), then items by (subject,
+    # property, object, statement id), whose keys take their sorted values
     l_order, (ls_l, lp_l) = _order([ls_code, lp_code], lsid, lit_keep, work)
-    ml = len(l_order)
-    # (no copies when there are no literals)
-    src, dst, eprop = (np.concatenate([a, b], dtype=np.int32) if ml else a.astype(np.int32, copy=False)
-                       for a, b in ((s_e, ls_l), (o_e, ln_code[l_order]), (p_e, lp_l)))
+    ln_l, lit_rows = ln_code[l_order], m_all + lit_keep[l_order]
+    del ls_code, ln_code, lp_code, l_order, lit_keep
+    e_order, (s_e, p_e, o_e) = _order(keys, sid, step_rows, work, in_place=True)
+    del s_code, o_code, p_code
+    m = len(e_order)
+    # the statement row of each edge, written over the order (int32, a block at a time)
+    front = work.words(0, m).view(np.int32)[:m] if m_all < 2**31 else None
+    sid_rows = _select(e_order, None, step_rows, front)
+    if sid_rows is e_order:  # (every statement a step, too many for int32 rows)
+        sid_rows = e_order.copy()
+    del e_order, step_rows, spare, step_mask, front
     if ml:
-        sid_rows = np.concatenate([sid_rows, m_all + lit_keep[l_order]])
-    del s_e, p_e, o_e, ls_l, lp_l, ls_code, ln_code, lp_code, l_order
-    del step_rows, class_rows, lit_keep, step_mask
-    # CSR adjacency over both directions, by (neighbour, property, statement id, forward)
+        sid_rows = np.concatenate([sid_rows, lit_rows])
+    # statement ids in edge order, before the arc sort takes the whole workspace (its ties
+    # read theirs from here)
     all_sids = _concat([sid, lsid])
+    sids = _take(all_sids, sid_rows)
+    del sid_rows, lit_rows, all_sids
+    if ml:
+        src, dst, eprop = (np.concatenate([a, b], dtype=np.int32)
+                           for a, b in ((s_e, ls_l), (o_e, ln_l), (p_e, lp_l)))
+    else:  # the sorted keys themselves, unless they would keep much larger code arrays alive
+        views = 8 * vcodes.nbytes <= 9 * (s_e.nbytes + o_e.nbytes)
+        src, dst = (s_e, o_e) if views else (s_e.copy(), o_e.copy())
+        eprop = p_e if 8 * pcodes.nbytes <= 9 * p_e.nbytes else p_e.copy()
+    del s_e, p_e, o_e, ls_l, lp_l, ln_l, vcodes, pcodes
+    del class_rows
+    # CSR adjacency over both directions, by (neighbour, property, statement id, forward)
     edge_dtype = np.int32 if m + ml < 2**31 else np.int64
-    sid_of = partial(_take_rows, all_sids, sid_rows)
+    sid_of = partial(_take_sids, sids)
     degree, arc_order, nbr_sorted = _arc_order(src, dst, eprop, n, sid_of, work)
     del work  # a buffer that does not hold the order goes now
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(degree, out=indptr[1:])
-    fwd = np.empty(len(arc_order), dtype=bool)
-    arc_edge_sorted = np.empty(len(arc_order), dtype=edge_dtype)
-    for a, b in _spans(len(arc_order)):
-        np.bitwise_and(arc_order[a:b], 1, out=fwd[a:b], casting="unsafe")
-        np.right_shift(arc_order[a:b], 1, out=arc_edge_sorted[a:b], casting="unsafe")
+    arc_edge_sorted, nbr_sorted, fwd = _split_arcs(arc_order, nbr_sorted, edge_dtype)
     del arc_order
-
-    # statement ids in edge order: the one big string copy, made last (the arc sort's
-    # arrays are gone) and after the memory freed so far is handed back (C allocator: malloc_trim)
-    _POOL.release_unused()
-    sids = _take(all_sids, sid_rows)
-    del sid_rows, all_sids
 
     classes = pa.table({"subject": pick(subj, class_mask), "property": pick(prop, class_mask),
                         "object": pick(obj, class_mask)})
@@ -401,15 +346,49 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
                        fwd=fwd, literal=~item_mask(names), classes=classes, excluded=excluded)
 
 
-def _flatnonzero(mask: np.ndarray) -> np.ndarray:
-    """``np.flatnonzero(mask)``, in int32 when that holds every position (half the bytes).
+def _split_arcs(order: np.ndarray, nbr: np.ndarray, edge_dtype: type[np.signedinteger[Any]]
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The edge (``order >> 1``), neighbour and direction (``order & 1``) of each sorted arc.
+    When ``order`` (int64) is all of its memory and edges and neighbours fit int32, that
+    memory holds the edges (its first half) and the neighbours (its second half), which are
+    copied there: two arrays of int32 in pages the sort has touched, one of them new.
+
+    >>> order = np.array([5, 0, 3])
+    >>> [a.tolist() for a in _split_arcs(order, np.array([7, 8, 9], dtype=np.int32), np.int32)]
+    [[2, 0, 1], [7, 8, 9], [True, False, True]]
+    >>> np.shares_memory(order, _split_arcs(order, np.array([7, 8, 9], dtype=np.int32), np.int32)[1])
+    True
+    """
+    n = len(order)
+    fwd = np.empty(n, dtype=bool)
+    owner = order if order.base is None else order.base
+    if not (order.dtype == np.int64 and owner.nbytes == order.nbytes and order.flags.c_contiguous
+            and edge_dtype == np.int32 and nbr.dtype == np.int32 and n):
+        edge = np.empty(n, dtype=edge_dtype)
+        for a, b in _spans(n):
+            np.bitwise_and(order[a:b], 1, out=fwd[a:b], casting="unsafe")
+            np.right_shift(order[a:b], 1, out=edge[a:b], casting="unsafe")
+        return edge, nbr, fwd
+    halves = order.view(np.int32)  # 2n int32 over the same bytes
+    for a, b in _spans(n):  # edge i lands in word i // 2, read before: a block at a time, read first
+        block = order[a:b].copy()
+        np.bitwise_and(block, 1, out=fwd[a:b], casting="unsafe")
+        np.right_shift(block, 1, out=halves[a:b], casting="unsafe")
+    halves[n:] = nbr  # the second half: words n // 2 on, all read
+    return halves[:n], halves[n:], fwd
+
+
+def _flatnonzero(mask: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``np.flatnonzero(mask)``, in int32 when that holds every position (half the bytes),
+    into the front of ``out`` (int32) when given.
 
     >>> _flatnonzero(np.array([False, True, True])).tolist()
     [1, 2]
     """
     if len(mask) >= 2**31:
         return np.flatnonzero(mask)
-    out = np.empty(int(np.count_nonzero(mask)), dtype=np.int32)
+    count = int(np.count_nonzero(mask))
+    out = np.empty(count, dtype=np.int32) if out is None else out[:count]
     at = 0
     for a, b in _spans(len(mask)):
         part = np.flatnonzero(mask[a:b])
@@ -429,7 +408,7 @@ def _select(codes: np.ndarray, rows: np.ndarray | None, table: np.ndarray | None
     >>> _select(np.array([5, 6, 7]), np.array([2, 0]), np.arange(10) * 10).tolist()
     [70, 50]
     """
-    if rows is None and table is None:
+    if rows is None and table is None and (out is None or out is codes):
         return codes
     count = len(codes) if rows is None else len(rows)
     out = np.empty(count, dtype=codes.dtype if table is None else table.dtype) if out is None else out

@@ -119,7 +119,8 @@ _BUCKET_BITS = 12
 
 
 def sort_rows(keys: list[np.ndarray] | list[Key], keep: tuple[bool, ...] | None = None,
-              work: Workspace | None = None) -> tuple[np.ndarray, list[np.ndarray | None], np.ndarray]:
+              work: Workspace | None = None, out: Sequence[np.ndarray | None] | None = None
+              ) -> tuple[np.ndarray, list[np.ndarray | None], np.ndarray]:
     """The stable lexicographic order of rows by non-negative integer ``keys`` (most
     significant first), the keys ``keep`` asks for (default: all) in that order (each in
     its own dtype; ``None`` for the others), and the sorted positions ``i`` where rows
@@ -143,6 +144,11 @@ def sort_rows(keys: list[np.ndarray] | list[Key], keep: tuple[bool, ...] | None 
     keys go to :func:`argsort_keys`, and are gathered. Everything else runs
     :data:`_BLOCK` rows at a time, so its temporaries stay in cache.
 
+    ``out`` gives, per key, an array (of the key's dtype and length) to write the kept key
+    into instead of a new one; it may be the key itself, which is read in full before
+    anything is written (a key the caller is done with then takes its sorted values, and
+    no new memory is touched for them).
+
     >>> order, (a, b), ties = sort_rows([np.array([2, 1, 2, 1]), (np.array([0, 0]), np.array([5, 3]))],
     ...                                 keep=(True, True))
     >>> order.tolist(), a.tolist(), b.tolist(), ties.tolist()
@@ -158,7 +164,7 @@ def sort_rows(keys: list[np.ndarray] | list[Key], keep: tuple[bool, ...] | None 
         words = _pack(keys, widths, low, _words(work, 0, n))
         keys.clear()
         words.sort()
-        return _unpack(words, None, dtypes, widths, keep, low)
+        return _unpack(words, None, dtypes, widths, keep, low, out=out)
     if excess <= _BUCKET_BITS and widths[0] > excess:
         words, ends = _pack_buckets(keys, widths, low, excess, _words(work, 0, n))
         keys.clear()
@@ -166,14 +172,15 @@ def sort_rows(keys: list[np.ndarray] | list[Key], keep: tuple[bool, ...] | None 
         for end in ends.tolist():
             words[start:end].sort()
             start = end
-        return _unpack(words, None, dtypes, [widths[0] - excess, *widths[1:]], keep, low, ends=ends)
+        return _unpack(words, None, dtypes, [widths[0] - excess, *widths[1:]], keep, low, ends=ends, out=out)
     split = next((j for j in range(1, len(keys))
                   if sum(widths[j:]) + low <= 63 and sum(widths[:j]) + low <= 63), None)
     if split is None:
         plain = [k if isinstance(k, np.ndarray) else _interleave(k) for k in keys]
         keys.clear()
         order = argsort_keys(plain)
-        ordered = [k[order] for k in plain]
+        ordered = [k[order] if o is None else _into(k[order], o)
+                   for k, o in zip(plain, out if out is not None else [None] * len(plain), strict=True)]
         tie = np.ones(max(n - 1, 0), dtype=bool)
         for k in ordered:
             tie &= k[1:] == k[:-1]
@@ -195,7 +202,7 @@ def sort_rows(keys: list[np.ndarray] | list[Key], keep: tuple[bool, ...] | None 
         np.bitwise_or(w, np.arange(a, b, dtype=np.int64), out=w)
     keys.clear()
     second.sort()
-    return _unpack(second, first, dtypes, widths, keep, low, split)
+    return _unpack(second, first, dtypes, widths, keep, low, split, out=out)
 
 
 def _pack_buckets(keys: Sequence[Key], widths: list[int], low: int, bits: int, words: np.ndarray
@@ -241,6 +248,11 @@ def spans(n: int) -> Iterator[tuple[int, int]]:
     """``(start, stop)`` of the blocks of ``n`` rows, :data:`_BLOCK` at a time."""
     for a in range(0, n, _BLOCK):
         yield a, min(a + _BLOCK, n)
+
+
+def _into(values: np.ndarray, out: np.ndarray) -> np.ndarray:
+    out[:] = values
+    return out
 
 
 def _rows(key: Key) -> int:
@@ -295,17 +307,21 @@ def _pack(keys: Sequence[Key], widths: list[int], low: int, words: np.ndarray | 
 
 
 def _unpack(words: np.ndarray, first: np.ndarray | None, dtypes: list[np.dtype[Any]], widths: list[int],
-            keep: tuple[bool, ...], low: int, split: int = 0, ends: np.ndarray | None = None
+            keep: tuple[bool, ...], low: int, split: int = 0, ends: np.ndarray | None = None,
+            out: Sequence[np.ndarray | None] | None = None
             ) -> tuple[np.ndarray, list[np.ndarray | None], np.ndarray]:
     """The kept keys (in ``dtypes``) of sorted :func:`_pack` words, ``words`` itself, now
     holding the row positions, and the positions that tie with the next row. With
     ``first``, the words are second words (the ``split`` high keys and a rank into the
     sorted ``first``), and each is replaced by the first word it ranks, in place. With
     ``ends``, the words are in the buckets of :func:`_pack_buckets` that end there, and the
-    bucket is the top of the first key (``widths[0]`` the bits of it in the word)."""
+    bucket is the top of the first key (``widths[0]`` the bits of it in the word). ``out``:
+    where to write the kept keys (``None``: new arrays)."""
     n = len(words)
     n_keys = len(widths)
-    out = [np.empty(n, dtype=d) if want else None for d, want in zip(dtypes, keep, strict=True)]
+    given = out if out is not None else [None] * n_keys
+    out = [(g if g is not None else np.empty(n, dtype=d)) if want else None
+           for d, want, g in zip(dtypes, keep, given, strict=True)]
     mask = (1 << low) - 1
     ties: list[np.ndarray] = []
     before: tuple[int, int] | None = None  # the keys of the previous block's last row

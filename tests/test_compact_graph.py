@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from test_chains_properties import World, build, worlds
 
@@ -105,6 +105,28 @@ def test_sort_keys_is_a_stable_lexsort_and_gives_the_keys_in_order(widths: tuple
         assert got.dtype == k.dtype and np.array_equal(got, k[expected])
 
 
+@pytest.mark.parametrize("widths", [(20, 20, 6), (24, 20, 6), (30, 30, 1), (62, 3)])
+def test_sort_rows_can_write_the_sorted_keys_over_the_keys_it_read(widths: tuple[int, ...],
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``out`` the keys themselves, each kept key comes back in its own array, sorted,
+    as a new array would hold it (one word, buckets, two words, too wide for two)."""
+    import chaingraph.keysort as keysort
+    from chaingraph.keysort import sort_rows
+
+    monkeypatch.setattr(keysort, "_BLOCK", 997)
+    rng = np.random.default_rng(sum(widths) + 1)
+    n = 30_000
+    keys = [rng.choice(rng.integers(0, 2**w, 40, dtype=np.int64), n) for w in widths]
+    expected = np.lexsort(keys[::-1])
+    want = [k[expected] for k in keys]
+    given = [k.copy() for k in keys]
+    arrays = list(given)
+    order, kept, _ = sort_rows(given, out=arrays)
+    assert order.tolist() == expected.tolist()
+    for a, got, w in zip(arrays, kept, want, strict=True):
+        assert got is a and np.array_equal(got, w)
+
+
 @pytest.mark.parametrize(("widths", "buckets"), [((3, 2), False), ((20, 20, 6), False), ((24, 20, 6), True),
                                                   ((28, 20, 6), True), ((30, 30, 1), False),
                                                   ((62, 3), False)])
@@ -197,16 +219,40 @@ def id_lists(draw: st.DrawFn) -> list[str]:
 def test_dense_item_ids_are_numbered_as_a_string_sort_numbers_them(ids: list[str], chunks: int) -> None:
     """The dense item-id path gives the sorted distinct strings and codes of the general
     one, and declines anything that is not exactly ``Q`` + digits without a leading zero."""
-    from chaingraph.compact import _item_codes, _sorted_codes
+    from chaingraph.compact import _sorted_codes
+    from chaingraph.id_codes import item_codes
 
     cut = len(ids) // chunks
     values = pa.chunked_array([pa.array(ids[:cut], pa.string()), pa.array(ids[cut:], pa.string())])
-    fast = _item_codes(values)
+    fast = item_codes(values)
     names, codes = _sorted_codes(values)
     valid = all(re.fullmatch(r"Q[1-9][0-9]*", i) for i in ids)
     assert (fast is not None) == (valid and max(int(i[1:]) for i in ids) <= len(ids))
     if fast is not None:
         assert fast[0].to_pylist() == names.to_pylist() and fast[1].tolist() == codes.tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(st.integers(1, 10**10).map(lambda v: f"Q{v}"),
+                          st.integers(1, 10**10).map(lambda v: f"P{v}"),
+                          st.sampled_from(["Q0", "Q01", "P007", "Q+1", "Q 2", "Q3 ", "Q", "Q١", "q4"]),
+                          st.text(alphabet="Q0123456789x ١+-", max_size=11)), min_size=1, max_size=40),
+       st.sampled_from(["Q", "P"]), st.integers(0, 3))
+@example(["Q100000000", "Q0"], "Q", 0)  # "Q0" in a block long enough for Arrow's parse
+def test_id_numbers_read_ids_as_python_reads_them(strings: list[str], prefix: str, skip: int) -> None:
+    """The byte-level reading of ``prefix`` + digits (up to 8 digits in one word, more by
+    Arrow) gives Python's numbers, and declines exactly what is not such an id (leading
+    zero, sign, space, other digits, another prefix, too long), in a slice of a buffer."""
+    from chaingraph.id_codes import id_numbers
+
+    longest = 11
+    block = pa.array(["Q1"] * skip + strings, pa.string()).slice(skip)
+    got = id_numbers(block, prefix, longest)
+    valid = all(re.fullmatch(rf"{prefix}[1-9][0-9]*", s, flags=re.ASCII) and len(s) <= longest
+                for s in strings)
+    assert (got is not None) == valid, strings
+    if got is not None:
+        assert got.tolist() == [int(s[1:]) for s in strings]
 
 
 @settings(max_examples=150, deadline=None)
