@@ -23,8 +23,8 @@ _POOL = pa.system_memory_pool()
 
 
 def item_codes(values: pa.ChunkedArray, prefix: str = "Q") -> tuple[pa.Array, np.ndarray] | None:
-    """What :func:`_sorted_codes` gives, without hashing a string, when every value is an
-    item id (``prefix``, ``Q`` or ``P``, + 1–12 digits, no leading zero) and the ids are
+    """What :func:`chaingraph.compact._sorted_codes` gives, without hashing a string, when
+    every value is an item id (``prefix``, ``Q`` or ``P``, + 1–12 digits, no leading zero) and the ids are
     dense: no larger than the number of values (a large dump, the synthetic graph, or the
     properties of any large graph). Then a table indexed by the number finds the distinct
     ids, and their string order (``Q10`` < ``Q2``) comes from sorting the numbers

@@ -243,7 +243,7 @@ class RouteJudge:
         for i, (prop, way) in enumerate(steps, start=1):
             a, b = nodes[i - 1], nodes[i]
             step = (c, a, b, prop, way)  # the component's: a value target's precision is its own
-            held = self._steps[step] if step in self._steps else self.held(c, a, b, prop, way)
+            held = self.held(*step)
             if held is not None:
                 walk.append(held)
                 continue

@@ -427,8 +427,7 @@ def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True,
                 parts.append(_Pending(c, ref, path))
                 continue
             found = route_of(sc, traj, path)
-        known, rid = sc._adjudged[c], id(found)  # found is kept by the scorer (_claimed_routes)
-        got = known[rid] if rid in known else known.setdefault(rid, _adjudicate(sc, c, ref, found))
+        got = _adjudged(sc, c, ref, found)
         if got is not None:
             if parts is not None:
                 parts.append(got[0])
@@ -454,6 +453,13 @@ def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True,
     hit, _node, _notes, claimed = cov._details()
     cov.nodes_hit, cov.edges_hit = len(hit.intersection(v_req)), len(claimed.intersection(e_req))
     return cov
+
+
+def _adjudged(sc: TaskScorer, c: int, ref: Route, found: ClaimedRoute) -> Adjudged:
+    """:func:`_adjudicate`, once per route the scorer keeps (``found`` is one of
+    ``sc._claimed_routes``, so its ``id`` stays its own)."""
+    known, rid = sc._adjudged[c], id(found)
+    return known[rid] if rid in known else known.setdefault(rid, _adjudicate(sc, c, ref, found))
 
 
 def _adjudicate(sc: TaskScorer, c: int, ref: Route, found: ClaimedRoute | None) -> Adjudged:
@@ -485,9 +491,7 @@ def _judged(sc: TaskScorer, traj: Trajectory, parts: Sequence[Verdicts | _Pendin
     for part in parts:
         if isinstance(part, _Pending):
             found = route_of(sc, traj, part.path)
-            known, rid = sc._adjudged[part.c], id(found)
-            got = known[rid] if rid in known else known.setdefault(
-                rid, _adjudicate(sc, part.c, part.ref, found))
+            got = _adjudged(sc, part.c, part.ref, found)
             if got is None:
                 continue
             if got[1] is not None:

@@ -19,7 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from chaingraph.errors import BadDumpLine
 from chaingraph.progress import Progress, ProgressEvent
 
-__all__ = ["FileReport", "LineGuard", "LoadReport", "StoreSummary", "coordinate_digits", "loaded_bytes"]
+__all__ = ["FileReport", "LineGuard", "LoadReport", "StoreSummary", "coordinate_digits", "is_utf8",
+           "loaded_bytes"]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -65,6 +66,26 @@ class LoadReport(BaseModel):
     files: tuple[FileReport, ...]
     summary: StoreSummary
     seconds: float
+
+
+def is_utf8(data: bytes | bytearray) -> bool:
+    """Is ``data`` UTF-8 text? ASCII first (the usual case), then Arrow's vectorised check,
+    which copies nothing (as strict as Python's decoder: no surrogates, no overlong forms).
+
+    >>> is_utf8("Zoë".encode()), is_utf8(b"Zo\\xeb"), is_utf8(b"\\xed\\xa0\\x80")
+    (True, False, False)
+    """
+    if data.isascii():
+        return True
+    import pyarrow as pa
+
+    offsets = pa.array([0, len(data)], pa.int32()).buffers()[1]
+    whole = pa.Array.from_buffers(pa.string(), 1, [None, offsets, pa.py_buffer(data)])
+    try:
+        whole.validate(full=True)
+    except pa.ArrowInvalid:
+        return False
+    return True
 
 
 def loaded_bytes(progress: Progress | None, path: str, done: int, total: int) -> None:

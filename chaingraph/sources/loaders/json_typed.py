@@ -37,6 +37,7 @@ from msgspec import UNSET, Raw, Struct, UnsetType
 
 from chaingraph.ids import is_entity_id
 from chaingraph.sources.loaders import json_dump
+from chaingraph.sources.loaders.common import is_utf8
 from chaingraph.store import snak_hash_columns
 
 if TYPE_CHECKING:
@@ -140,13 +141,7 @@ def typed_text(text: bytes) -> bool:
     >>> typed_text("Zoë".encode()), typed_text(b"Zo\\xeb")
     (True, False)
     """
-    if text.isascii():
-        return True
-    try:
-        text.decode()
-    except UnicodeDecodeError:
-        return False
-    return True
+    return is_utf8(text)
 
 
 def decode(text: bytes) -> Entity | None:

@@ -36,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
-__all__ = ["ESCAPED", "PLAIN", "Block", "Split", "equals", "is_utf8", "same_terms", "split_lines",
+__all__ = ["ESCAPED", "PLAIN", "Block", "Split", "equals", "same_terms", "split_lines",
            "starts_with", "statement_dashes", "surely_claims", "surely_entity_values", "surely_statements",
            "views"]
 
@@ -195,19 +195,6 @@ def split_lines(data: Block) -> Split:
     return Split(data=data, buf=buf, line_start=starts, line_end=newlines, ok=ok,
                  s_start=starts, s_end=sp1, p_start=sp1 + 1, p_end=sp2, o_start=o_start, o_end=o_end,
                  literal=literal, suffix_start=suffix_start)
-
-
-def is_utf8(data: Block) -> bool:
-    """Is ``data`` UTF-8? (Arrow's vectorised check; ASCII first, the usual case.)"""
-    if data.isascii():
-        return True
-    whole = pa.Array.from_buffers(pa.string(), 1, [None, pa.py_buffer(np.array([0, len(data)], np.int32)),
-                                                   pa.py_buffer(data)])
-    try:
-        whole.validate(full=True)
-    except pa.ArrowInvalid:
-        return False
-    return True
 
 
 def views(buf: npt.NDArray[np.uint8], start: Index, end: Index, data: Block) -> pa.Array:

@@ -55,7 +55,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from chaingraph.sources.loaders.common import LineGuard
+from chaingraph.sources.loaders.common import LineGuard, is_utf8
 from chaingraph.sources.loaders.compression import BLOCK_BYTES, read_blocks_into
 from chaingraph.sources.loaders.nt_ids import (
     ENTITY_PREFIX,
@@ -75,7 +75,6 @@ from chaingraph.sources.loaders.nt_views import (
     Block,
     Split,
     equals,
-    is_utf8,
     split_lines,
     starts_with,
     surely_claims,
