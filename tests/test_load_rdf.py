@@ -84,6 +84,29 @@ def test_truthy_triples_count_only_where_no_full_statement_exists(tmp_path: Path
     assert store.entity("Q7").label == "Café \\ bar"
 
 
+def test_truthy_placeholders_are_retired_only_where_the_store_had_statements(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store with no statement before the load has no placeholder to retire (one is made
+    only where the file has no full statement), so the search is left out; with statements
+    before it, a placeholder the earlier load made goes once the full statement comes."""
+    truthy, full = tmp_path / "truthy.nt", tmp_path / "full.nt"
+    truthy.write_text(_nt((f"<{WD}Q7>", f"<{P}direct/P31>", f"<{WD}Q5>")))
+    full.write_text(_nt((f"<{WD}Q7>", f"<{P}P31>", f"<{WD}statement/Q7-S1>"),
+                        (f"<{WD}statement/Q7-S1>", f"<{P}statement/P31>", f"<{WD}Q5>")))
+    searches: list[str] = []
+    retire = Store.retire_truthy
+
+    def counted(self: Store, subjects: str, params: Any = None) -> int:
+        searches.append(subjects)
+        return retire(self, subjects, params)
+
+    monkeypatch.setattr(Store, "retire_truthy", counted)
+    store = loaded(truthy)
+    assert searches == [] and [e.statement_id[:10] for e in store.edges(subject="Q7")] == ["Q7$TRUTHY-"]
+    load([full], store)
+    assert len(searches) == 1 and [e.statement_id for e in store.edges(subject="Q7")] == ["Q7$S1"]
+
+
 def test_missing_value_nodes_fall_back_to_the_simple_value(tmp_path: Path) -> None:
     """Some exports drop value nodes: the ``ps:`` literal is used, precision from its form."""
     path = tmp_path / "thin.nt"

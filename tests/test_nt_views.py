@@ -120,23 +120,29 @@ def _content(store: Store) -> dict[str, list[tuple[Any, ...]]]:
             for t in ("statements", "qualifiers", "reference_snaks", "entities", "properties")}
 
 
+@pytest.mark.parametrize("append_bytes", [ntriples.APPEND_BYTES, 1 << 12])
 def test_small_blocks_on_worker_threads_give_the_store_one_block_gives(
-        codex_s_lines: list[bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        codex_s_lines: list[bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        append_bytes: int) -> None:
     path = tmp_path / "codex-s.nt"
     path.write_bytes(b"\n".join(codex_s_lines))
     with Store() as store:
         load([path], store)
         whole = _content(store)
     monkeypatch.setattr(ntriples, "BLOCK_BYTES", 1 << 16)  # ~600 blocks, prepared two at a time
+    monkeypatch.setattr(ntriples, "APPEND_BYTES", append_bytes)  # small: appends on their thread all along
     with Store() as store:
         load([path], store)
         assert _content(store) == whole
         assert len(whole["statements"]) == 39_985
 
 
+@pytest.mark.parametrize("append_bytes", [ntriples.APPEND_BYTES, 1 << 12])
 def test_bad_lines_in_later_blocks_stop_or_count_exactly(codex_s_lines: list[bytes], tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+                                                        monkeypatch: pytest.MonkeyPatch,
+                                                        append_bytes: int) -> None:
     monkeypatch.setattr(ntriples, "BLOCK_BYTES", 1 << 16)
+    monkeypatch.setattr(ntriples, "APPEND_BYTES", append_bytes)
     broken = b"<http://www.wikidata.org/entity/Q1> <broken"
     bad_at = [60_000, 60_001, 150_000]  # 0-based positions in the original lines
     lines = list(codex_s_lines)

@@ -231,6 +231,9 @@ class _Stager:
         self._cursors: queue.SimpleQueue[duckdb.DuckDBPyConnection] = queue.SimpleQueue()
         self._pending: dict[str, list[pa.Table]] = {}  # group -> staged rows not yet appended
         self._pending_bytes = 0
+        #: the thread held rows are appended on (``None``: this one)
+        self.appender: ThreadPoolExecutor | None = None
+        self._appending: Future[None] | None = None
 
     def _classify(self, predicates: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array]:
         """Role, property id and staging-group number of each predicate (role and group are
@@ -313,6 +316,7 @@ class _Stager:
         """``flush``, after the held rows are appended."""
         def run() -> None:
             self.drain()
+            self.settle()
             flush()
         return run
 
@@ -323,8 +327,26 @@ class _Stager:
             self.drain()
 
     def drain(self) -> None:
-        """Append the held rows to the staging tables, one INSERT per group, in file order."""
+        """Append the held rows to the staging tables, one INSERT per group, in file order: on
+        the :attr:`appender` thread when there is one (then :meth:`settle` waits for it), so
+        this thread goes on handing blocks to the workers meanwhile. One append at a time is
+        in flight: the next waits for it, so held rows never pile up."""
         pending, self._pending, self._pending_bytes = self._pending, {}, 0
+        if not pending:
+            return
+        if self.appender is None:
+            self._insert(pending)
+            return
+        self.settle()
+        self._appending = self.appender.submit(self._insert, pending)
+
+    def settle(self) -> None:
+        """Wait for the append in flight, if any (and raise its error)."""
+        appending, self._appending = self._appending, None
+        if appending is not None:
+            appending.result()
+
+    def _insert(self, pending: dict[str, list[pa.Table]]) -> None:
         for group, tables in pending.items():
             self.con.register("_cg_block", pa.concat_tables(tables))
             columns = ", ".join(tables[0].column_names)
@@ -497,6 +519,7 @@ class _Stager:
         if table.num_rows == 0:
             return
         self.drain()  # rows are staged in file order
+        self.settle()
         kinds, pids, groups = self._classify(table["p"])
         keep = pc.is_valid(kinds)
         # rdf:type matters only for novalue classes (wdno:); normal rank is the default
@@ -547,8 +570,9 @@ def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str
                    block_bytes: int | None = None, threads: int = STAGING_THREADS) -> int:
     """Stage every triple of an N-Triples stream; return the number of lines read.
 
-    ``threads`` workers prepare blocks (:meth:`_Stager.prepare`) while this thread appends
-    the prepared ones in file order, so bad lines stop or count exactly as one by one.
+    ``threads`` workers prepare blocks (:meth:`_Stager.prepare`) while this thread commits
+    the prepared ones in file order, so bad lines stop or count exactly as one by one; the
+    staged rows are appended to DuckDB on a thread of their own (:meth:`_Stager.drain`).
     """
     stager = _Stager(con, table, guard)
     line = 1
@@ -562,7 +586,9 @@ def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str
             tick()
 
     failure: BaseException | None = None
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="chaingraph-stage") as pool:
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="chaingraph-stage") as pool, \
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix="chaingraph-append") as appender:
+        stager.appender = appender
         try:
             # closing(): the reader thread stops before the stream closes
             with closing(read_blocks_into(stream, block_bytes or BLOCK_BYTES)) as blocks:
@@ -576,10 +602,13 @@ def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str
             while pending:
                 commit_one()
             stager.drain()
+            stager.settle()
         finally:
             for future in pending:
                 future.cancel()
             wait(pending)
+            if stager._appending is not None:  # an error or Ctrl-C: the append in flight ends first
+                wait([stager._appending])
             stager.close()
     if failure is not None:
         raise ReadError(line, failure) from failure

@@ -363,6 +363,7 @@ def _build(store: Store, t: str, source_id: str) -> dict[str, int]:
     """)
     both = ("(SELECT statement_id, subject FROM _cg_statements "
             "UNION ALL SELECT statement_id, subject FROM _cg_statements_v)")
+    had_statements = _one(con, "SELECT count(*) FROM (SELECT 1 FROM statements LIMIT 1)") > 0
     n_rows = _one(con, f"SELECT count(*) FROM {both}")
     counts = {"statements": _one(con, f"SELECT count(DISTINCT statement_id) FROM {both}")}
     unique = n_rows == counts["statements"]  # then the fast insert path applies
@@ -371,8 +372,11 @@ def _build(store: Store, t: str, source_id: str) -> dict[str, int]:
     store.insert_select("statement_sources",
                         f"SELECT statement_id, '{source_id}' AS source_id FROM {both}", unique=unique)
     # A truthy placeholder of an earlier, interrupted load goes once the full statement is
-    # here, and one made now goes if the store already had the full statement.
-    store.retire_truthy(f"SELECT DISTINCT subject FROM {both}")
+    # here, and one made now goes if the store already had the full statement. A store that
+    # had no statement has neither: a placeholder is made only without a full statement in
+    # the file.
+    if had_statements:
+        store.retire_truthy(f"SELECT DISTINCT subject FROM {both}")
     con.execute("DROP TABLE _cg_statements")
     con.execute("DROP TABLE _cg_statements_v")
     counts["qualifiers"] = _hashed(store, "qualifiers", f"""
