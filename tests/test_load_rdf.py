@@ -307,9 +307,9 @@ def test_a_store_file_loads_within_the_memory_budget(tmp_path: Path, monkeypatch
     seen: list[str] = []
     build, stage = rdf._build, rdf.stage_ntriples
 
-    def spy_build(store: Store, t: str, source_id: str) -> dict[str, int]:
+    def spy_build(store: Store, t: str, source_id: str, **options: Any) -> dict[str, int]:
         seen.append(memory_limit(store.con))
-        return build(store, t, source_id)
+        return build(store, t, source_id, **options)
 
     def spy_stage(stream: Any, con: Any, *args: Any) -> int:
         seen.append(memory_limit(con))

@@ -271,9 +271,12 @@ _TEMPS = ("_cg_vn", "_cg_nodes", "_cg_snak", "_cg_val", "_cg_statements", "_cg_s
 _TEMP_VIEWS = ("_cg_values", "_cg_st")
 
 
-def _build(store: Store, t: str, source_id: str) -> dict[str, int]:
+def _build(store: Store, t: str, source_id: str, *, claims_as_ids: bool = False) -> dict[str, int]:
     """Turn the staged triples into store rows (inside the caller's transaction); return
-    how many rows of each kind the file gave."""
+    how many rows of each kind the file gave. ``claims_as_ids``: every staged ``p:`` triple
+    is an entity id and a statement id (N-Triples stages no other: an invalid one is a bad
+    line), so they are read as they are, with none of the checks the terms of a Turtle file
+    need, which may be built before its ids are checked (a syntax error, a cut file)."""
     con = store.con
     _register_functions(con)
     ent_s, ent_x, ent_owner = (_ENTITY_LOCAL.format(c=c) for c in ("s", "x.s", "v.owner"))
@@ -282,14 +285,16 @@ def _build(store: Store, t: str, source_id: str) -> dict[str, int]:
     role = "CASE WHEN k IN ('ps', 'psv') THEN 'S' WHEN k IN ('pq', 'pqv') THEN 'Q' ELSE 'R' END"
     claims, truthy, main = f"{t}_claim", f"{t}_wdt", f"{t}_main"  # the staging tables (see ntriples)
     statement_local = _NODE_LOCAL.format(c="o")
-    _script(con, f"""
-    CREATE OR REPLACE TEMP VIEW _cg_st AS  -- p: triples are staged with their ids (see NODE_PREFIX)
-      SELECT o AS node, CASE WHEN {_STAGED_TERM.format(c='s')} THEN {ent_s} ELSE s END AS subject, pid,
-             CASE WHEN NOT {_STAGED_TERM.format(c='o')} AND NOT ends_with(o, '>') THEN o
+    subject, statement_id = ("s", "o") if claims_as_ids else (
+        f"CASE WHEN {_STAGED_TERM.format(c='s')} THEN {ent_s} ELSE s END",
+        f"""CASE WHEN NOT {_STAGED_TERM.format(c='o')} AND NOT ends_with(o, '>') THEN o
                   WHEN instr({statement_local}, '-') > 0  -- Q42-GUID -> Q42$GUID
                   THEN {statement_local}[:instr({statement_local}, '-') - 1] || '$'
                        || {statement_local}[instr({statement_local}, '-') + 1:]
-                  ELSE {statement_local} END AS statement_id,
+                  ELSE {statement_local} END""")
+    _script(con, f"""
+    CREATE OR REPLACE TEMP VIEW _cg_st AS  -- p: triples are staged with their ids (see NODE_PREFIX)
+      SELECT o AS node, {subject} AS subject, pid, {statement_id} AS statement_id,
              v AS value  -- the plain entity value of the statement, staged with it (see pair_statements)
       FROM {claims};
     CREATE OR REPLACE TEMP TABLE _cg_vn AS
@@ -527,7 +532,7 @@ def load_rdf(path: str | Path, store: Store, *, fmt: Format = "nt", skip_bad_lin
         def build() -> None:
             budget.hold(DEFAULT_LOAD_MEMORY_MB)  # joins and aggregates need room to spill well
             with store.transaction():
-                totals.update(_build(store, table, source_id))
+                totals.update(_build(store, table, source_id, claims_as_ids=fmt == "nt"))
 
         def tick() -> None:
             loaded_bytes(progress, str(path), counter.position(), counter.size)
