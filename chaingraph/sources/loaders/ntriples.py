@@ -2,7 +2,8 @@
 
 An RDF dump is read in blocks of about :data:`BLOCK_BYTES` decompressed bytes (ISA-L
 decompresses gzip on a reader thread). Worker threads (:data:`STAGING_THREADS`) prepare
-blocks while this thread appends them in file order:
+blocks while this thread commits them in file order, and the rows to stage go to DuckDB
+every :data:`APPEND_BYTES` on a thread of their own (:meth:`_Stager.drain`):
 
 * :func:`~chaingraph.sources.loaders.nt_views.split_lines` finds every line's subject,
   predicate and object with numpy and hands them on as Arrow *string views* into the
@@ -13,7 +14,7 @@ blocks while this thread appends them in file order:
   matter are dropped before DuckDB sees them: ``rdf:type`` but novalue classes, normal
   ranks, ``wdt:`` triples next to the ``p:`` triple of their subject and property, and labels,
   descriptions and aliases outside ``en``/``mul`` (one ``seen`` row per subject instead);
-* the rest is appended to the staging tables ``(line, k, pid, s, o)``, one per
+* the rest is staged in the tables ``(line, k, pid, s, o)``, one per
   :data:`STAGING_GROUPS` role group (read through one view), statement nodes as their
   statement ids and the subjects of ``p:`` triples as entity ids
   (:mod:`~chaingraph.sources.loaders.nt_ids`: the ``-`` of a statement id is turned ``$``

@@ -368,10 +368,10 @@ def _build(store: Store, t: str, source_id: str, *, claims_as_ids: bool = False)
     """)
     both = ("(SELECT statement_id, subject FROM _cg_statements "
             "UNION ALL SELECT statement_id, subject FROM _cg_statements_v)")
-    had_statements = _one(con, "SELECT count(*) FROM (SELECT 1 FROM statements LIMIT 1)") > 0
-    n_rows = _one(con, f"SELECT count(*) FROM {both}")
-    counts = {"statements": _one(con, f"SELECT count(DISTINCT statement_id) FROM {both}")}
-    unique = n_rows == counts["statements"]  # then the fast insert path applies
+    had_statements = store.statement_count() > 0
+    n_rows, distinct = con.execute(f"SELECT count(*), count(DISTINCT statement_id) FROM {both}").fetchall()[0]
+    counts = {"statements": int(distinct)}
+    unique = n_rows == distinct  # then the fast insert path applies
     for part in ("_cg_statements", "_cg_statements_v"):  # a key in both: the first is kept
         store.insert_select("statements", f"SELECT * FROM {part}", unique=unique)
     store.insert_select("statement_sources",
