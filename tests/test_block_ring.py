@@ -75,3 +75,12 @@ def test_held_blocks_keep_their_bytes_while_later_blocks_are_read(lines: list[by
     assert b"".join(read) == data
     for held, copy in kept:
         assert bytes(held) == copy  # type: ignore[call-overload]
+
+
+def test_a_line_longer_than_a_block_is_handed_on_as_soon_as_it_ends() -> None:
+    # a JSON dump's entity may be megabytes on one line: the block that holds it must not
+    # take as much again of the lines after it (chunks are parsed, and batches cut, whole)
+    data = b"x" * 5000 + b"\n" + b"".join(b"line %d\n" % i for i in range(2000))
+    blocks = [bytes(b) for b in read_blocks_into(io.BytesIO(data), size=256)]
+    assert b"".join(blocks) == data
+    assert blocks[0].startswith(b"x" * 5000) and len(blocks[0]) <= 5001 + 256

@@ -328,18 +328,24 @@ def read_blocks_into(stream: IO[bytes], size: int = BLOCK_BYTES) -> Generator[by
 
     def reader(put: Callable[[Any], None], stop: threading.Event) -> None:
         ring = BlockRing(size, RING_BLOCKS)
+        step = min(size, _READ_STEP)
         tail = b""  # the partial last line of the block before
         while not stop.is_set():
             block = ring.take(max(size, 2 * len(tail)))
             block[:len(tail)] = tail
             filled = len(tail)
+            long = filled >= size  # a line longer than a block: handed on as soon as it ends
+            ended = False
             try:
                 with memoryview(block) as view:
                     while filled < len(block):  # a little at a time: a read error loses that much
-                        got = readinto(view[filled:filled + _READ_STEP])
+                        got = readinto(view[filled:filled + step])
                         if not got:
+                            ended = True
                             break
                         filled += got
+                        if long and block.find(b"\n", filled - got, filled) >= 0:
+                            break
             except BaseException as exc:  # the whole lines before the damage first
                 cut = block.rfind(b"\n", 0, filled) + 1
                 if cut:
@@ -347,16 +353,16 @@ def read_blocks_into(stream: IO[bytes], size: int = BLOCK_BYTES) -> Generator[by
                     put(block)
                 put(_as_os_error(exc))
                 return
-            if filled < len(block):  # the end of the stream
+            if ended:
                 del block[filled:]
                 if block:
                     put(block)
                 break
-            cut = block.rfind(b"\n") + 1
+            cut = block.rfind(b"\n", 0, filled) + 1
             if not cut:  # a line longer than the block: read on
-                tail = bytes(block)
+                tail = bytes(memoryview(block)[:filled])
                 continue
-            tail = bytes(memoryview(block)[cut:])
+            tail = bytes(memoryview(block)[cut:filled])
             del block[cut:]
             put(block)
             del block  # the consumer's now: the ring sees it free once the consumer drops it
