@@ -32,9 +32,9 @@ case, so the columns compare the same facts:
                                     ``chaingraph export --parquet`` wrote from the loaded
                                     JSON dump (export prepared in setup, not timed).
 
-``--before ROOT`` adds ``chaingraph N-Triples (before)``: the N-Triples case with the
-chaingraph package of the checkout at ``ROOT`` (``git worktree add --detach ROOT main``),
-to time a change against main in the same run.
+``--before ROOT`` adds ``chaingraph N-Triples (before)`` and ``chaingraph JSON dump (before)``:
+those cases with the chaingraph package of the checkout at ``ROOT`` (``git worktree add
+--detach ROOT main``), to time a change against main in the same run.
 
 ``--json`` runs only the JSON-dump cases (chaingraph both ways and DuckDB) and the memory check;
 ``--nt`` only the N-Triples cases (chaingraph, pyoxigraph, plain and ``--before``) and their
@@ -332,10 +332,12 @@ def main(argv: list[str]) -> int:
         Case("chaingraph Parquet", f"{MODULE}:chaingraph_parquet", {"name": name}, repeat),
         Case("rdflib Graph.parse", f"{MODULE}:rdflib_parse", {"name": name}, 1),
     ]
-    if "--before" in argv:  # the N-Triples loader of another checkout, e.g. a worktree of main
+    if "--before" in argv:  # the loaders of another checkout, e.g. a worktree of main
         root = argv[argv.index("--before") + 1]
         cases.insert(4, Case("chaingraph N-Triples (before)", f"{MODULE}:chaingraph_load_from",
                              {"root": root, "name": name, "ext": "nt.gz"}, repeat))
+        cases.insert(2, Case("chaingraph JSON dump (before)", f"{MODULE}:chaingraph_load_from",
+                             {"root": root, "name": name, "ext": "json.gz"}, repeat))
     if "--json" in argv:
         cases = [c for c in cases if "JSON" in c.name.upper()]
     if "--nt" in argv:  # the N-Triples cases and their peers only
