@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 from chaingraph.id_codes import item_codes
 from chaingraph.keysort import Key, Workspace, sort_rows
 from chaingraph.keysort import spans as _spans
+from chaingraph.pages import small_pages
 
 __all__ = ["GraphArrays", "build_arrays", "item_mask"]
 
@@ -226,7 +227,20 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
     """Encode item edges ``(statement_id, subject, property, object)`` and, when given,
     literal statements ``(literal_statement_id, literal_subject, literal_property)`` (each
     becomes a terminal vertex ``"<statement id>#value"``) under a traversal policy given
-    as its class properties and its ``allows(property)`` rule."""
+    as its class properties and its ``allows(property)`` rule.
+
+    The build's arrays get small memory pages (:func:`~chaingraph.pages.small_pages`:
+    numpy's huge-page advice off while it runs, restored after)."""
+    with small_pages():
+        return _build_arrays(statement_id, subject, property, object, class_properties=class_properties,
+                             allows=allows, literal_statement_id=literal_statement_id,
+                             literal_subject=literal_subject, literal_property=literal_property)
+
+
+def _build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, object: pa.Array,
+                  *, class_properties: frozenset[str], allows: Callable[[str], bool],
+                  literal_statement_id: pa.Array | None, literal_subject: pa.Array | None,
+                  literal_property: pa.Array | None) -> GraphArrays:
     sid, subj, prop, obj = (_strings(a) for a in (statement_id, subject, property, object))
     has_lit = all(a is not None for a in (literal_statement_id, literal_subject, literal_property))
     empty = pa.chunked_array([], type=pa.string())
