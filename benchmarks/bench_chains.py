@@ -34,7 +34,12 @@ user and system CPU seconds and peak memory, and the time per edge against the s
 and the later builds of that process (where small arrays reuse freed memory); with
 ``--build-before CHECKOUT`` the builds (and the whole-store builds)
 run with chaingraph imported from another checkout too, each size alternating, after
-checking both build the same arrays. ``--builds-only`` stops after the build tables.
+checking both build the same arrays. Beside them, in the same table and run, peers do
+comparable work on the same edges (the numbers behind the synthetic ids): igraph builds
+its graph (``igraph.Graph(n=..., edges=...)``: O(E)) and numpy sorts the (subject,
+object) keys (``np.argsort(kind="stable")``: O(E log E)), with their per-edge ratios, so
+that "linear" can be judged against what the machine gives them (``--no-build-peers``
+leaves them out). ``--builds-only`` stops after the build tables.
 
 Last, ``chaingraph expand`` runs as a whole process (process start included); with
 ``--expand-before CHECKOUT`` the same commands import chaingraph from another checkout
@@ -234,6 +239,45 @@ def prepare_synthetic_build(edges: int, tree: str | None = None) -> Run:
     return _with_cpu(peers.prepare_synthetic_build(edges))
 
 
+#: peers of the synthetic build, on the same edges (the numbers behind its ids): what the
+#: hardware gives per edge for comparable O(E) and O(E log E) work
+BUILD_PEERS = {"igraph Graph(n, edges)": "igraph", "numpy stable argsort": "argsort"}
+
+
+def prepare_synthetic_peer(edges: int, who: str) -> Run:
+    """A peer's build of the synthetic graph's ``edges``, after a 1,000-edge run (as
+    :func:`prepare_synthetic_build`): ``igraph`` makes ``igraph.Graph(n=..., edges=...)`` of
+    the subject → object pairs (a list of pairs, igraph's input, made in setup: igraph reads
+    numpy arrays row by row, slower); ``argsort`` is ``np.argsort(kind="stable")`` of the
+    (subject, object) keys as one int64 each (the sort an edge list's CSR needs)."""
+    import numpy as np
+    import peers
+
+    def make(m: int) -> Run:
+        s, _, o = peers.synthetic_numbers(m)
+        n = int(max(s.max(), o.max())) + 1
+        if who == "igraph":
+            import igraph as ig
+
+            pairs = list(zip(s.tolist(), o.tolist(), strict=True))
+            del s, o
+
+            def run() -> tuple[int, dict[str, Any]]:
+                return ig.Graph(n=n, edges=pairs, directed=True).ecount(), {}
+
+            return run
+        keys = s * n + o
+        del s, o
+
+        def sort() -> tuple[int, dict[str, Any]]:
+            return len(np.argsort(keys, kind="stable")), {}
+
+        return sort
+
+    make(1000)()
+    return _with_cpu(make(edges))
+
+
 def prepare_store_build(world: str, who: str, tree: str | None = None) -> Run:
     """A whole store's graph (``peers.prepare_build``), chaingraph from ``tree``."""
     import peers
@@ -293,12 +337,12 @@ def _mode_runs(results: list[Any], mode: str) -> list[tuple[float, float, float]
 
 
 def build_table(title: str, rows: list[tuple[str, int, list[Any]]]) -> str:
-    """Markdown: per (mode, checkout, size) the median wall, user and system seconds, peak
-    (largest over the processes) and the wall and CPU time per edge against the checkout's
+    """Markdown: per (mode, builder, size) the median wall, user and system seconds, peak
+    (largest over the processes) and the wall and CPU time per edge against the builder's
     smallest size in the same mode (1.00× is linear)."""
     import statistics
 
-    lines = [f"### {title}", "", "| mode | edges | checkout | builds | median wall s | median user s "
+    lines = [f"### {title}", "", "| mode | edges | builder | builds | median wall s | median user s "
              "| median sys s | peak MB | wall per edge vs smallest | CPU per edge vs smallest |",
              "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
     for mode in MODES:
@@ -318,17 +362,21 @@ def build_table(title: str, rows: list[tuple[str, int, list[Any]]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def synthetic_builds(sizes: list[int], checkouts: dict[str, str | None], repeat: int, processes: int
-                     ) -> list[tuple[str, int, list[Any]]]:
+def synthetic_builds(sizes: list[int], checkouts: dict[str, str | None], repeat: int, processes: int,
+                     peers: dict[str, str] | None = None) -> list[tuple[str, int, list[Any]]]:
     """Each (checkout, size) built ``repeat`` times in each of ``processes`` fresh processes,
-    the processes alternating between checkouts and sizes so that all see the same machine."""
-    runs: dict[tuple[str, int], list[Any]] = {(label, m): [] for label in checkouts for m in sizes}
+    and each of ``peers`` (label: ``prepare_synthetic_peer``'s ``who``) on the same edges,
+    the processes alternating between builders and sizes so that all see the same machine."""
+    builders = {label: ("bench_chains:prepare_synthetic_build", {"tree": tree})
+                for label, tree in checkouts.items()}
+    builders |= {label: ("bench_chains:prepare_synthetic_peer", {"who": who})
+                 for label, who in (peers or {}).items()}
+    runs: dict[tuple[str, int], list[Any]] = {(label, m): [] for label in builders for m in sizes}
     for _ in range(processes):
         for m in sizes:
-            for label, tree in checkouts.items():
-                runs[(label, m)].append(measure(Case(f"{m:,} edges", "bench_chains:prepare_synthetic_build",
-                                                     {"edges": m, "tree": tree}, repeat)))
-    return [(label, m, runs[(label, m)]) for label in checkouts for m in sizes]
+            for label, (target, params) in builders.items():
+                runs[(label, m)].append(measure(Case(f"{m:,} edges", target, {"edges": m, **params}, repeat)))
+    return [(label, m, runs[(label, m)]) for label in builders for m in sizes]
 
 
 # -- same paths? -----------------------------------------------------------------------------
@@ -396,6 +444,8 @@ def main(argv: list[str] | None = None) -> None:
                              "main's), alternating with this one, after checking both build the same arrays")
     parser.add_argument("--build-processes", type=int, default=3,
                         help="fresh processes per synthetic size and checkout (default 3; --quick: 1)")
+    parser.add_argument("--no-build-peers", action="store_true",
+                        help="synthetic builds of chaingraph only (no igraph build, no numpy argsort)")
     parser.add_argument("--builds-only", action="store_true",
                         help="only the build tables (whole stores, synthetic sizes): no chains, no expand")
     args = parser.parse_args(argv)
@@ -461,11 +511,12 @@ def main(argv: list[str] | None = None) -> None:
             assert len(set(digests.values())) == 1, f"the checkouts build different arrays: {digests}"
             print(f"synthetic {sizes[-1]:,} edges: every array equal in both checkouts", file=sys.stderr)
         processes = 1 if args.quick else args.build_processes
-        rows = synthetic_builds(sizes, checkouts, max(repeat, 3), processes)
-        print(build_table(f"synthetic graph: EvidenceGraph.from_arrays, {processes} fresh process(es) "
-                          f"per size and checkout, {max(repeat, 3)} builds each (time should grow linearly)",
-                          rows))
-        for label in checkouts:
+        build_peers = {} if args.no_build_peers else BUILD_PEERS
+        rows = synthetic_builds(sizes, checkouts, max(repeat, 3), processes, build_peers)
+        print(build_table(f"synthetic graph: EvidenceGraph.from_arrays beside its peers on the same edges, "
+                          f"{processes} fresh process(es) per size and builder, {max(repeat, 3)} builds each "
+                          "(time should grow linearly)", rows))
+        for label in [*checkouts, *build_peers]:
             synth = [r for lab, _, r in rows if lab == label]
             print(f"{label}: {linearity(synth, sizes)}")
         if args.builds_only:
