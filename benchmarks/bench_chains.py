@@ -39,7 +39,10 @@ comparable work on the same edges (the numbers behind the synthetic ids): igraph
 its graph (``igraph.Graph(n=..., edges=...)``: O(E)) and numpy sorts the (subject,
 object) keys (``np.argsort(kind="stable")``: O(E log E)), with their per-edge ratios, so
 that "linear" can be judged against what the machine gives them (``--no-build-peers``
-leaves them out). ``--builds-only`` stops after the build tables.
+leaves them out). ``--builds-only`` stops after the build tables. ``--walk-before
+CHECKOUT`` times only chains (the synthetic seed's tree, CoDEx-M's seeds' trees and
+walks) on graphs built by that checkout and by this one: what a build's memory pages do
+to the walks after it.
 
 Last, ``chaingraph expand`` runs as a whole process (process start included); with
 ``--expand-before CHECKOUT`` the same commands import chaingraph from another checkout
@@ -286,6 +289,68 @@ def prepare_store_build(world: str, who: str, tree: str | None = None) -> Run:
     return _with_cpu(peers.prepare_build(world, who))
 
 
+def prepare_walk(world: str, seed: str, mode: str, tree: str | None = None, edges: int = 0) -> Run:
+    """Chains of ``seed`` on a graph chaingraph from ``tree`` built (``world`` ``"synthetic"``:
+    the synthetic graph of ``edges``, its bounds; else the store's, 5–6 hops): ``mode``
+    ``"tree"`` is ``chain_tree``, ``"walk"`` counts ``enumerate_chains``. What a build leaves
+    behind (its arrays' memory pages) is what differs between checkouts."""
+    import peers
+
+    _use_checkout(tree)
+    from chaingraph.chain_tree import chain_tree
+    from chaingraph.chains import distances, enumerate_chains
+
+    if world == "synthetic":
+        from chaingraph.graph import EvidenceGraph
+        from chaingraph.settings import TraversalPolicy
+
+        g = EvidenceGraph.from_arrays(*peers.synthetic(edges), policy=TraversalPolicy(hub_limit=None))
+        lo, hi = peers.SYNTHETIC_LO, peers.SYNTHETIC_HI
+    else:
+        g, lo, hi = graph(world), LO, HI
+    v = g.vertex(seed)
+    distances(g, v)  # the graph's arc index, built once
+
+    def run() -> tuple[int, dict[str, Any]]:
+        if mode == "tree":
+            return chain_tree(g, v, lo, hi).count(), {}
+        return sum(1 for _ in enumerate_chains(g, v, lo, hi)), {}
+
+    return _with_cpu(run)
+
+
+def walk_table(cases: list[tuple[str, dict[str, Any]]], checkouts: dict[str, str | None], repeat: int,
+               processes: int) -> str:
+    """Markdown: each walk case on graphs each checkout built, ``processes`` fresh processes
+    per case and checkout (alternating), ``repeat`` timed runs each after one untimed:
+    median wall and CPU seconds, and each checkout's CPU against the first's."""
+    import statistics
+
+    runs: dict[tuple[str, str], list[Any]] = {(name, label): [] for name, _ in cases for label in checkouts}
+    for _ in range(processes):
+        for name, params in cases:
+            for label, tree in checkouts.items():
+                runs[(name, label)].append(measure(Case(name, "bench_chains:prepare_walk",
+                                                        {**params, "tree": tree}, repeat, 1)))
+    lines = ["### chains on the graph each checkout built (its arrays' pages): "
+             f"{processes} fresh process(es) per case and checkout, {repeat} runs each", "",
+             "| case | checkout | chains | runs | median wall s | median CPU s | CPU vs first |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    for name, _ in cases:
+        first = None
+        for label in checkouts:
+            rs = runs[(name, label)]
+            counts = {r.items for r in rs}
+            assert len(counts) == 1, f"{name}: the checkouts' graphs give different chains: {counts}"
+            wall = statistics.median(w for r in rs for w in r.seconds)
+            cpu = statistics.median(u + s_ for r in rs for u, s_ in zip(r.extra["user"], r.extra["sys"],
+                                                                         strict=True))
+            first = first or cpu
+            lines.append(f"| {name} | {label} | {rs[0].items:,} | {sum(len(r.seconds) for r in rs)} | "
+                         f"{wall:.3f} | {cpu:.3f} | {cpu / first:.2f}× |")
+    return "\n".join(lines) + "\n"
+
+
 def _digest(edges: int, tree: str | None) -> str:
     import hashlib
 
@@ -444,6 +509,9 @@ def main(argv: list[str] | None = None) -> None:
                              "main's), alternating with this one, after checking both build the same arrays")
     parser.add_argument("--build-processes", type=int, default=3,
                         help="fresh processes per synthetic size and checkout (default 3; --quick: 1)")
+    parser.add_argument("--walk-before", type=Path, metavar="CHECKOUT",
+                        help="only time chains on graphs built by this checkout and by this one (the "
+                             "synthetic graph's seed, CoDEx-M's seeds), alternating fresh processes")
     parser.add_argument("--no-build-peers", action="store_true",
                         help="synthetic builds of chaingraph only (no igraph build, no numpy argsort)")
     parser.add_argument("--builds-only", action="store_true",
@@ -453,6 +521,15 @@ def main(argv: list[str] | None = None) -> None:
     if args.build_before is not None:
         checkouts = {f"before ({args.build_before})": str(args.build_before.resolve()), "after": None}
     repeat = 1 if args.quick else 3
+    if args.walk_before is not None:
+        seed = peers.SYNTHETIC_SEED
+        synthetic = {"world": "synthetic", "seed": seed, "mode": "tree", "edges": args.synthetic}
+        walks = [(f"synthetic {args.synthetic:,} edges {seed} tree", synthetic)]
+        walks += [(f"codex-m {level} {seed} {mode}", {"world": "codex-m", "seed": seed, "mode": mode})
+                  for level, seed in SEEDS["codex-m"].items() for mode in ("tree", "walk")]
+        trees = {f"before ({args.walk_before})": str(args.walk_before.resolve()), "after": None}
+        print(walk_table(walks, trees, 5 if not args.quick else 2, 1 if args.quick else args.build_processes))
+        return
     print(f"# Chain enumeration ({LO}–{HI} hops, no hub limit), median of {repeat} run(s)\n")
     for world, seeds in SEEDS.items():
         if world not in args.worlds:
