@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 import pyarrow as pa
@@ -205,10 +205,13 @@ def _order(keys: list[np.ndarray], sids: pa.ChunkedArray, rows_of: np.ndarray | 
     order, kept, tie = sort_rows(keys, work=work, out=list(keys) if in_place else None)
     ordered = [k for k in kept if k is not None]
     if len(tie):
-        members = _runs(tie, n)
+        members, run = _runs(tie, n, numbered=True)
         rows = order[members]
         rank = _string_rank(_take(sids, rows if rows_of is None else rows_of[rows]))
-        order[members] = rows[np.lexsort((rank, *[k[members] for k in ordered[::-1]]))]
+        # runs are in key order already: one sort by (run, rank), stable as a lexsort by
+        # (keys, rank) is, instead of a lexsort pass (and a gather) per key
+        np.left_shift(run, int(rank.max()).bit_length(), out=run)
+        order[members] = rows[np.argsort(run | rank, kind="stable")]
     return order, ordered
 
 
@@ -435,12 +438,27 @@ def _select(codes: np.ndarray, rows: np.ndarray | None, table: np.ndarray | None
     return out
 
 
-def _runs(tie: np.ndarray, n: int) -> np.ndarray:
-    """Positions in runs of equal sorted keys, given where ``key[i] == key[i + 1]``."""
+@overload
+def _runs(tie: np.ndarray, n: int) -> np.ndarray: ...
+@overload
+def _runs(tie: np.ndarray, n: int, numbered: Literal[True]) -> tuple[np.ndarray, np.ndarray]: ...
+def _runs(tie: np.ndarray, n: int, numbered: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+    """Positions in runs of equal sorted keys, given where ``key[i] == key[i + 1]``, and
+    with ``numbered`` the run of each (0, 1, ...: two runs may be adjacent).
+
+    >>> [a.tolist() for a in _runs(np.array([0, 2, 3]), 6, numbered=True)]
+    [[0, 1, 2, 3, 4], [0, 0, 1, 1, 1]]
+    """
     mask = np.zeros(n, dtype=bool)
     mask[tie] = True
     mask[tie + 1] = True
-    return np.flatnonzero(mask)
+    members = np.flatnonzero(mask)
+    if not numbered:
+        return members
+    follows = np.zeros(n, dtype=bool)  # position i ties with i - 1: same run
+    follows[tie + 1] = True
+    run = np.cumsum(~follows[members], dtype=np.int64) - 1
+    return members, run
 
 
 def _arc_order(src: np.ndarray, dst: np.ndarray, eprop: np.ndarray, n: int,
