@@ -217,8 +217,9 @@ def _use_checkout(tree: str | None) -> None:
 
 
 def _with_cpu(run: Run) -> Run:
-    """``run`` that also reports the user and system CPU seconds of every run so far."""
-    cpu: dict[str, list[float]] = {"user": [], "sys": []}
+    """``run`` that also reports the user and system CPU seconds and the minor page faults
+    (pages the kernel mapped in: a huge page is one) of every run so far."""
+    cpu: dict[str, list[float]] = {"user": [], "sys": [], "faults": []}
 
     def timed() -> tuple[int, dict[str, Any]]:
         before = resource.getrusage(resource.RUSAGE_SELF)
@@ -226,6 +227,7 @@ def _with_cpu(run: Run) -> Run:
         after = resource.getrusage(resource.RUSAGE_SELF)
         cpu["user"].append(after.ru_utime - before.ru_utime)
         cpu["sys"].append(after.ru_stime - before.ru_stime)
+        cpu["faults"].append(after.ru_minflt - before.ru_minflt)
         return n, {**extra, **cpu}
 
     return timed
@@ -401,15 +403,23 @@ def _mode_runs(results: list[Any], mode: str) -> list[tuple[float, float, float]
             for w, u, s in list(zip(r.seconds, r.extra["user"], r.extra["sys"], strict=True))[picked]]
 
 
+def _mode_faults(results: list[Any], mode: str) -> list[float]:
+    """Minor page faults of each build of ``results`` in ``mode``."""
+    picked = slice(0, 1) if mode == MODES[0] else slice(1, None)
+    return [f for r in results for f in r.extra["faults"][picked]]
+
+
 def build_table(title: str, rows: list[tuple[str, int, list[Any]]]) -> str:
-    """Markdown: per (mode, builder, size) the median wall, user and system seconds, peak
+    """Markdown: per (mode, builder, size) the median wall, user and system seconds, minor
+    page faults (fresh pages mapped in; a transparent huge page counts one), peak
     (largest over the processes) and the wall and CPU time per edge against the builder's
     smallest size in the same mode (1.00× is linear)."""
     import statistics
 
     lines = [f"### {title}", "", "| mode | edges | builder | builds | median wall s | median user s "
-             "| median sys s | peak MB | wall per edge vs smallest | CPU per edge vs smallest |",
-             "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "| median sys s | median page faults | peak MB | wall per edge vs smallest "
+             "| CPU per edge vs smallest |",
+             "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for mode in MODES:
         smallest: dict[str, tuple[float, float]] = {}
         for label, edges, results in rows:
@@ -421,8 +431,9 @@ def build_table(title: str, rows: list[tuple[str, int, list[Any]]]) -> str:
                 [u + s for _, u, s in runs]))
             base = smallest.setdefault(label, (wall / edges, cpu / edges))
             peak = max(r.peak_mb for r in results)
+            faults = statistics.median(_mode_faults(results, mode))
             lines.append(f"| {mode} | {edges:,} | {label} | {len(runs)} | {wall:.3f} | {user:.3f} | "
-                         f"{sys_:.3f} | {peak:,.0f} | {wall / edges / base[0]:.2f}× | "
+                         f"{sys_:.3f} | {faults:,.0f} | {peak:,.0f} | {wall / edges / base[0]:.2f}× | "
                          f"{cpu / edges / base[1]:.2f}× |")
     return "\n".join(lines) + "\n"
 
