@@ -40,15 +40,16 @@ credited and refused routes is printed.
 
 The table is made of rounds: each round runs every case once, in the order of the table
 (baseline, reference only, adjudicated, all), each in a fresh process (its own peak memory),
-timed ``repeat`` times after setup and one untimed run (the graph's pattern index is built on
-first use; the peak is that of the timed runs); ``--processes`` rounds (default 3) make each case's
-figures from that many processes spread over the whole run, alternating with the others, so
-that a busy minute of the machine weighs on every case alike instead of on whichever case
-it fell on. Per case the table gives the median over its processes of each process's median
-wall-clock and CPU time (``time.process_time`` around the same runs) and the largest peak
-memory; the ratios are ratios of those medians to the baseline's. The CPU ratio leaves out
-time spent waiting for a core. Below the table, for the adjudicated case, the range of the
-ratios of its processes to the baseline process of the same round.
+timed ``repeat`` times after setup (the first run of an adjudicated case builds the graph's
+pattern index, on first use: its peak memory counts it, its median leaves that run out).
+``--processes`` rounds (default 3) make each case's figures from that many processes spread
+over the whole run, alternating with the others, so that a busy minute of the machine weighs
+on every case alike instead of on whichever case it fell on. Per case the table gives the
+median over its processes of each process's median wall-clock and CPU time
+(``time.process_time`` around the same runs) and the largest peak memory; the ratios are
+ratios of those medians to the baseline's. The CPU ratio leaves out time spent waiting for a
+core. Below the table, the CPU ratio of each adjudicated process to the baseline process of
+the same round.
 
 Below that, the baseline and ``chaingraph NC/RC`` are timed once more as pairs back to back
 in one process (the first of each pair alternating), in wall-clock and in CPU time: the
@@ -342,8 +343,7 @@ def rounds(params: dict[str, Any], processes: int, repeat: int) -> dict[str, lis
     out: dict[str, list[Result]] = {name: [] for name, _f, _p in CASES}
     for _ in range(processes):
         for name, func, extra in CASES:
-            out[name].append(measure(Case(name, f"{MODULE}:{func}", {**params, **extra}, repeat=repeat,
-                                          warmup=1)))
+            out[name].append(measure(Case(name, f"{MODULE}:{func}", {**params, **extra}, repeat=repeat)))
     return out
 
 
