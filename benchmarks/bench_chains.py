@@ -34,7 +34,15 @@ user and system CPU seconds and peak memory, and the time per edge against the s
 and the later builds of that process (where small arrays reuse freed memory); with
 ``--build-before CHECKOUT`` the builds (and the whole-store builds)
 run with chaingraph imported from another checkout too, each size alternating, after
-checking both build the same arrays. ``--builds-only`` stops after the build tables.
+checking both build the same arrays. Beside them, in the same table and run, peers do
+comparable work on the same edges (the numbers behind the synthetic ids): igraph builds
+its graph (``igraph.Graph(n=..., edges=...)``: O(E)) and numpy sorts the (subject,
+object) keys (``np.argsort(kind="stable")``: O(E log E)), with their per-edge ratios, so
+that "linear" can be judged against what the machine gives them (``--no-build-peers``
+leaves them out). ``--builds-only`` stops after the build tables. ``--walk-before
+CHECKOUT`` times only chains (the synthetic seed's tree, CoDEx-M's seeds' trees and
+walks) on graphs built by that checkout and by this one: what a build's memory pages do
+to the walks after it.
 
 Last, ``chaingraph expand`` runs as a whole process (process start included); with
 ``--expand-before CHECKOUT`` the same commands import chaingraph from another checkout
@@ -209,8 +217,9 @@ def _use_checkout(tree: str | None) -> None:
 
 
 def _with_cpu(run: Run) -> Run:
-    """``run`` that also reports the user and system CPU seconds of every run so far."""
-    cpu: dict[str, list[float]] = {"user": [], "sys": []}
+    """``run`` that also reports the user and system CPU seconds and the minor page faults
+    (pages the kernel mapped in: a huge page is one) of every run so far."""
+    cpu: dict[str, list[float]] = {"user": [], "sys": [], "faults": []}
 
     def timed() -> tuple[int, dict[str, Any]]:
         before = resource.getrusage(resource.RUSAGE_SELF)
@@ -218,6 +227,7 @@ def _with_cpu(run: Run) -> Run:
         after = resource.getrusage(resource.RUSAGE_SELF)
         cpu["user"].append(after.ru_utime - before.ru_utime)
         cpu["sys"].append(after.ru_stime - before.ru_stime)
+        cpu["faults"].append(after.ru_minflt - before.ru_minflt)
         return n, {**extra, **cpu}
 
     return timed
@@ -234,12 +244,113 @@ def prepare_synthetic_build(edges: int, tree: str | None = None) -> Run:
     return _with_cpu(peers.prepare_synthetic_build(edges))
 
 
+#: peers of the synthetic build, on the same edges (the numbers behind its ids): what the
+#: hardware gives per edge for comparable O(E) and O(E log E) work
+BUILD_PEERS = {"igraph Graph(n, edges)": "igraph", "numpy stable argsort": "argsort"}
+
+
+def prepare_synthetic_peer(edges: int, who: str) -> Run:
+    """A peer's build of the synthetic graph's ``edges``, after a 1,000-edge run (as
+    :func:`prepare_synthetic_build`): ``igraph`` makes ``igraph.Graph(n=..., edges=...)`` of
+    the subject → object pairs (a list of pairs, igraph's input, made in setup: igraph reads
+    numpy arrays row by row, slower); ``argsort`` is ``np.argsort(kind="stable")`` of the
+    (subject, object) keys as one int64 each (the sort an edge list's CSR needs)."""
+    import numpy as np
+    import peers
+
+    def make(m: int) -> Run:
+        s, _, o = peers.synthetic_numbers(m)
+        n = int(max(s.max(), o.max())) + 1
+        if who == "igraph":
+            import igraph as ig
+
+            pairs = list(zip(s.tolist(), o.tolist(), strict=True))
+            del s, o
+
+            def run() -> tuple[int, dict[str, Any]]:
+                return ig.Graph(n=n, edges=pairs, directed=True).ecount(), {}
+
+            return run
+        keys = s * n + o
+        del s, o
+
+        def sort() -> tuple[int, dict[str, Any]]:
+            return len(np.argsort(keys, kind="stable")), {}
+
+        return sort
+
+    make(1000)()
+    return _with_cpu(make(edges))
+
+
 def prepare_store_build(world: str, who: str, tree: str | None = None) -> Run:
     """A whole store's graph (``peers.prepare_build``), chaingraph from ``tree``."""
     import peers
 
     _use_checkout(tree)
     return _with_cpu(peers.prepare_build(world, who))
+
+
+def prepare_walk(world: str, seed: str, mode: str, tree: str | None = None, edges: int = 0) -> Run:
+    """Chains of ``seed`` on a graph chaingraph from ``tree`` built (``world`` ``"synthetic"``:
+    the synthetic graph of ``edges``, its bounds; else the store's, 5–6 hops): ``mode``
+    ``"tree"`` is ``chain_tree``, ``"walk"`` counts ``enumerate_chains``. What a build leaves
+    behind (its arrays' memory pages) is what differs between checkouts."""
+    import peers
+
+    _use_checkout(tree)
+    from chaingraph.chain_tree import chain_tree
+    from chaingraph.chains import distances, enumerate_chains
+
+    if world == "synthetic":
+        from chaingraph.graph import EvidenceGraph
+        from chaingraph.settings import TraversalPolicy
+
+        g = EvidenceGraph.from_arrays(*peers.synthetic(edges), policy=TraversalPolicy(hub_limit=None))
+        lo, hi = peers.SYNTHETIC_LO, peers.SYNTHETIC_HI
+    else:
+        g, lo, hi = graph(world), LO, HI
+    v = g.vertex(seed)
+    distances(g, v)  # the graph's arc index, built once
+
+    def run() -> tuple[int, dict[str, Any]]:
+        if mode == "tree":
+            return chain_tree(g, v, lo, hi).count(), {}
+        return sum(1 for _ in enumerate_chains(g, v, lo, hi)), {}
+
+    return _with_cpu(run)
+
+
+def walk_table(cases: list[tuple[str, dict[str, Any]]], checkouts: dict[str, str | None], repeat: int,
+               processes: int) -> str:
+    """Markdown: each walk case on graphs each checkout built, ``processes`` fresh processes
+    per case and checkout (alternating), ``repeat`` timed runs each after one untimed:
+    median wall and CPU seconds, and each checkout's CPU against the first's."""
+    import statistics
+
+    runs: dict[tuple[str, str], list[Any]] = {(name, label): [] for name, _ in cases for label in checkouts}
+    for _ in range(processes):
+        for name, params in cases:
+            for label, tree in checkouts.items():
+                runs[(name, label)].append(measure(Case(name, "bench_chains:prepare_walk",
+                                                        {**params, "tree": tree}, repeat, 1)))
+    lines = ["### chains on the graph each checkout built (its arrays' pages): "
+             f"{processes} fresh process(es) per case and checkout, {repeat} runs each", "",
+             "| case | checkout | chains | runs | median wall s | median CPU s | CPU vs first |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    for name, _ in cases:
+        first = None
+        for label in checkouts:
+            rs = runs[(name, label)]
+            counts = {r.items for r in rs}
+            assert len(counts) == 1, f"{name}: the checkouts' graphs give different chains: {counts}"
+            wall = statistics.median(w for r in rs for w in r.seconds)
+            cpu = statistics.median(u + s_ for r in rs for u, s_ in zip(r.extra["user"], r.extra["sys"],
+                                                                         strict=True))
+            first = first or cpu
+            lines.append(f"| {name} | {label} | {rs[0].items:,} | {sum(len(r.seconds) for r in rs)} | "
+                         f"{wall:.3f} | {cpu:.3f} | {cpu / first:.2f}× |")
+    return "\n".join(lines) + "\n"
 
 
 def _digest(edges: int, tree: str | None) -> str:
@@ -292,15 +403,23 @@ def _mode_runs(results: list[Any], mode: str) -> list[tuple[float, float, float]
             for w, u, s in list(zip(r.seconds, r.extra["user"], r.extra["sys"], strict=True))[picked]]
 
 
+def _mode_faults(results: list[Any], mode: str) -> list[float]:
+    """Minor page faults of each build of ``results`` in ``mode``."""
+    picked = slice(0, 1) if mode == MODES[0] else slice(1, None)
+    return [f for r in results for f in r.extra["faults"][picked]]
+
+
 def build_table(title: str, rows: list[tuple[str, int, list[Any]]]) -> str:
-    """Markdown: per (mode, checkout, size) the median wall, user and system seconds, peak
-    (largest over the processes) and the wall and CPU time per edge against the checkout's
+    """Markdown: per (mode, builder, size) the median wall, user and system seconds, minor
+    page faults (fresh pages mapped in; a transparent huge page counts one), peak
+    (largest over the processes) and the wall and CPU time per edge against the builder's
     smallest size in the same mode (1.00× is linear)."""
     import statistics
 
-    lines = [f"### {title}", "", "| mode | edges | checkout | builds | median wall s | median user s "
-             "| median sys s | peak MB | wall per edge vs smallest | CPU per edge vs smallest |",
-             "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = [f"### {title}", "", "| mode | edges | builder | builds | median wall s | median user s "
+             "| median sys s | median page faults | peak MB | wall per edge vs smallest "
+             "| CPU per edge vs smallest |",
+             "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for mode in MODES:
         smallest: dict[str, tuple[float, float]] = {}
         for label, edges, results in rows:
@@ -312,23 +431,28 @@ def build_table(title: str, rows: list[tuple[str, int, list[Any]]]) -> str:
                 [u + s for _, u, s in runs]))
             base = smallest.setdefault(label, (wall / edges, cpu / edges))
             peak = max(r.peak_mb for r in results)
+            faults = statistics.median(_mode_faults(results, mode))
             lines.append(f"| {mode} | {edges:,} | {label} | {len(runs)} | {wall:.3f} | {user:.3f} | "
-                         f"{sys_:.3f} | {peak:,.0f} | {wall / edges / base[0]:.2f}× | "
+                         f"{sys_:.3f} | {faults:,.0f} | {peak:,.0f} | {wall / edges / base[0]:.2f}× | "
                          f"{cpu / edges / base[1]:.2f}× |")
     return "\n".join(lines) + "\n"
 
 
-def synthetic_builds(sizes: list[int], checkouts: dict[str, str | None], repeat: int, processes: int
-                     ) -> list[tuple[str, int, list[Any]]]:
+def synthetic_builds(sizes: list[int], checkouts: dict[str, str | None], repeat: int, processes: int,
+                     peers: dict[str, str] | None = None) -> list[tuple[str, int, list[Any]]]:
     """Each (checkout, size) built ``repeat`` times in each of ``processes`` fresh processes,
-    the processes alternating between checkouts and sizes so that all see the same machine."""
-    runs: dict[tuple[str, int], list[Any]] = {(label, m): [] for label in checkouts for m in sizes}
+    and each of ``peers`` (label: ``prepare_synthetic_peer``'s ``who``) on the same edges,
+    the processes alternating between builders and sizes so that all see the same machine."""
+    builders = {label: ("bench_chains:prepare_synthetic_build", {"tree": tree})
+                for label, tree in checkouts.items()}
+    builders |= {label: ("bench_chains:prepare_synthetic_peer", {"who": who})
+                 for label, who in (peers or {}).items()}
+    runs: dict[tuple[str, int], list[Any]] = {(label, m): [] for label in builders for m in sizes}
     for _ in range(processes):
         for m in sizes:
-            for label, tree in checkouts.items():
-                runs[(label, m)].append(measure(Case(f"{m:,} edges", "bench_chains:prepare_synthetic_build",
-                                                     {"edges": m, "tree": tree}, repeat)))
-    return [(label, m, runs[(label, m)]) for label in checkouts for m in sizes]
+            for label, (target, params) in builders.items():
+                runs[(label, m)].append(measure(Case(f"{m:,} edges", target, {"edges": m, **params}, repeat)))
+    return [(label, m, runs[(label, m)]) for label in builders for m in sizes]
 
 
 # -- same paths? -----------------------------------------------------------------------------
@@ -396,6 +520,11 @@ def main(argv: list[str] | None = None) -> None:
                              "main's), alternating with this one, after checking both build the same arrays")
     parser.add_argument("--build-processes", type=int, default=3,
                         help="fresh processes per synthetic size and checkout (default 3; --quick: 1)")
+    parser.add_argument("--walk-before", type=Path, metavar="CHECKOUT",
+                        help="only time chains on graphs built by this checkout and by this one (the "
+                             "synthetic graph's seed, CoDEx-M's seeds), alternating fresh processes")
+    parser.add_argument("--no-build-peers", action="store_true",
+                        help="synthetic builds of chaingraph only (no igraph build, no numpy argsort)")
     parser.add_argument("--builds-only", action="store_true",
                         help="only the build tables (whole stores, synthetic sizes): no chains, no expand")
     args = parser.parse_args(argv)
@@ -403,6 +532,15 @@ def main(argv: list[str] | None = None) -> None:
     if args.build_before is not None:
         checkouts = {f"before ({args.build_before})": str(args.build_before.resolve()), "after": None}
     repeat = 1 if args.quick else 3
+    if args.walk_before is not None:
+        seed = peers.SYNTHETIC_SEED
+        synthetic = {"world": "synthetic", "seed": seed, "mode": "tree", "edges": args.synthetic}
+        walks = [(f"synthetic {args.synthetic:,} edges {seed} tree", synthetic)]
+        walks += [(f"codex-m {level} {seed} {mode}", {"world": "codex-m", "seed": seed, "mode": mode})
+                  for level, seed in SEEDS["codex-m"].items() for mode in ("tree", "walk")]
+        trees = {f"before ({args.walk_before})": str(args.walk_before.resolve()), "after": None}
+        print(walk_table(walks, trees, 5 if not args.quick else 2, 1 if args.quick else args.build_processes))
+        return
     print(f"# Chain enumeration ({LO}–{HI} hops, no hub limit), median of {repeat} run(s)\n")
     for world, seeds in SEEDS.items():
         if world not in args.worlds:
@@ -461,11 +599,12 @@ def main(argv: list[str] | None = None) -> None:
             assert len(set(digests.values())) == 1, f"the checkouts build different arrays: {digests}"
             print(f"synthetic {sizes[-1]:,} edges: every array equal in both checkouts", file=sys.stderr)
         processes = 1 if args.quick else args.build_processes
-        rows = synthetic_builds(sizes, checkouts, max(repeat, 3), processes)
-        print(build_table(f"synthetic graph: EvidenceGraph.from_arrays, {processes} fresh process(es) "
-                          f"per size and checkout, {max(repeat, 3)} builds each (time should grow linearly)",
-                          rows))
-        for label in checkouts:
+        build_peers = {} if args.no_build_peers else BUILD_PEERS
+        rows = synthetic_builds(sizes, checkouts, max(repeat, 3), processes, build_peers)
+        print(build_table(f"synthetic graph: EvidenceGraph.from_arrays beside its peers on the same edges, "
+                          f"{processes} fresh process(es) per size and builder, {max(repeat, 3)} builds each "
+                          "(time should grow linearly)", rows))
+        for label in [*checkouts, *build_peers]:
             synth = [r for lab, _, r in rows if lab == label]
             print(f"{label}: {linearity(synth, sizes)}")
         if args.builds_only:

@@ -38,16 +38,28 @@ every item where chaingraph credited no alternative route are asserted equal to 
 (a credited route replaces the reference, which the baseline cannot know); the number of
 credited and refused routes is printed.
 
-The table's cases run one after another, each in its own process (for its peak memory), so
-their ratio also holds whatever the machine's load did in between. Below the table, the
-baseline and ``chaingraph NC/RC`` are timed once more as pairs back to back in one process
-(the first of each pair alternating), in wall-clock and in CPU time: the median of the
-pairs' CPU-time ratios is the figure the machine's load moves least (a busy machine makes a
-process wait for a core, which wall-clock time counts).
+The table is made of rounds: each round runs every case once, in the order of the table
+(baseline, reference only, adjudicated, all), each in a fresh process (its own peak memory),
+timed ``repeat`` times after setup (the first run of an adjudicated case builds the graph's
+pattern index, on first use: its peak memory counts it, its median leaves that run out).
+``--processes`` rounds (default 3) make each case's figures from that many processes spread
+over the whole run, alternating with the others, so that a busy minute of the machine weighs
+on every case alike instead of on whichever case it fell on. Per case the table gives the
+median over its processes of each process's median wall-clock and CPU time
+(``time.process_time`` around the same runs) and the largest peak memory; the ratios are
+ratios of those medians to the baseline's. The CPU ratio leaves out time spent waiting for a
+core. Below the table, the CPU ratio of each adjudicated process to the baseline process of
+the same round.
+
+Below that, the baseline and ``chaingraph NC/RC`` are timed once more as pairs back to back
+in one process (the first of each pair alternating), in wall-clock and in CPU time: the
+median of the pairs' CPU-time ratios is the figure the machine's load moves least (both
+halves of a pair see the same minute, and CPU time does not count waiting for a core).
 """
 
 from __future__ import annotations
 
+import argparse
 import gc
 import json
 import random
@@ -62,11 +74,25 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from harness import Case, markdown_table, measure, world_graph  # noqa: E402
+from harness import Case, Result, measure, world_graph  # noqa: E402
 
 MODULE = "bench_score"
 Run = Callable[[], tuple[int, dict[str, Any]]]
 IMAGE = (1000, 800)
+
+
+def _cpu_timed(body: Run) -> Run:
+    """``body`` with the CPU time of each of its runs kept in the extra ``cpu`` (the harness
+    times the same runs in wall-clock)."""
+    cpu: list[float] = []
+
+    def run() -> tuple[int, dict[str, Any]]:
+        c0 = time.process_time()
+        items, extra = body()
+        cpu.append(time.process_time() - c0)
+        return items, {**extra, "cpu": list(cpu)}
+
+    return run
 
 
 def _walk(g: Any, rng: random.Random, k: int) -> tuple[list[int], list[tuple[str, str]]] | None:
@@ -208,7 +234,7 @@ def baseline(name: str, data: str) -> Run:
     def run() -> tuple[int, dict[str, Any]]:
         return len(baseline_scores(tasks, trajs)), {}
 
-    return run
+    return _cpu_timed(run)
 
 
 def chaingraph_scores(graph: Any, tasks: list[Any], trajs: list[Any]) -> list[Any]:
@@ -227,7 +253,7 @@ def chaingraph(name: str, data: str) -> Run:
         items = chaingraph_scores(graph, tasks, trajs)
         return len(items), {"credited": sum(r.credited for i in items for r in i.routes)}
 
-    return run
+    return _cpu_timed(run)
 
 
 def chaingraph_coverage(name: str, data: str, alternatives: bool = True) -> Run:
@@ -244,7 +270,7 @@ def chaingraph_coverage(name: str, data: str, alternatives: bool = True) -> Run:
         return len(items), {"credited": sum(r is not ref for tr, i in zip(trajs, items)
                                             for r, ref in zip(i.routes, scorers[tr.task].reference.routes))}
 
-    return run
+    return _cpu_timed(run)
 
 
 def paired(name: str, data: str) -> Run:
@@ -303,11 +329,59 @@ def check_agreement(name: str, data: str) -> tuple[int, int, int]:
     return agree, credited, refused
 
 
+#: the table's cases: name, prepare function, extra parameters; the first is the baseline
+CASES: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("baseline NC/RC", "baseline", {}),
+    ("chaingraph NC/RC, reference only", "chaingraph_coverage", {"alternatives": False}),
+    ("chaingraph NC/RC", "chaingraph_coverage", {}),
+    ("chaingraph all", "chaingraph", {}))
+
+
+def rounds(params: dict[str, Any], processes: int, repeat: int) -> dict[str, list[Result]]:
+    """Every case in ``processes`` rounds, one fresh process per case and round, the cases
+    alternating (the table's order in every round): per case its results, by round."""
+    out: dict[str, list[Result]] = {name: [] for name, _f, _p in CASES}
+    for _ in range(processes):
+        for name, func, extra in CASES:
+            out[name].append(measure(Case(name, f"{MODULE}:{func}", {**params, **extra}, repeat=repeat)))
+    return out
+
+
+def rounds_table(title: str, runs: dict[str, list[Result]]) -> str:
+    """Markdown: per case the median over its processes of their median wall-clock and CPU
+    seconds, the rate, the largest peak, and the ratios of the medians to the baseline's."""
+    rows = []
+    for name, results in runs.items():
+        wall = statistics.median(r.median for r in results)
+        cpu = statistics.median(statistics.median(r.extra["cpu"]) for r in results)
+        rows.append((name, len(results), sum(len(r.seconds) for r in results), wall, cpu,
+                     results[0].items / wall, max(r.peak_mb for r in results)))
+    base_wall, base_cpu = rows[0][3], rows[0][4]
+    lines = [f"### {title}", "", "| implementation | processes × runs | median wall s | items/s "
+             "| median CPU s | peak MB | wall ratio | CPU ratio |", "|---|" + "---:|" * 7]
+    for name, procs, n, wall, cpu, rate, peak in rows:
+        lines.append(f"| {name} | {procs} × {n // procs} | {wall:.4f} | {rate:,.0f} | {cpu:.4f} | "
+                     f"{peak:,.1f} | {wall / base_wall:.2f}× | {cpu / base_cpu:.2f}× |")
+    return "\n".join(lines) + "\n"
+
+
+def round_ratios(runs: dict[str, list[Result]], name: str) -> list[float]:
+    """CPU ratio of ``name``'s process to the baseline process of the same round, per round."""
+    base = runs[CASES[0][0]]
+    return sorted(statistics.median(r.extra["cpu"]) / statistics.median(b.extra["cpu"])
+                  for r, b in zip(runs[name], base, strict=True))
+
+
 def main(argv: list[str]) -> None:
-    quick = "--quick" in argv
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="1,000 trajectories over 20 tasks, 1 round")
+    parser.add_argument("--processes", type=int, default=None,
+                        help="rounds: fresh processes per case, alternating (default 3; --quick: 1)")
+    args = parser.parse_args(argv)
     name = "ilpc-large"
-    tasks, items = (20, 1_000) if quick else (100, 10_000)
-    repeat = 3 if quick else 5
+    tasks, items = (20, 1_000) if args.quick else (100, 10_000)
+    repeat = 3 if args.quick else 5
+    processes = args.processes or (1 if args.quick else 3)
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "score.json"
         make_data(name, tasks, items, data)
@@ -316,16 +390,15 @@ def main(argv: list[str]) -> None:
               f"items without a credited route; alternative routes adjudicated: {credited:,} credited, "
               f"{refused:,} refused\n")
         params = {"name": name, "data": str(data)}
-        results = [measure(Case("baseline NC/RC", f"{MODULE}:baseline", params, repeat=repeat)),
-                   measure(Case("chaingraph NC/RC, reference only", f"{MODULE}:chaingraph_coverage",
-                                {**params, "alternatives": False}, repeat=repeat)),
-                   measure(Case("chaingraph NC/RC", f"{MODULE}:chaingraph_coverage", params, repeat=repeat)),
-                   measure(Case("chaingraph all", f"{MODULE}:chaingraph", params, repeat=repeat))]
+        runs = rounds(params, processes, repeat)
         # one untimed pair first (the graph's pattern index is built on first use), then the pairs
         pairs = measure(Case("paired", f"{MODULE}:paired", params, repeat=2 * repeat + 1,
                              warmup=1)).extra["pairs"][1:]
-    print(markdown_table(f"Scoring {items:,} trajectories ({name}, {tasks} five-step tasks)", results,
-                         baseline="baseline NC/RC", unit="items"))
+    print(rounds_table(f"Scoring {items:,} trajectories ({name}, {tasks} five-step tasks; {processes} "
+                       "round(s) of fresh processes, the cases alternating)", runs))
+    per_round = round_ratios(runs, "chaingraph NC/RC")
+    print(f"chaingraph NC/RC against the baseline process of the same round, CPU time: "
+          f"{', '.join(f'{r:.2f}×' for r in per_round)}")
     for what, b_at in (("wall-clock", 0), ("CPU", 2)):
         ratios = sorted(p[b_at + 1] / p[b_at] for p in pairs)
         base_s, ours_s = (statistics.median(p[b_at + i] for p in pairs) for i in (0, 1))

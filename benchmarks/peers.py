@@ -289,17 +289,24 @@ def synthetic(edges: int, seed: int = 7) -> tuple[Any, Any, Any, Any]:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    rng = np.random.default_rng(seed)
-    n = max(edges // 10, 10)
-    s = (rng.zipf(1.6, edges) % n) + 1
-    o = rng.integers(1, n + 1, edges)
-    p = rng.integers(1, 51, edges)
+    s, p, o = synthetic_numbers(edges, seed)
 
     def ids(prefix: str, values: np.ndarray) -> Any:
         return pc.binary_join_element_wise(prefix, pc.cast(pa.array(values), pa.string()), "")
 
     sid = pc.binary_join_element_wise(ids("Q", s), ids("$", np.arange(edges)), "")
     return sid, ids("Q", s), ids("P", p), ids("Q", o)
+
+
+def synthetic_numbers(edges: int, seed: int = 7) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The numbers behind :func:`synthetic`'s ids: subject, property and object (items
+    ``1..edges // 10``, properties ``1..50``), int64."""
+    rng = np.random.default_rng(seed)
+    n = max(edges // 10, 10)
+    s = (rng.zipf(1.6, edges) % n) + 1
+    o = rng.integers(1, n + 1, edges)
+    p = rng.integers(1, 51, edges)
+    return s, p, o
 
 
 def prepare_synthetic_build(edges: int) -> Run:

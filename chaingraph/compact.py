@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 import pyarrow as pa
@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 from chaingraph.id_codes import item_codes
 from chaingraph.keysort import Key, Workspace, sort_rows
 from chaingraph.keysort import spans as _spans
+from chaingraph.pages import small_pages
 
 __all__ = ["GraphArrays", "build_arrays", "item_mask"]
 
@@ -204,10 +205,13 @@ def _order(keys: list[np.ndarray], sids: pa.ChunkedArray, rows_of: np.ndarray | 
     order, kept, tie = sort_rows(keys, work=work, out=list(keys) if in_place else None)
     ordered = [k for k in kept if k is not None]
     if len(tie):
-        members = _runs(tie, n)
+        members, run = _runs(tie, n, numbered=True)
         rows = order[members]
         rank = _string_rank(_take(sids, rows if rows_of is None else rows_of[rows]))
-        order[members] = rows[np.lexsort((rank, *[k[members] for k in ordered[::-1]]))]
+        # runs are in key order already: one sort by (run, rank), stable as a lexsort by
+        # (keys, rank) is, instead of a lexsort pass (and a gather) per key
+        np.left_shift(run, int(rank.max()).bit_length(), out=run)
+        order[members] = rows[np.argsort(run | rank, kind="stable")]
     return order, ordered
 
 
@@ -226,7 +230,20 @@ def build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, 
     """Encode item edges ``(statement_id, subject, property, object)`` and, when given,
     literal statements ``(literal_statement_id, literal_subject, literal_property)`` (each
     becomes a terminal vertex ``"<statement id>#value"``) under a traversal policy given
-    as its class properties and its ``allows(property)`` rule."""
+    as its class properties and its ``allows(property)`` rule.
+
+    The build's arrays get small memory pages (:func:`~chaingraph.pages.small_pages`:
+    numpy's huge-page advice off while it runs, restored after)."""
+    with small_pages():
+        return _build_arrays(statement_id, subject, property, object, class_properties=class_properties,
+                             allows=allows, literal_statement_id=literal_statement_id,
+                             literal_subject=literal_subject, literal_property=literal_property)
+
+
+def _build_arrays(statement_id: pa.Array, subject: pa.Array, property: pa.Array, object: pa.Array,
+                  *, class_properties: frozenset[str], allows: Callable[[str], bool],
+                  literal_statement_id: pa.Array | None, literal_subject: pa.Array | None,
+                  literal_property: pa.Array | None) -> GraphArrays:
     sid, subj, prop, obj = (_strings(a) for a in (statement_id, subject, property, object))
     has_lit = all(a is not None for a in (literal_statement_id, literal_subject, literal_property))
     empty = pa.chunked_array([], type=pa.string())
@@ -421,12 +438,27 @@ def _select(codes: np.ndarray, rows: np.ndarray | None, table: np.ndarray | None
     return out
 
 
-def _runs(tie: np.ndarray, n: int) -> np.ndarray:
-    """Positions in runs of equal sorted keys, given where ``key[i] == key[i + 1]``."""
+@overload
+def _runs(tie: np.ndarray, n: int) -> np.ndarray: ...
+@overload
+def _runs(tie: np.ndarray, n: int, numbered: Literal[True]) -> tuple[np.ndarray, np.ndarray]: ...
+def _runs(tie: np.ndarray, n: int, numbered: bool = False) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+    """Positions in runs of equal sorted keys, given where ``key[i] == key[i + 1]``, and
+    with ``numbered`` the run of each (0, 1, ...: two runs may be adjacent).
+
+    >>> [a.tolist() for a in _runs(np.array([0, 2, 3]), 6, numbered=True)]
+    [[0, 1, 2, 3, 4], [0, 0, 1, 1, 1]]
+    """
     mask = np.zeros(n, dtype=bool)
     mask[tie] = True
     mask[tie + 1] = True
-    return np.flatnonzero(mask)
+    members = np.flatnonzero(mask)
+    if not numbered:
+        return members
+    follows = np.zeros(n, dtype=bool)  # position i ties with i - 1: same run
+    follows[tie + 1] = True
+    run = np.cumsum(~follows[members], dtype=np.int64) - 1
+    return members, run
 
 
 def _arc_order(src: np.ndarray, dst: np.ndarray, eprop: np.ndarray, n: int,

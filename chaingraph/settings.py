@@ -76,13 +76,13 @@ DEFAULT_DEADLINE = 120.0
 #: flight take memory of their own) and building the statement model (its joins and
 #: aggregates spill beyond it; 100 MiB was too little for a 2.3 M-statement dump's entity
 #: step), so a larger dump does not take more memory; the store's own limit is back
-#: afterwards. codex-m's N-Triples (1.4 M triples) never fills them (DuckDB peaks at 44 and
-#: 143 MiB), a 10x dump fills both, so it peaks higher while staging (~+50 MiB, half of it
-#: the C library's heap) and building (~+120 MiB). Lower budgets flatten that but cost time:
-#: 32/160 and 48/192 MiB brought the 10x peak to 306-331 MiB against 344-401, and its load
-#: from 54-87 s to 71-113 s, staging the most (alternated runs, load average 5-11)
+#: afterwards. codex-m's N-Triples (1.4 M triples) does not fill them (DuckDB peaks at ~10 and
+#: ~100 MiB); its 10x and 20x synthetic dumps fill both. Staging at 24 MiB took 22-40 % longer
+#: than at 64 (10x, alternated runs, load 4-7), so staging keeps 64 MiB; the build at 160 MiB
+#: took no longer than at 256 (10x: 25-33 s against 33-39 s, 20x: 56 s against 59 s, load 7-10)
+#: and its peak fell from ~340 to ~250 MiB (10x) and from 360 to 270 MiB (20x) above baseline
 DEFAULT_STAGING_MEMORY_MB = 64
-DEFAULT_LOAD_MEMORY_MB = 256
+DEFAULT_LOAD_MEMORY_MB = 160
 
 
 def _sparqlwrapper_version() -> str:

@@ -55,8 +55,12 @@ class Budget:
         self.active = opened_limit is not None and memory_limit(con) == opened_limit
 
     def hold(self, mb: int) -> None:
-        """Hold the database to ``mb`` MiB from now on (nothing if not :attr:`active`)."""
+        """Hold the database to ``mb`` MiB from now on (nothing if not :attr:`active`): a new
+        phase, so what the phase before freed goes back to the system first — Arrow's and the
+        C library's free memory (:func:`malloc_trim`), which the next phase would otherwise
+        keep resident beside DuckDB's budget (DuckDB's own allocator is flushed by the new limit)."""
         if self.active:
+            _release_unused()
             self.connection.execute(f"SET memory_limit = '{int(mb)}MiB'")
 
     def __enter__(self) -> Budget:
@@ -76,10 +80,15 @@ def release(con: duckdb.DuckDBPyConnection, opened_limit: str | None) -> None:
     with a limit of its own); a limit set since is left alone, and the database unflushed
     (DuckDB shows a limit rounded, so it could not be set back exactly: setting what it
     shows lowered it by 0.1 GiB a call). Raises ``duckdb.Error``."""
-    import pyarrow as pa
-
     if opened_limit is not None and memory_limit(con) == opened_limit:
         con.execute("RESET memory_limit")
+    _release_unused()
+
+
+def _release_unused() -> None:
+    """Arrow's and the C library's free memory back to the system."""
+    import pyarrow as pa
+
     pa.default_memory_pool().release_unused()
     malloc_trim()
 

@@ -32,7 +32,7 @@ from chaingraph.scoring.reference import Resolver
 from chaingraph.settings import TraversalPolicy
 from chaingraph.store import Store
 from chaingraph.tasks import Task
-from chaingraph.trajectory import parse_trajectory
+from chaingraph.trajectory import AssertEvent, ClaimEvent, SearchEvent, ViewEvent, parse_trajectory
 
 
 @pytest.fixture(scope="module")
@@ -59,6 +59,43 @@ def test_the_record_path_says_what_the_general_path_says(fast: TaskScorer, gener
     claims = {(e["subject"], e["relation"], e["object"], e.get("direction", "forward"), e.get("anchor"))
               for e in evs if e["kind"] == "claim"}
     assert claims <= fast._records.keys() and not general._records
+
+
+class _Claim(ClaimEvent):
+    pass
+
+
+class _Assert(AssertEvent):
+    pass
+
+
+class _View(ViewEvent):
+    pass
+
+
+class _Search(SearchEvent):
+    pass
+
+
+_SUB: dict[type, type] = {ClaimEvent: _Claim, AssertEvent: _Assert, ViewEvent: _View, SearchEvent: _Search}
+
+
+@SETTINGS
+@given(evs=st.lists(events(), max_size=10), picked=st.sets(st.integers(0, 9)))
+def test_events_of_subclasses_are_read_as_their_fields_say(
+        fast: TaskScorer, general: TaskScorer, evs: list[dict[str, Any]], picked: set[int]) -> None:
+    # the readers tell events apart by their exact type and read a claim's fields from its
+    # __dict__; an item with an event of a subclass of an event type says what it says with
+    # the event itself (the general path reads it), it is not passed over
+    traj = parse_trajectory(trajectory(*evs))
+    swapped = tuple(_SUB[type(e)].model_validate(e.model_dump()) if i in picked and type(e) in _SUB else e
+                    for i, e in enumerate(traj.events))
+    other = traj.model_copy(update={"events": swapped})
+    for alternatives in (False, True):
+        with general_path(general):
+            want = coverage_fields(coverage(general, traj, alternatives=alternatives))
+        for claims in (False, True):
+            assert coverage_fields(coverage(fast, other, alternatives=alternatives, claims=claims)) == want
 
 
 def _holdco_task() -> Task:

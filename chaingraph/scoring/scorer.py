@@ -129,7 +129,10 @@ class TaskScorer:
         self._records: dict[Key, ClaimRecord] = {}  # claim mentions -> their record for this task
         self._record_list: list[ClaimRecord] = []  # by id
         self._claimed_routes: dict[tuple[object, ...], ClaimedRoute] = {}  # see ItemClaims.route
-        self._refused: set[tuple[object, ...]] = set()  # keys of routes claimed.refused refused
+        # per component: key of a route claimed.refused refused -> its pending verdict, and the
+        # parts of an item's verdicts that are that verdict alone (shared by the items claiming it)
+        self._pendings: list[dict[tuple[object, ...], tuple[_Pending, Parts]]] = [
+            {} for _ in self.reference.routes]
         # per component: the entries of a route's claims -> claimed._refused
         self._refusals: list[dict[tuple[int, ...], bool]] = [{} for _ in self.reference.routes]
         # per component: the ends of an item's claims a route may use -> claimed._search
@@ -406,7 +409,7 @@ def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True,
         return _general(sc, traj, alternatives)
     routes: Sequence[Route] = sc.reference.routes
     kept: Verdicts = ()
-    parts: list[Verdicts | _Pending] | None = None  # with a refused route not yet judged
+    parts: Parts | None = None  # with a refused route not yet judged
     credited = False
     for c, ref, mask, ends, others in sc._checks if alternatives else ():
         # nothing to adjudicate when the reference is all claimed, when no claimed path can
@@ -419,18 +422,22 @@ def coverage(sc: TaskScorer, traj: Trajectory, *, alternatives: bool = True,
             continue
         found = sc._claimed_routes.get(path[0])
         if found is None:
-            if path[0] in sc._refused or refused(sc, traj, c, path):
+            pending = sc._pendings[c].get(path[0])
+            if pending is None and refused(sc, traj, c, path):
                 # a new route that credits nothing: its ClaimedRoute and verdict are made when
-                # the item's verdicts are read (Coverage.verdicts, in the order kept here)
-                sc._refused.add(path[0])
-                parts = [kept] if parts is None else parts
-                parts.append(_Pending(c, ref, path))
+                # the item's verdicts are read (Coverage.verdicts, in the order kept here); the
+                # route's key says its claims, events, sources and components, so every item
+                # with the key shares the first one's path
+                first = _Pending(c, ref, path)
+                pending = sc._pendings[c][path[0]] = (first, ((), first))
+            if pending is not None:
+                parts = pending[1] if parts is None and not kept else (*(parts or (kept,)), pending[0])
                 continue
             found = route_of(sc, traj, path)
         got = _adjudged(sc, c, ref, found)
         if got is not None:
             if parts is not None:
-                parts.append(got[0])
+                parts = (*parts, got[0])
             else:  # one verdict: its tuple is shared by every item that has it; more: share the list
                 kept = got[0] if not kept else _shared(sc, kept + got[0])
             if got[1] is not None:
@@ -482,6 +489,10 @@ class _Pending(NamedTuple):
     c: int
     ref: Route
     path: Found
+
+
+#: an item's verdicts in parts, some of them routes not yet judged (:func:`_judged`)
+Parts = tuple["Verdicts | _Pending", ...]
 
 
 def _judged(sc: TaskScorer, traj: Trajectory, parts: Sequence[Verdicts | _Pending]) -> Verdicts:

@@ -7,7 +7,9 @@ about :data:`CHUNK_BYTES` to :data:`PARSE_WORKERS` forked processes, takes their
 as Arrow tables *in file order*, and writes them in batches of about
 :data:`~chaingraph.sources.loaders.json_dump.BULK_ROWS` statements on a writer thread while
 the workers parse on. At most two chunks per worker are in flight and one batch waits to
-be written, so memory does not grow with the dump.
+be written, so memory does not grow with the dump; chunks are decompressed into a few
+reused buffers (:class:`~chaingraph.sources.loaders.compression.BlockRing`), each pickled
+to a worker and then refilled, not into a new ``bytes`` object each.
 
 A worker runs exactly the single-process parser (:func:`parse_chunk`:
 :func:`~chaingraph.sources.loaders.json_dump.parse_line` and
@@ -46,7 +48,7 @@ from chaingraph.errors import ChaingraphError
 from chaingraph.progress import Progress
 from chaingraph.sources.loaders import json_dump, json_typed
 from chaingraph.sources.loaders.common import LineGuard, loaded_bytes
-from chaingraph.sources.loaders.compression import RawCounter, read_blocks
+from chaingraph.sources.loaders.compression import RawCounter, read_blocks_into
 from chaingraph.sources.loaders.json_dump import (
     EntityRows,
     describe_bad_line,
@@ -158,7 +160,7 @@ def _work(tasks: Any, results: Any, source_id: str, stop_at_bad: bool) -> None:
         seq, first_line, data = task
         result: ChunkResult | BaseException
         try:
-            result = parse_chunk(data, first_line, source_id, stop_at_bad=stop_at_bad)
+            result = parse_chunk(bytes(data), first_line, source_id, stop_at_bad=stop_at_bad)
         except BaseException as exc:  # handed to the main process, which raises it
             result = exc
             try:
@@ -189,10 +191,10 @@ class _Pool:
             for proc in self.procs:
                 proc.start()
 
-    def submit(self, data: bytes, first_line: int) -> Iterator[ChunkResult]:
+    def submit(self, data: bytes | bytearray, first_line: int) -> Iterator[ChunkResult]:
         """Hand over a chunk; yield the results due, in order, while too many are in flight."""
         if not self.procs:
-            yield parse_chunk(data, first_line, self.source_id, stop_at_bad=self.stop_at_bad)
+            yield parse_chunk(bytes(data), first_line, self.source_id, stop_at_bad=self.stop_at_bad)
             return
         self.tasks.put((self.sent, first_line, data))
         self.sent += 1
@@ -355,7 +357,9 @@ def _load(path: str | Path, stream: IO[bytes], counter: RawCounter, source_id: s
     lineno = 0  # lines handed to the pool
     try:
         try:
-            with closing(read_blocks(stream, CHUNK_BYTES)) as chunks:
+            # chunks are read into reused buffers (compression.BlockRing): each is pickled
+            # to a worker, then its buffer takes a later chunk
+            with closing(read_blocks_into(stream, CHUNK_BYTES)) as chunks:
                 for chunk in chunks:
                     first = lineno + 1
                     lineno += chunk.count(b"\n") + (not chunk.endswith(b"\n"))
