@@ -33,11 +33,11 @@ from chaingraph.errors import InvalidInput, UnsupportedFormat
 __all__ = ["BLOCK_BYTES", "RING_BLOCKS", "BlockRing", "Format", "RawCounter", "check_content", "dump_date",
            "dump_format", "open_binary", "open_dump", "read_blocks", "read_blocks_into", "sniff_compression"]
 
-#: decompressed bytes read at a time by :func:`read_blocks` and :func:`read_blocks_into`. Each
-#: N-Triples block in flight (six at most) takes its buffer and its staging worker's arrays in
-#: proportion: with the blocks in reused buffers (:class:`BlockRing`), 8 MB blocks took ~100 MB
-#: less at their peak than 16 MB ones, in the same CPU time (codex-m and 10x: peak 204 against
-#: 302-318 MB above baseline, 279 against 395 MB while staging the 10x; 4 MB: 197 MB, 8 % more CPU)
+#: decompressed bytes read at a time by :func:`read_blocks` and :func:`read_blocks_into` unless
+#: the caller says (the JSON dump's chunks; N-Triples reads ``ntriples.BLOCK_BYTES``). Each block
+#: in flight takes its buffer and its worker's arrays in proportion: with the blocks in reused
+#: buffers (:class:`BlockRing`), 8 MB N-Triples blocks took ~100 MB less at their peak than 16 MB
+#: ones, in the same CPU time (codex-m and 10x: peak 204 against 302-318 MB above baseline)
 BLOCK_BYTES = 8 << 20
 
 Format = Literal["json", "nt", "ttl"]
