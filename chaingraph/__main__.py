@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from chaingraph.errors import EXIT_INTERRUPTED
+from chaingraph.errors import EXIT_INTERRUPTED, forget_interrupt
 
 __all__ = ["main"]
 
@@ -20,6 +20,7 @@ def main() -> None:
         from chaingraph.cli import cli
     except KeyboardInterrupt:
         sys.stderr.write("interrupted: before the command started, nothing was done\n")
+        forget_interrupt()
         sys.exit(EXIT_INTERRUPTED)
     cli()
 

@@ -77,6 +77,7 @@ __all__ = [
     "UnknownEntity",
     "UnknownUnit",
     "UnsupportedFormat",
+    "forget_interrupt",
 ]
 
 
@@ -87,6 +88,23 @@ EXIT_REFUSED = 1
 EXIT_INTERRUPTED = 130
 #: EX_SOFTWARE of sysexits.h: an internal error, i.e. a bug to report
 EXIT_INTERNAL = 70
+
+
+def forget_interrupt() -> None:
+    """Let a handled Ctrl-C exit with its status (130), not die by the signal.
+
+    CPython marks a KeyboardInterrupt that ends code run from a *string* (``exec`` of
+    source text, as ``namedtuple`` and ``dataclasses`` do when a module first defines
+    one) as unhandled, even when a caller catches it; under ``python -m`` the interpreter
+    then kills itself with SIGINT as it exits, whatever exit status the program chose.
+    A Ctrl-C that lands while a command imports its libraries did exactly that (exit -2
+    after the one line saying what was kept). The mark is cleared when the next string
+    runs, so running one empty string before exiting clears it.
+
+    >>> forget_interrupt()
+    """
+    exec("")  # the string run is what clears CPython's mark
+
 
 _E = TypeVar("_E", bound="ChaingraphError")
 

@@ -36,7 +36,7 @@ from typing import Any, NamedTuple
 import click
 
 from chaingraph import __version__
-from chaingraph.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, ChaingraphError
+from chaingraph.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, ChaingraphError, forget_interrupt
 from chaingraph.terminal import safe_text
 
 __all__ = ["COMMANDS", "CommandEntry", "LazyGroup", "cli", "exit_status"]
@@ -168,6 +168,8 @@ class LazyGroup(click.Group):
                 traceback.print_exception(exc)
             _quiet_stdout()
             click.echo(message, err=True)
+            if code == EXIT_INTERRUPTED:
+                forget_interrupt()  # exit 130, not death by SIGINT (see forget_interrupt)
             sys.exit(code)
         finally:
             # the program ignores Ctrl-C once its command is done or on its way out (see main)
