@@ -21,8 +21,9 @@ Imports flow one way (a module imports only modules above it in this list)::
     chains, explain,     enumeration and shortcut proof; "why not?"; s_div and top-N;
       ranking, merge     alias merge
     expand               collect, then enumerate, rank and record
-    tasks, patterns,     task model; clue patterns (SPARQL semantics); minimal and
-      minimal,           minimum clue sets; a task's graph under its policy; clue
+    tasks,               task model; the array index clue patterns are evaluated on;
+      frontier_index,    clue patterns (SPARQL semantics); minimal and
+      patterns, minimal, minimum clue sets; a task's graph under its policy; clue
       task_graphs,       ablation
       necessity
     embed, propose       self-contained tasks; clue proposal: from a chain to a task

@@ -48,15 +48,14 @@ True
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
 from chaingraph.errors import InvalidInput
-from chaingraph.ids import is_item_id
+from chaingraph.frontier_index import FrontierIndex, answer_key, frontier_index, member_of
 from chaingraph.lookups import EmbeddedValues, StoreValues, ValueLookup, value_key, value_matches
 from chaingraph.values import EntityValue, Value
 
@@ -244,198 +243,13 @@ class PatternResult:
     witness: Witness | None
 
 
-def _sort_key(key: str) -> tuple[int, int, str]:
-    if is_item_id(key):
-        return (0, int(key[1:]), "")
-    return (1, 0, key)
-
-
-def _ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
-    total = int(lens.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    shift = np.repeat(starts - (np.cumsum(lens) - lens), lens)
-    return shift + np.arange(total, dtype=np.int64)
-
-
-class _Index:
-    """Array form of an evidence graph for frontier propagation (built once per graph)."""
-
-    def __init__(self, graph: EvidenceGraph) -> None:
-        n, m = graph.vcount(), graph.ecount()
-        self.n = n
-        el = np.column_stack([graph.arrays.src, graph.arrays.dst]).astype(np.int64).reshape(-1, 2)
-        # the graph's property codes are in id order already; keep the codes of edges present
-        used, pc = np.unique(graph.prop_codes.astype(np.int64), return_inverse=True)
-        self.properties = [graph.property_ids[c] for c in used.tolist()]
-        self.code = {p: i for i, p in enumerate(self.properties)}
-        pc = pc.reshape(-1).astype(np.int64) if m else np.zeros(0, dtype=np.int64)
-        self.edge_code = pc  # property code per graph edge
-        key = (el[:, 0] * max(1, len(self.properties)) + pc) * max(1, n) + el[:, 1]
-        _, first = np.unique(key, return_index=True)  # one edge per (subject, property, object)
-        s, o, p = el[first, 0], el[first, 1], pc[first]
-        self.csr: dict[bool, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-        for by_subject in (True, False):
-            at, to = (s, o) if by_subject else (o, s)
-            order = np.argsort(at, kind="stable")
-            ptr = np.zeros(n + 1, dtype=np.int64)
-            np.cumsum(np.bincount(at, minlength=n), out=ptr[1:])
-            self.csr[by_subject] = (ptr, to[order], p[order])
-        self.csr_at = {d: np.repeat(np.arange(n, dtype=np.int64), np.diff(self.csr[d][0])) for d in self.csr}
-        # per property: the edges sorted by (property, endpoint), so a step that names its
-        # property reads only that property's edges (binary search per frontier node)
-        self.by_property: dict[tuple[int, bool], tuple[np.ndarray, np.ndarray]] = {}
-        for by_subject in (True, False):
-            at, to = (s, o) if by_subject else (o, s)
-            order = np.lexsort((at, p))
-            bounds = np.searchsorted(p[order], np.arange(len(self.properties) + 1))
-            for pcode in range(len(self.properties)):
-                sl = order[bounds[pcode]:bounds[pcode + 1]]
-                self.by_property[(pcode, by_subject)] = (at[sl], to[sl])
-        self.passable = np.asarray(graph.passable_mask, dtype=bool).reshape(n)
-        self.literal = np.asarray(graph.arrays.literal, dtype=bool).reshape(n)
-        self.entities = np.flatnonzero(~self.literal)
-        cs = graph.class_statements
-        instance_of: dict[str, tuple[str, ...]] = cs.get("P31", {}) if cs else graph.classes
-        self.members: dict[str, list[int]] = {}  # class -> vertices that are its direct instances
-        for ent, classes in instance_of.items():
-            if ent in graph:
-                for c in classes:
-                    self.members.setdefault(c, []).append(graph.vertex(ent))
-        self.children: dict[str, list[str]] = {}  # class -> its direct subclasses
-        for c, supers in (cs.get("P279", {}) if cs else {}).items():
-            for sup in supers:
-                self.children.setdefault(sup, []).append(c)
-        names = [graph.name(v) for v in range(n)]
-        self.name_rank = np.empty(n, dtype=np.int64)  # position in name order (witness search)
-        self.name_rank[sorted(range(n), key=names.__getitem__)] = np.arange(n)
-        self.id_rank = np.empty(n, dtype=np.int64)  # position in Q-number order (answer lists)
-        self.id_rank[sorted(range(n), key=lambda v: _sort_key(names[v]))] = np.arange(n)
-        self.masks: dict[tuple[Any, ...], np.ndarray] = {}
-        self._moves: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-
-    def expand(self, nodes: np.ndarray, step: Step, counts: np.ndarray | None = None, *,
-               back: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
-        """The neighbour over every edge ``step`` allows from the sorted vertex array
-        ``nodes`` (x(i-1) to x(i), or x(i) to x(i-1) when ``back``), and the count of its
-        source node. Reads only the touched edges, or every edge of the step's kind when
-        the frontier touches most of them (a flat scan is then cheaper)."""
-        nbrs, weights = [], []
-        for forward in (True, False):
-            if step.direction is not None and (step.direction == "forward") != forward:
-                continue
-            if step.property is None:
-                ptr, nbr, _prop = self.csr[forward != back]
-                at = self.csr_at[forward != back]
-                starts = ptr[nodes]
-                lens = ptr[nodes + 1] - starts
-            else:
-                code = self.code.get(step.property)
-                if code is None:
-                    continue
-                at, nbr = self.by_property[(code, forward != back)]
-                starts = np.searchsorted(at, nodes, "left")
-                lens = np.searchsorted(at, nodes, "right") - starts
-            touched = int(lens.sum())
-            if touched * 4 > len(nbr):
-                if touched < len(nbr):
-                    mark = np.zeros(self.n, dtype=bool)
-                    mark[nodes] = True
-                    sel = mark[at]
-                    at, nbr = at[sel], nbr[sel]
-                nbrs.append(nbr)
-                if counts is not None:
-                    spread = np.zeros(self.n, dtype=counts.dtype)
-                    spread[nodes] = counts
-                    weights.append(spread[at])
-            else:
-                nbrs.append(nbr[_ranges(starts, lens)])
-                if counts is not None:
-                    weights.append(np.repeat(counts, lens))
-        if len(nbrs) == 1:
-            return nbrs[0], weights[0] if counts is not None else None
-        empty = np.zeros(0, dtype=np.int64)
-        dtype = np.float64 if counts is None else counts.dtype
-        return (np.concatenate([empty, *nbrs]),
-                np.concatenate([np.zeros(0, dtype=dtype), *weights]) if counts is not None else None)
-
-    def advance(self, nodes: np.ndarray, step: Step, counts: np.ndarray | None = None, *,
-                back: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
-        """Propagate the frontier ``nodes`` (sorted, unique; with per-node ``counts`` for
-        the match count) through ``step``: the sorted unique neighbours, and their summed
-        counts. Small frontiers stay sparse; big ones scatter into a length-n array."""
-        nb, w = self.expand(nodes, step, counts, back=back)
-        dense = len(nb) * 8 > self.n
-        if w is None:
-            if not dense:
-                return _sorted_unique(nb), None
-            mark = np.zeros(self.n, dtype=bool)
-            mark[nb] = True
-            return np.flatnonzero(mark), None
-        if dense and w.dtype != object:
-            total = np.bincount(nb, weights=w, minlength=self.n)
-            out = np.flatnonzero(total)
-            return out, total[out]
-        out, inv = np.unique(nb, return_inverse=True)
-        if w.dtype == object:
-            acc = np.zeros(len(out), dtype=object)
-            np.add.at(acc, inv, w)
-            return out, acc
-        return out, np.bincount(inv, weights=w, minlength=len(out))
-
-    def moves(self, graph: EvidenceGraph, v: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(neighbour, edge, forward)`` arrays of ``v`` in ``graph.neighbours`` order."""
-        got = self._moves.get(v)
-        if got is None:
-            adj = graph.neighbours(v)
-            got = self._moves[v] = (np.fromiter((u for u, _e, _f in adj), np.int64, len(adj)),
-                                    np.fromiter((e for _u, e, _f in adj), np.int64, len(adj)),
-                                    np.fromiter((f for _u, _e, f in adj), bool, len(adj)))
-        return got
-
-
-def _sorted_unique(a: np.ndarray) -> np.ndarray:
-    """``np.unique`` of a one-dimensional array (a new array, sorted), by a sort and a compare
-    of neighbours: numpy 2's hashing ``np.unique`` takes about ten times as long on the few
-    hundred to few thousand vertices of a typical frontier.
-
-    >>> _sorted_unique(np.array([5, 1, 5, 3, 1]))
-    array([1, 3, 5])
-    """
-    out = np.sort(a)
-    if len(out) > 1:
-        keep = np.empty(len(out), dtype=bool)
-        keep[0] = True
-        np.not_equal(out[1:], out[:-1], out=keep[1:])
-        out = out[keep]
-    return out
-
-
-def _member(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Which elements of ``a`` are in the sorted array ``b``."""
-    if len(b) == 0:
-        return np.zeros(len(a), dtype=bool)
-    at = np.minimum(np.searchsorted(b, a), len(b) - 1)
-    return np.asarray(b[at] == a, dtype=bool)
-
-
-_INDEXES: weakref.WeakKeyDictionary[EvidenceGraph, _Index] = weakref.WeakKeyDictionary()
-
-
-def _index(graph: EvidenceGraph) -> _Index:
-    idx = _INDEXES.get(graph)
-    if idx is None:
-        idx = _INDEXES[graph] = _Index(graph)
-    return idx
-
-
 def known_class(graph: EvidenceGraph, class_id: str) -> bool:
     """Is ``class_id`` the class (``P31`` value) or a superclass of anything in ``graph``?"""
-    idx = _index(graph)
+    idx = frontier_index(graph)
     return class_id in idx.members or class_id in idx.children
 
 
-def _type_mask(graph: EvidenceGraph, idx: _Index, class_id: str) -> np.ndarray:
+def _type_mask(graph: EvidenceGraph, idx: FrontierIndex, class_id: str) -> np.ndarray:
     key = ("type", class_id)
     if key not in idx.masks:
         below = {class_id}  # every class c with c P279* class_id
@@ -452,7 +266,7 @@ def _type_mask(graph: EvidenceGraph, idx: _Index, class_id: str) -> np.ndarray:
     return idx.masks[key]
 
 
-def _value_mask(graph: EvidenceGraph, idx: _Index, c: ValueConstraint,
+def _value_mask(graph: EvidenceGraph, idx: FrontierIndex, c: ValueConstraint,
                 values: ValueLookup | None) -> np.ndarray:
     key = ("value", c.property, c.value.model_dump_json(), values)  # the lookup is part of the key
     if key not in idx.masks:
@@ -478,7 +292,7 @@ def _value_mask(graph: EvidenceGraph, idx: _Index, c: ValueConstraint,
 
 def start_layer(graph: EvidenceGraph, anchor: str | None) -> np.ndarray:
     """The ``x0`` candidates of :func:`evaluate`: the anchor's vertex, or every entity."""
-    idx = _index(graph)
+    idx = frontier_index(graph)
     return idx.entities if anchor is None else np.array([graph.vertex(anchor)], dtype=np.int64)
 
 
@@ -486,7 +300,7 @@ def step_layer(graph: EvidenceGraph, nodes: np.ndarray, step: Step, masks: Seque
                inner: bool) -> np.ndarray:
     """One layer of :func:`evaluate`: the sorted vertices one ``step`` from ``nodes`` that
     satisfy every mask (and are passable when ``inner``, i.e. not ``xk``)."""
-    idx = _index(graph)
+    idx = frontier_index(graph)
     out = idx.advance(nodes, step)[0]
     keep = idx.passable[out] if inner else None
     for mask in masks:
@@ -498,7 +312,7 @@ def constraint_mask(graph: EvidenceGraph, constraint: TypeConstraint | ValueCons
                     values: ValueLookup | None = None) -> np.ndarray:
     """Which vertices of ``graph`` satisfy a type or value constraint (a boolean array by
     vertex index; shared and cached, do not modify)."""
-    idx = _index(graph)
+    idx = frontier_index(graph)
     if isinstance(constraint, TypeConstraint):
         return _type_mask(graph, idx, constraint.class_id)
     return _value_mask(graph, idx, constraint, values)
@@ -521,7 +335,7 @@ def evaluate(graph: EvidenceGraph, pattern: PathPattern, *, target: str | Value 
     is reached (with ``paths=False`` the match count and witness are skipped: ``paths`` is
     0 and ``witness`` ``None``). Raises :class:`UnknownEntity` when the anchor is not in the
     graph."""
-    idx = _index(graph)
+    idx = frontier_index(graph)
     k = pattern.k
     # layers are sorted unique vertex arrays; constraints are length-n masks read per node
     start = idx.entities if pattern.anchor is None else np.array([graph.vertex(pattern.anchor)],
@@ -546,7 +360,7 @@ def evaluate(graph: EvidenceGraph, pattern: PathPattern, *, target: str | Value 
     lit = _literal_keys(graph, final[idx.literal[final]], values, like)
     entities = final[~idx.literal[final]]
     shown = entities[np.argsort(idx.id_rank[entities])[:first]]  # entities sort before values
-    literal_keys = sorted({key for key, _v in lit.values()}, key=_sort_key)
+    literal_keys = sorted({key for key, _v in lit.values()}, key=answer_key)
     answer_count = len(entities) + len(literal_keys)
     answers = tuple([graph.name(int(v)) for v in shown] + literal_keys)[:first]
 
@@ -557,7 +371,7 @@ def evaluate(graph: EvidenceGraph, pattern: PathPattern, *, target: str | Value 
     elif target is not None:
         hits = sorted(v for v, (_key, val) in lit.items() if val is not None and value_matches(target, val))
     tnodes = np.asarray(hits, dtype=np.int64)
-    tnodes = tnodes[_member(tnodes, final)]
+    tnodes = tnodes[member_of(tnodes, final)]
     target_in = len(tnodes) > 0
     unique = target_in and len(tnodes) == len(final)  # every binding of xk is the target
     matches, witness = 0, None
@@ -565,14 +379,14 @@ def evaluate(graph: EvidenceGraph, pattern: PathPattern, *, target: str | Value 
         back = [tnodes]
         for i in range(k, 0, -1):
             prev = idx.advance(back[-1], pattern.steps[i - 1], back=True)[0]
-            back.append(prev[_member(prev, layers[i - 1])])
+            back.append(prev[member_of(prev, layers[i - 1])])
         back.reverse()
         matches = _count(idx, pattern, back)
         witness = _witness(graph, pattern, back, lit)
     return PatternResult(answer_count, answers, target_in, unique, matches, witness)
 
 
-def _count(idx: _Index, pattern: PathPattern, back: list[np.ndarray]) -> int:
+def _count(idx: FrontierIndex, pattern: PathPattern, back: list[np.ndarray]) -> int:
     """Matches reaching the target, by dynamic programming over the pruned layers (in
     floats while they are exact, else again in exact integers)."""
     for dtype in (np.float64, object):
@@ -580,7 +394,7 @@ def _count(idx: _Index, pattern: PathPattern, back: list[np.ndarray]) -> int:
         for i, st in enumerate(pattern.steps, start=1):
             nodes, got = idx.advance(nodes, st, counts)
             assert got is not None
-            keep = _member(nodes, back[i])
+            keep = member_of(nodes, back[i])
             nodes, counts = nodes[keep], got[keep]
         if dtype is object:
             return int(counts.sum())
@@ -594,12 +408,12 @@ def _witness(graph: EvidenceGraph, pattern: PathPattern, back: list[np.ndarray],
              lit: dict[int, tuple[str, Value | None]]) -> Witness:
     """First match in deterministic order, preferring one that repeats no node."""
     k = pattern.k
-    idx = _index(graph)
+    idx = frontier_index(graph)
 
     def moves(v: int, i: int) -> list[tuple[int, int, bool]]:  # (node, edge, forward)
         st = pattern.steps[i]
         us, es, fw = idx.moves(graph, v)
-        ok = _member(us, back[i + 1])
+        ok = member_of(us, back[i + 1])
         if st.property is not None:
             ok &= idx.edge_code[es] == idx.code.get(st.property, -1)
         if st.direction is not None:

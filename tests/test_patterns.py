@@ -229,10 +229,10 @@ def test_a_frontiers_sorted_unique_is_numpys_unique(values: list[int]) -> None:
     leaves its input as it was (a frontier may be the index's own array)."""
     import numpy as np
 
-    from chaingraph.patterns import _sorted_unique
+    from chaingraph.frontier_index import sorted_unique
 
     a = np.array(values, dtype=np.int64)
     before = a.copy()
-    got = _sorted_unique(a)
+    got = sorted_unique(a)
     assert got.dtype == a.dtype and got.tolist() == np.unique(a).tolist()
     assert a.tolist() == before.tolist()
