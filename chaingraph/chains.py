@@ -30,7 +30,6 @@ Why a given path is not a chain: :mod:`chaingraph.explain`.
 
 from __future__ import annotations
 
-import weakref
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -41,7 +40,7 @@ import numpy as np
 
 from chaingraph.chain_walk import suffix_level, walk
 from chaingraph.errors import ChainRuleError
-from chaingraph.graph import EvidenceGraph
+from chaingraph.graph import EvidenceGraph, per_graph
 
 _Arc = TypeVar("_Arc")
 
@@ -153,14 +152,9 @@ class _Topology:
         return np.diff(self.indptr)
 
 
-_TOPOLOGY: weakref.WeakKeyDictionary[EvidenceGraph, _Topology] = weakref.WeakKeyDictionary()
-
-
+@per_graph
 def _topology(graph: EvidenceGraph) -> _Topology:
-    topo = _TOPOLOGY.get(graph)
-    if topo is None:
-        topo = _TOPOLOGY[graph] = _Topology(graph)
-    return topo
+    return _Topology(graph)
 
 
 def _ranges(indptr: np.ndarray, vertices: np.ndarray) -> np.ndarray:

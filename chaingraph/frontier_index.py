@@ -15,11 +15,11 @@ array([ True, False,  True])
 
 from __future__ import annotations
 
-import weakref
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from chaingraph.graph import per_graph
 from chaingraph.ids import is_item_id
 
 if TYPE_CHECKING:
@@ -214,12 +214,7 @@ def member_of(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.asarray(b[at] == a, dtype=bool)
 
 
-_INDEXES: weakref.WeakKeyDictionary[EvidenceGraph, FrontierIndex] = weakref.WeakKeyDictionary()
-
-
+@per_graph
 def frontier_index(graph: EvidenceGraph) -> FrontierIndex:
     """The graph's :class:`FrontierIndex`, built on first use and kept while the graph lives."""
-    idx = _INDEXES.get(graph)
-    if idx is None:
-        idx = _INDEXES[graph] = FrontierIndex(graph)
-    return idx
+    return FrontierIndex(graph)

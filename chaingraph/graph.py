@@ -24,9 +24,11 @@ The graph is integer arrays built without a Python object per edge
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import functools
+import weakref
+from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -43,7 +45,7 @@ if TYPE_CHECKING:
     from chaingraph.store import Store
     from chaingraph.timeline import Timeline
 
-__all__ = ["EvidenceGraph"]
+__all__ = ["EvidenceGraph", "per_graph"]
 
 #: property datatypes (JSON spelling) whose statements may become literal nodes
 LITERAL_DATATYPES = frozenset({"time", "quantity", "string", "monolingualtext", "globe-coordinate"})
@@ -358,3 +360,32 @@ def _arrow(values: Any) -> pa.Array | None:
     if values is None or isinstance(values, (pa.Array, pa.ChunkedArray)):
         return values
     return pa.array(values, type=pa.string())
+
+
+_T = TypeVar("_T")
+
+
+def per_graph(build: Callable[[EvidenceGraph], _T]) -> Callable[[EvidenceGraph], _T]:
+    """``build`` run once per graph: what it made for a graph is kept while the graph lives
+    (the graph is a weak key), so an index derived from a graph is built on first use and
+    never outlives it.
+
+    >>> @per_graph
+    ... def edges(graph):
+    ...     print("built")
+    ...     return graph.ecount()
+    >>> g = EvidenceGraph.from_edges([("s1", "Q1", "P361", "Q2")])
+    >>> edges(g), edges(g)
+    built
+    (1, 1)
+    """
+    made: weakref.WeakKeyDictionary[EvidenceGraph, _T] = weakref.WeakKeyDictionary()
+
+    @functools.wraps(build)
+    def get(graph: EvidenceGraph) -> _T:
+        got = made.get(graph)
+        if got is None:
+            got = made[graph] = build(graph)
+        return got
+
+    return get

@@ -40,7 +40,7 @@ def test_nested_blocks_restore_only_when_the_outermost_ends() -> None:
     _advice(True)
     with small_pages():
         with small_pages():
-            pass
+            assert _advice(None) is False
         assert _advice(None) is False
     assert _advice(None) is True
 

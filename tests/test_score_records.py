@@ -62,19 +62,19 @@ def test_the_record_path_says_what_the_general_path_says(fast: TaskScorer, gener
 
 
 class _Claim(ClaimEvent):
-    pass
+    """A ClaimEvent of a subclass: the readers must send its item to the general path."""
 
 
 class _Assert(AssertEvent):
-    pass
+    """A AssertEvent of a subclass: the readers must send its item to the general path."""
 
 
 class _View(ViewEvent):
-    pass
+    """A ViewEvent of a subclass: the readers must send its item to the general path."""
 
 
 class _Search(SearchEvent):
-    pass
+    """A SearchEvent of a subclass: the readers must send its item to the general path."""
 
 
 _SUB: dict[type, type] = {ClaimEvent: _Claim, AssertEvent: _Assert, ViewEvent: _View, SearchEvent: _Search}

@@ -15,7 +15,6 @@ alternative), and
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
@@ -23,7 +22,7 @@ from typing import TYPE_CHECKING, Literal, NamedTuple
 
 import numpy as np
 
-from chaingraph.graph import EvidenceGraph
+from chaingraph.graph import EvidenceGraph, per_graph
 from chaingraph.merge import SAME_AS, AliasJudge, DefaultJudge, normalise_label
 from chaingraph.scoring.claimed import Found, RouteStep, refused, route_of, route_path
 from chaingraph.scoring.claims import (
@@ -75,21 +74,17 @@ Verdicts = tuple[tuple[int, ClaimedRoute, RouteVerdict], ...]
 #: (``None``: refused); ``None``: no alternative to judge (its statements are all the reference's)
 Adjudged = tuple[Verdicts, Route | None] | None
 
-_SAME_AS: weakref.WeakKeyDictionary[EvidenceGraph, dict[str, dict[str, str]]] = weakref.WeakKeyDictionary()
-
-
+@per_graph
 def _same_as(g: EvidenceGraph) -> dict[str, dict[str, str]]:
     """Every ``P460`` pair of ``g``, both ways, with :class:`DefaultJudge`'s reason (read once
     per graph)."""
-    got = _SAME_AS.get(g)
-    if got is None:
-        got = _SAME_AS[g] = {}
-        code = g.property_ids.index(SAME_AS) if SAME_AS in g.property_ids else -1
-        for e in np.flatnonzero(g.prop_codes == code).tolist() if code >= 0 else ():  # compact arrays
-            s, o = (g.name(v) for v in g.edge_endpoints(e))
-            why = f"{SAME_AS} said to be the same as ({g.edge_statement(e)})"
-            got.setdefault(s, {}).setdefault(o, why)
-            got.setdefault(o, {}).setdefault(s, why)
+    got: dict[str, dict[str, str]] = {}
+    code = g.property_ids.index(SAME_AS) if SAME_AS in g.property_ids else -1
+    for e in np.flatnonzero(g.prop_codes == code).tolist() if code >= 0 else ():  # compact arrays
+        s, o = (g.name(v) for v in g.edge_endpoints(e))
+        why = f"{SAME_AS} said to be the same as ({g.edge_statement(e)})"
+        got.setdefault(s, {}).setdefault(o, why)
+        got.setdefault(o, {}).setdefault(s, why)
     return got
 
 

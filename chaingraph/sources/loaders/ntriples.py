@@ -353,6 +353,12 @@ class _Stager:
         if appending is not None:
             appending.result()
 
+    def quiesce(self) -> None:
+        """Wait for the append in flight, if any, without raising its error: the cleanup after
+        an error or Ctrl-C, which reports that one instead."""
+        if self._appending is not None:
+            wait([self._appending])
+
     def _insert(self, pending: dict[str, list[pa.Table]]) -> None:
         for group, tables in pending.items():
             self.con.register("_cg_block", pa.concat_tables(tables))
@@ -614,8 +620,7 @@ def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str
             for future in pending:
                 future.cancel()
             wait(pending)
-            if stager._appending is not None:  # an error or Ctrl-C: the append in flight ends first
-                wait([stager._appending])
+            stager.quiesce()  # an error or Ctrl-C: the append in flight ends first
             stager.close()
     if failure is not None:
         raise ReadError(line, failure) from failure
