@@ -57,13 +57,22 @@ from chaingraph.store_schema import INDEXLESS, TABLE_COLUMNS
 if TYPE_CHECKING:
     from chaingraph.store import Store
 
-__all__ = ["CHECKPOINT_THRESHOLD", "BulkLoad", "whole"]
+__all__ = ["CHECKPOINT_THRESHOLD", "VACUUM_TASKS", "BulkLoad", "whole"]
 
 _ENTITY_TABLES = ("entities", "properties")
 #: DuckDB's checkpoint threshold while a :class:`BulkLoad` writes a store file: below one
 #: batch, so every batch is checkpointed as it commits (memory and time lower than with
 #: DuckDB's 16 MiB, which lets rows of two batches wait)
 CHECKPOINT_THRESHOLD = "4MiB"
+#: DuckDB's ``max_vacuum_tasks`` while a :class:`BulkLoad` writes a store file: none. DuckDB
+#: 2.0 gives each commit to a checkpointed table a row group of its own, and its checkpoints
+#: "vacuum" runs of small row groups by rewriting them, up to three whole row groups at a
+#: time, in memory. The entity table (a few thousand rows a batch) so had a larger rewrite at
+#: each row-group boundary it crossed: DuckDB's in-memory table data peaked at 42 MB in the
+#: 10x synthetic dump's load and 53 MB in the 20x one (32 and 34 MB without), and the load's
+#: peak grew with the dump. Without it each batch's rows keep row groups of their own (the rows
+#: and every read are the same); DuckDB merges them at a later checkpoint outside a load.
+VACUUM_TASKS = 0
 
 
 #: whether the store holds a row whose key a batch could repeat without its entity being
@@ -114,7 +123,8 @@ class BulkLoad:
     other processes keeps the cores busy, and DuckDB's parallel insert of a batch then costs
     more CPU and memory than it saves time. Into a store file, DuckDB also checkpoints after
     every batch (:data:`CHECKPOINT_THRESHOLD`) instead of letting two batches' rows wait in
-    its write-ahead log and memory. Both settings are set back on leaving.
+    its write-ahead log and memory, and does not merge the batches' row groups meanwhile
+    (:data:`VACUUM_TASKS`). The settings are set back on leaving.
     """
 
     def __init__(self, store: Store, *, threads: int | None = None) -> None:
@@ -127,17 +137,18 @@ class BulkLoad:
         self.checked = 0
 
     def __enter__(self) -> BulkLoad:
-        held = {}
+        held: dict[str, object] = {}
         if self.threads is not None:
-            held["threads"] = str(int(self.threads))
+            held["threads"] = int(self.threads)
         if self.store.path is not None:
-            held["checkpoint_threshold"] = f"'{CHECKPOINT_THRESHOLD}'"
+            held["checkpoint_threshold"] = CHECKPOINT_THRESHOLD
+            held["max_vacuum_tasks"] = VACUUM_TASKS
         con = self.store.con
         for name, value in held.items():
-            # DuckDB shows the threshold as it reads it back (16 MiB: '16.0 MiB'), so as set
-            before = setting(con, name)
-            self._before[name] = before if name == "threads" else f"'{before}'"
-            con.execute(f"SET {name} = {value}")
+            # DuckDB reads a setting back as it shows it (16 MiB: '16.0 MiB'), so as set;
+            # every one of these takes its value as a string
+            self._before[name] = f"'{setting(con, name)}'"
+            con.execute(f"SET {name} = '{value}'")
         return self
 
     def __exit__(self, *exc: object) -> None:
