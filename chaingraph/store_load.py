@@ -11,7 +11,8 @@ key of a batch can be in the store already:
 * every key the statement tables held when the load began is its entity's: each statement
   has an id of its subject's form (below) and an entity (or property) row for its subject,
   and each qualifier, reference and provenance row its statement (one pass over the tables
-  per load; an empty store passes at once), and
+  per load, held to :data:`~chaingraph.settings.DEFAULT_KEY_CHECK_MEMORY_MB` in a store file;
+  an empty store passes at once), and
 * every statement id of every batch so far starts with its subject's id and ``$``, as
   Wikidata's do (``Q42$…``, any case): two entities then never share a statement id, so
   a statement's key can only be in the store if its entity is, and
@@ -51,6 +52,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from chaingraph.errors import StoreError
+from chaingraph.settings import DEFAULT_KEY_CHECK_MEMORY_MB
 from chaingraph.store_memory import setting
 from chaingraph.store_schema import INDEXLESS, TABLE_COLUMNS
 
@@ -132,9 +134,20 @@ class BulkLoad:
         self.threads = threads
         self._before: dict[str, str] = {}
         #: whether no key of a batch can be in the store yet (see the module's docstring)
-        self.unchecked = not store.con.execute(_LOOSE_KEYS).fetchall()[0][0]
+        self.unchecked = not self._loose_keys()
         #: batches written with the anti-join of :meth:`Store.write_arrow`
         self.checked = 0
+
+    def _loose_keys(self) -> bool:
+        """Whether the store holds a key a batch could repeat unseen (:data:`_LOOSE_KEYS`): its
+        anti-joins build hash tables of the statement tables, so in a store file they are held
+        to a budget (they spill beyond it), and the blocks they read are let go afterwards."""
+        store = self.store
+        with store.memory_budget() as budget:
+            budget.hold(DEFAULT_KEY_CHECK_MEMORY_MB)
+            loose = bool(store.con.execute(_LOOSE_KEYS).fetchall()[0][0])
+        store.release_cache()
+        return loose
 
     def __enter__(self) -> BulkLoad:
         held: dict[str, object] = {}

@@ -336,6 +336,26 @@ def test_duckdb_inserts_on_one_thread_and_checkpoints_each_batch_unvacuumed_and_
         assert seen and set(seen) == {(1, "16.0 MiB", 100)}
 
 
+def test_the_key_check_of_a_store_file_runs_within_its_memory_budget(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pass over the keys a store already holds builds hash tables of its statement
+    tables: in a store file it runs held to DEFAULT_KEY_CHECK_MEMORY_MB (spilling beyond it),
+    and the store's own limit is back afterwards; an in-memory store is left alone."""
+    from chaingraph import store_load
+    from chaingraph.settings import DEFAULT_KEY_CHECK_MEMORY_MB
+
+    held = f"{DEFAULT_KEY_CHECK_MEMORY_MB:.1f} MiB"
+    # the check itself, replaced by one that says whether it ran under the budget
+    monkeypatch.setattr(store_load, "_LOOSE_KEYS", f"SELECT current_setting('memory_limit') <> '{held}'")
+    with Store(tmp_path / "s.duckdb") as store:
+        opened = store.con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0]
+        assert opened != held
+        assert store.bulk_load().unchecked
+        assert store.con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] == opened
+    with Store() as store:
+        assert not store.bulk_load().unchecked
+
+
 def _entity_with(ident: str, sids: list[str]) -> str:
     claims = [{"id": sid, "rank": "normal", "mainsnak": {"snaktype": "value", "property": "P31",
                "datavalue": {"type": "wikibase-entityid", "value": {"id": "Q5"}}}} for sid in sids]
