@@ -47,8 +47,9 @@ to the bench cache, not timed), each loaded into a new store *file* in two round
 second in reverse order; the table shows the higher peak, the comments each run's, with
 the peak of each kind of DuckDB's memory). The larger two must reach the same peak: the
 loaders stream (N-Triples stages into DuckDB, which spills to disk beyond fixed budgets),
-so only the store's own upkeep may grow with the dump (JSON: DuckDB keeps ~150 KB of
-bookkeeping per batch written while the store is open, ~6 MB from 10× to 20×). The dump
+so only the store's own upkeep may grow with the dump (JSON: memory DuckDB allocates
+outside its buffer manager for the row groups written, about 0.2 MB a batch: 4–6 MB from
+10× to 20×). The dump
 itself may stay below them: it is too small to fill DuckDB's budgets (N-Triples) or to
 reach the steady state of the batch writes (JSON). ``--scale 20`` checks 20× and 40×.
 
