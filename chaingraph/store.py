@@ -515,13 +515,15 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
                          f"WHERE NOT EXISTS (SELECT 1 FROM {table} AS _t WHERE {match})", params)
 
     def insert_select(self, table: str, select: str, params: Sequence[Any] | None = None, *,
-                      unique: bool = False) -> None:
+                      unique: bool = False, check: bool = True) -> None:
         """Insert the rows of a SQL query with the semantics of :meth:`write` (duplicates in the
         query collapse, existing rows are kept, entities/properties are upserted): the bulk
         path for loaders that build rows inside DuckDB. The query's columns must be named as
         the table's columns (see :data:`TABLE_COLUMNS`). Joins the current transaction, if any.
         ``unique=True`` promises that the query yields each key at most once (it is then not
-        deduplicated first; a broken promise stores the repeated rows).
+        deduplicated first; a broken promise stores the repeated rows), and ``check=False``
+        that no key of it is in the table yet (it is then not looked up there: a loader
+        writing into an empty table).
 
         >>> s = Store()
         >>> s.insert_select("statements", "SELECT 'Q1$a' AS statement_id, 'Q1' AS subject, "
@@ -536,7 +538,7 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
                 described = self.con.execute(f"SELECT * FROM ({select}) LIMIT 0", params).description
                 present = [d[0] for d in described or ()]
                 columns = [c for c in TABLE_COLUMNS[table] if c in present]
-                self._insert_from(table, columns, f"({select})", params, unique=unique)
+                self._insert_from(table, columns, f"({select})", params, unique=unique, check=check)
         except duckdb.Error as exc:
             raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc
