@@ -455,6 +455,40 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
                              f"{str(exc).splitlines()[0]}") from exc
         return len(ids)
 
+    def source_new_statements(self, source_id: str) -> int | None:
+        """After a loader inserted the statements of one source into a store that had none
+        (:meth:`insert_select` with ``check=False``): if no statement id repeats, record
+        ``source_id`` as the source of each and return how many there are; if one repeats,
+        delete them all again and return ``None`` (the loader then inserts them the general
+        way, which keeps the first row of a key). Joins the current transaction, if any.
+
+        >>> s = Store()
+        >>> src = s.add_source("fixture", "doctest")
+        >>> rows = "SELECT 'Q1$a' AS statement_id, 'Q1' AS subject, 'P31' AS property, 'normal' AS rank, "
+        >>> s.insert_select("statements", rows + "'novalue' AS snaktype", unique=True, check=False)
+        >>> s.source_new_statements(src), s.statement("Q1$a").sources[0]["kind"]
+        (1, 'fixture')
+        >>> t = Store()
+        >>> twice = f"{rows}'novalue' AS snaktype UNION ALL {rows}'somevalue'"
+        >>> t.insert_select("statements", twice, unique=True, check=False)
+        >>> t.source_new_statements(t.add_source("fixture", "doctest")), t.statement_count()
+        (None, 0)
+        """
+        try:
+            with self.transaction():
+                n_rows, distinct = self.con.execute(
+                    "SELECT count(*), count(DISTINCT statement_id) FROM statements").fetchall()[0]
+                if n_rows != distinct:
+                    self.con.execute("DELETE FROM statements")
+                    return None
+                self._insert_from("statement_sources", ["statement_id", "source_id"],
+                                  "(SELECT statement_id, ? AS source_id FROM statements)", [source_id],
+                                  unique=True, check=False)
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
+                             f"{str(exc).splitlines()[0]}") from exc
+        return int(distinct)
+
     def _write(self, batch: Batch) -> None:
         with self.transaction():
             for table, columns in TABLE_COLUMNS.items():

@@ -402,14 +402,10 @@ def _statements(store: Store, plain: str, other: str, source_id: str) -> int:
     if not had_statements:
         store.insert_select("statements", f"SELECT * FROM ({plain})", unique=True, check=False)
         store.insert_select("statements", f"SELECT * FROM ({other})", unique=True, check=False)
-        n_rows, distinct = con.execute("SELECT count(*), count(DISTINCT statement_id) FROM statements"
-                                       ).fetchall()[0]
-        if n_rows == distinct:
+        counted = store.source_new_statements(source_id)  # None: a statement twice in the file
+        if counted is not None:
             con.execute("DROP TABLE _cg_nodes")
-            store.insert_select("statement_sources", f"SELECT statement_id, '{source_id}' AS source_id "
-                                "FROM statements", unique=True, check=False)
-            return int(distinct)
-        con.execute("DELETE FROM statements")  # a statement twice in the file: the general path
+            return counted
     con.execute(f"CREATE OR REPLACE TEMP TABLE _cg_statements AS {plain}")
     con.execute("DROP TABLE _cg_nodes")  # intermediate tables go as soon as they are used: peak memory
     con.execute(f"CREATE OR REPLACE TEMP TABLE _cg_statements_v AS {other}")
