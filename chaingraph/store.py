@@ -455,6 +455,40 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
                              f"{str(exc).splitlines()[0]}") from exc
         return len(ids)
 
+    def source_new_statements(self, source_id: str) -> int | None:
+        """After a loader inserted the statements of one source into a store that had none
+        (:meth:`insert_select` with ``check=False``): if no statement id repeats, record
+        ``source_id`` as the source of each and return how many there are; if one repeats,
+        delete them all again and return ``None`` (the loader then inserts them the general
+        way, which keeps the first row of a key). Joins the current transaction, if any.
+
+        >>> s = Store()
+        >>> src = s.add_source("fixture", "doctest")
+        >>> rows = "SELECT 'Q1$a' AS statement_id, 'Q1' AS subject, 'P31' AS property, 'normal' AS rank, "
+        >>> s.insert_select("statements", rows + "'novalue' AS snaktype", unique=True, check=False)
+        >>> s.source_new_statements(src), s.statement("Q1$a").sources[0]["kind"]
+        (1, 'fixture')
+        >>> t = Store()
+        >>> twice = f"{rows}'novalue' AS snaktype UNION ALL {rows}'somevalue'"
+        >>> t.insert_select("statements", twice, unique=True, check=False)
+        >>> t.source_new_statements(t.add_source("fixture", "doctest")), t.statement_count()
+        (None, 0)
+        """
+        try:
+            with self.transaction():
+                n_rows, distinct = self.con.execute(
+                    "SELECT count(*), count(DISTINCT statement_id) FROM statements").fetchall()[0]
+                if n_rows != distinct:
+                    self.con.execute("DELETE FROM statements")
+                    return None
+                self._insert_from("statement_sources", ["statement_id", "source_id"],
+                                  "(SELECT statement_id, ? AS source_id FROM statements)", [source_id],
+                                  unique=True, check=False)
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
+                             f"{str(exc).splitlines()[0]}") from exc
+        return int(distinct)
+
     def _write(self, batch: Batch) -> None:
         with self.transaction():
             for table, columns in TABLE_COLUMNS.items():
@@ -515,13 +549,15 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
                          f"WHERE NOT EXISTS (SELECT 1 FROM {table} AS _t WHERE {match})", params)
 
     def insert_select(self, table: str, select: str, params: Sequence[Any] | None = None, *,
-                      unique: bool = False) -> None:
+                      unique: bool = False, check: bool = True) -> None:
         """Insert the rows of a SQL query with the semantics of :meth:`write` (duplicates in the
         query collapse, existing rows are kept, entities/properties are upserted): the bulk
         path for loaders that build rows inside DuckDB. The query's columns must be named as
         the table's columns (see :data:`TABLE_COLUMNS`). Joins the current transaction, if any.
         ``unique=True`` promises that the query yields each key at most once (it is then not
-        deduplicated first; a broken promise stores the repeated rows).
+        deduplicated first; a broken promise stores the repeated rows), and ``check=False``
+        that no key of it is in the table yet (it is then not looked up there: a loader
+        writing into an empty table).
 
         >>> s = Store()
         >>> s.insert_select("statements", "SELECT 'Q1$a' AS statement_id, 'Q1' AS subject, "
@@ -536,7 +572,7 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
                 described = self.con.execute(f"SELECT * FROM ({select}) LIMIT 0", params).description
                 present = [d[0] for d in described or ()]
                 columns = [c for c in TABLE_COLUMNS[table] if c in present]
-                self._insert_from(table, columns, f"({select})", params, unique=unique)
+                self._insert_from(table, columns, f"({select})", params, unique=unique, check=check)
         except duckdb.Error as exc:
             raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc

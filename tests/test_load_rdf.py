@@ -250,6 +250,21 @@ def test_loading_rdf_twice_into_a_file_store_changes_nothing(tmp_path: Path) -> 
         assert kinds == {"rdf-dump"}
 
 
+def test_a_file_that_repeats_a_statement_gives_a_new_store_each_row_once(tmp_path: Path) -> None:
+    """Into a store without statements the rows go straight into the table and their keys
+    are checked there afterwards: a file holding the same statements twice must still give
+    each statement, qualifier, reference and provenance once, exactly as the file once does."""
+    tables = ("statements", "qualifiers", "reference_snaks")
+    once = loaded(FIXTURES / "values.nt")
+    twice = tmp_path / "twice.nt"
+    twice.write_bytes((FIXTURES / "values.nt").read_bytes() * 2)
+    store = loaded(twice)
+    assert contents(store, tables) == contents(once, tables)
+    provenance = "SELECT statement_id FROM statement_sources ORDER BY 1"
+    assert store.con.execute(provenance).fetchall() == once.con.execute(provenance).fetchall()
+    assert store.statement_count() == once.statement_count() == len(contents(once)["statements"]) > 0
+
+
 def test_an_invalid_entity_iri_value_is_never_stored_as_an_entity_id(tmp_path: Path) -> None:
     path = tmp_path / "odd.nt"
     st = f"<{WD}statement/Q9-V1>"

@@ -120,29 +120,54 @@ def _content(store: Store) -> dict[str, list[tuple[Any, ...]]]:
             for t in ("statements", "qualifiers", "reference_snaks", "entities", "properties")}
 
 
-@pytest.mark.parametrize("append_bytes", [ntriples.APPEND_BYTES, 1 << 12])
+def _append_every(monkeypatch: pytest.MonkeyPatch, size: int | None) -> list[int]:
+    """Staged rows go to DuckDB every ``size`` bytes from the first on (``None``: as they do,
+    held until :data:`~ntriples.HOLD_BYTES`); returns a list that counts the appends."""
+    appends: list[int] = []
+    insert = ntriples._Stager._insert
+
+    def counted(self: ntriples._Stager, pending: dict[str, Any]) -> None:
+        appends.append(len(pending))
+        insert(self, pending)
+
+    monkeypatch.setattr(ntriples._Stager, "_insert", counted)
+    if size is not None:
+        monkeypatch.setattr(ntriples, "HOLD_BYTES", size)
+        monkeypatch.setattr(ntriples, "APPEND_BYTES", size)
+    return appends
+
+
+@pytest.mark.parametrize("append_bytes", [None, 1 << 12])
 def test_small_blocks_on_worker_threads_give_the_store_one_block_gives(
         codex_s_lines: list[bytes], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        append_bytes: int) -> None:
+        append_bytes: int | None) -> None:
+    """Also whether the staged rows were appended to DuckDB all along (small appends) or held
+    and used as they are (the file stages less than HOLD_BYTES): the same store."""
     path = tmp_path / "codex-s.nt"
     path.write_bytes(b"\n".join(codex_s_lines))
     with Store() as store:
         load([path], store)
         whole = _content(store)
     monkeypatch.setattr(ntriples, "BLOCK_BYTES", 1 << 16)  # ~600 blocks, prepared two at a time
-    monkeypatch.setattr(ntriples, "APPEND_BYTES", append_bytes)  # small: appends on their thread all along
+    appends = _append_every(monkeypatch, append_bytes)  # small: appends on their thread all along
     with Store() as store:
         load([path], store)
         assert _content(store) == whole
         assert len(whole["statements"]) == 39_985
+        staging = "LIKE '\\_cg\\_%' ESCAPE '\\'"
+        left = store.con.execute(f"SELECT view_name FROM duckdb_views() WHERE view_name {staging} UNION ALL "
+                                 f"SELECT table_name FROM duckdb_tables() WHERE table_name {staging}"
+                                 ).fetchall()
+        assert left == []  # the staging is gone, held or not
+    assert (len(appends) > 100) if append_bytes else appends == []
 
 
-@pytest.mark.parametrize("append_bytes", [ntriples.APPEND_BYTES, 1 << 12])
+@pytest.mark.parametrize("append_bytes", [None, 1 << 12])
 def test_bad_lines_in_later_blocks_stop_or_count_exactly(codex_s_lines: list[bytes], tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch,
-                                                        append_bytes: int) -> None:
+                                                        append_bytes: int | None) -> None:
     monkeypatch.setattr(ntriples, "BLOCK_BYTES", 1 << 16)
-    monkeypatch.setattr(ntriples, "APPEND_BYTES", append_bytes)
+    _append_every(monkeypatch, append_bytes)
     broken = b"<http://www.wikidata.org/entity/Q1> <broken"
     bad_at = [60_000, 60_001, 150_000]  # 0-based positions in the original lines
     lines = list(codex_s_lines)

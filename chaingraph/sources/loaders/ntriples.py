@@ -3,7 +3,8 @@
 An RDF dump is read in blocks of about :data:`BLOCK_BYTES` decompressed bytes (ISA-L
 decompresses gzip on a reader thread). Worker threads (:data:`STAGING_THREADS`) prepare
 blocks while this thread commits them in file order, and the rows to stage go to DuckDB
-every :data:`APPEND_BYTES` on a thread of their own (:meth:`_Stager.drain`):
+every :data:`APPEND_BYTES` on a thread of their own (:meth:`_Stager.drain`), after the first
+:data:`HOLD_BYTES`: a file that stages less is never copied into DuckDB (:meth:`_Stager.finish`):
 
 * :func:`~chaingraph.sources.loaders.nt_views.split_lines` finds every line's subject,
   predicate and object with numpy and hands them on as Arrow *string views* into the
@@ -164,13 +165,17 @@ def create_staging(con: duckdb.DuckDBPyConnection, table: str) -> None:
 
 
 def drop_staging(con: duckdb.DuckDBPyConnection, table: str) -> None:
+    """Drop the staging tables and their view (a group staged as held Arrow rows, see
+    :meth:`_Stager.finish`, is a registered view instead of a table)."""
     con.execute(f"DROP VIEW IF EXISTS {table}")
     for group in [*STAGING_GROUPS, "main"]:
+        con.unregister(f"{table}_{group}")
         con.execute(f"DROP TABLE IF EXISTS {table}_{group}")
 
 
 def delete_staged(con: duckdb.DuckDBPyConnection, table: str, where: str, params: list[Any]) -> None:
-    """``DELETE FROM`` every staging table (the view itself cannot be deleted from)."""
+    """``DELETE FROM`` every staging table (the view itself cannot be deleted from). For
+    Turtle staging, whose staging tables are always tables (see :meth:`_Stager.finish`)."""
     for group in [*STAGING_GROUPS, "main"]:
         con.execute(f"DELETE FROM {table}_{group} WHERE {where}", params)
 
@@ -206,6 +211,11 @@ _Append = tuple[str, pa.Table]
 #: stages 6-19 % of its text (codex-m), copied out so that the block's buffer can be reused.
 #: The appends run on a thread of their own while the workers prepare the next blocks.
 APPEND_BYTES = 8 << 20
+#: the first staged rows are held until they reach this many bytes (not :data:`APPEND_BYTES`): a
+#: file that stages less is never copied into DuckDB, its held tables become the staging tables
+#: (:meth:`_Stager.finish`). Appending costs DuckDB about 8 ms per MB, beside the workers, and the
+#: last append was the end of staging: codex-m and ILPC-large stage 23 and 26 MB.
+HOLD_BYTES = 32 << 20
 _STAGED = pa.schema([("line", pa.int64()), ("k", pa.string()), ("pid", pa.string()), ("s", pa.string()),
                      ("o", pa.string())])
 #: ``p:`` triples are staged with the plain entity value of their statement where its ``ps:``
@@ -241,6 +251,7 @@ class _Stager:
         #: the thread held rows are appended on (``None``: this one)
         self.appender: ThreadPoolExecutor | None = None
         self._appending: Future[None] | None = None
+        self._appended = False  # whether any row went into the staging tables yet
 
     def _classify(self, predicates: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array]:
         """Role, property id and staging-group number of each predicate (role and group are
@@ -330,8 +341,24 @@ class _Stager:
     def _hold(self, group: str, table: pa.Table) -> None:
         self._pending.setdefault(group, []).append(table)
         self._pending_bytes += table.nbytes
-        if self._pending_bytes >= APPEND_BYTES:
+        if self._pending_bytes >= (APPEND_BYTES if self._appended else HOLD_BYTES):
             self.drain()
+
+    def finish(self) -> None:
+        """The end of staging: the held rows are appended, or, when no row was appended yet
+        (a file that stages less than :data:`HOLD_BYTES`), each group's held rows become its
+        staging table as they are (a view of the Arrow table, in place of the empty table), so
+        that nothing is copied into DuckDB. Only N-Triples staging finishes so (nothing deletes
+        staged rows of it; see :func:`delete_staged`); :func:`drop_staging` removes either."""
+        if self._appended:
+            self.drain()
+            self.settle()
+            return
+        pending, self._pending, self._pending_bytes = self._pending, {}, 0
+        for group, tables in pending.items():
+            name = f"{self.table}_{group}"
+            self.con.execute(f"DROP TABLE {name}")
+            self.con.register(name, pa.concat_tables(tables))
 
     def drain(self) -> None:
         """Append the held rows to the staging tables, one INSERT per group, in file order: on
@@ -341,6 +368,7 @@ class _Stager:
         pending, self._pending, self._pending_bytes = self._pending, {}, 0
         if not pending:
             return
+        self._appended = True
         if self.appender is None:
             self._insert(pending)
             return
@@ -533,6 +561,7 @@ class _Stager:
             return
         self.drain()  # rows are staged in file order
         self.settle()
+        self._appended = True
         kinds, pids, groups = self._classify(table["p"])
         keep = pc.is_valid(kinds)
         # rdf:type matters only for novalue classes (wdno:); normal rank is the default
@@ -614,8 +643,7 @@ def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str
                     failure = exc  # every whole line before the damage is still staged
             while pending:
                 commit_one()
-            stager.drain()
-            stager.settle()
+            stager.finish()
         finally:
             for future in pending:
                 future.cancel()

@@ -158,6 +158,15 @@ _LANG = "regexp_extract(o, '\"@([A-Za-z0-9-]+)$', 1)"
 _LEX = "_cg_unescape(regexp_extract({c}, '^\"(.*)\"', 1))"
 
 
+#: the language and text (as :func:`_lex` reads it) of a staged term in English or ``mul``
+#: (``o`` ends with ``"@en`` or ``"@mul``), by string functions: the regular expressions
+#: took most of the time of the entities' build
+_TERM_LANG = "CASE WHEN ends_with(o, '\"@en') THEN 'en' ELSE 'mul' END"
+_TERM_TEXT = ("CASE WHEN NOT starts_with(o, '\"') THEN '' "
+              "WHEN contains(o, '\\') THEN _cg_unescape(o[2:-length(" + _TERM_LANG + ") - 3]) "
+              "ELSE o[2:-length(" + _TERM_LANG + ") - 3] END")
+
+
 def _lex(col: str) -> str:
     return (f"CASE WHEN contains({col}, '\\') THEN {_LEX.format(c=col)} "
             f"ELSE regexp_extract({col}, '^\"(.*)\"', 1) END")
@@ -341,8 +350,7 @@ def _build(store: Store, t: str, source_id: str, *, claims_as_ids: bool = False)
     vcols = ", ".join(f"v.{c}" for c in VALUE_COLUMNS)
     truthy_id = f"{ent_owner} || '$TRUTHY-' || upper(md5(v.pid || ' ' || coalesce(v.o, 'novalue')))"
     ranks = f"(SELECT s, o FROM {main} WHERE k = 'rank') r ON r.s = st.node"
-    _script(con, f"""
-    CREATE OR REPLACE TEMP TABLE _cg_statements AS  -- plain entity values: the bulk, few columns
+    plain = f"""  -- plain entity values: the bulk, few columns
       SELECT st.statement_id, st.subject, st.pid AS property, {rank} AS rank, 'value' AS snaktype,
              {_plain_values("v.", narrow=True)}
       FROM _cg_st st JOIN _cg_snak v ON v.owner = st.node AND v.role = 'S' AND v.plain
@@ -353,9 +361,8 @@ def _build(store: Store, t: str, source_id: str, *, claims_as_ids: bool = False)
       FROM _cg_st st LEFT JOIN (SELECT DISTINCT owner, pid FROM _cg_nodes WHERE role = 'S') n
         ON n.owner = st.node AND n.pid = st.pid
       LEFT JOIN {ranks}
-      WHERE st.value IS NOT NULL AND n.owner IS NULL;
-    DROP TABLE _cg_nodes;  -- intermediate tables go as soon as they are used: peak memory
-    CREATE OR REPLACE TEMP TABLE _cg_statements_v AS  -- every other value, with all value columns
+      WHERE st.value IS NOT NULL AND n.owner IS NULL"""
+    other = f"""  -- every other value, with all value columns
       SELECT st.statement_id, st.subject, st.pid AS property, {rank} AS rank, v.snaktype, {vcols}
       FROM _cg_st st JOIN _cg_val v ON v.owner = st.node AND v.role = 'S'
       LEFT JOIN {ranks}
@@ -364,13 +371,47 @@ def _build(store: Store, t: str, source_id: str, *, claims_as_ids: bool = False)
              v.snaktype, {vcols}
       FROM _cg_values v
       WHERE v.role = 'T' AND regexp_full_match(coalesce({ent_owner}, ''), '{ENTITY_PATTERN}')
-        AND NOT EXISTS (SELECT 1 FROM _cg_st st WHERE st.subject = {ent_owner} AND st.pid = v.pid)
-    """)
+        AND NOT EXISTS (SELECT 1 FROM _cg_st st WHERE st.subject = {ent_owner} AND st.pid = v.pid)"""
+    counts = {"statements": _statements(store, plain, other, source_id)}
+    counts["qualifiers"] = _hashed(store, "qualifiers", f"""
+      SELECT st.statement_id, v.pid AS property, v.snaktype, {vcols}
+      FROM _cg_values v JOIN _cg_st st ON st.node = v.owner WHERE v.role = 'Q'""")
+    _hashed(store, "reference_snaks", f"""
+      SELECT st.statement_id, {_local('d.o', REF)} AS reference_hash, v.pid AS property, v.snaktype, {vcols}
+      FROM (SELECT s, o FROM {main} WHERE k = 'derived') d
+      JOIN _cg_st st ON st.node = d.s JOIN _cg_values v ON v.owner = d.o AND v.role = 'R'""")
+    counts["references"] = _one(con, f"""
+      SELECT count(*) FROM (SELECT DISTINCT d.s, d.o FROM {main} d JOIN _cg_st st ON st.node = d.s
+      WHERE d.k = 'derived')""")
+    counts.update(_entities(store, t))
+    return counts
+
+
+def _statements(store: Store, plain: str, other: str, source_id: str) -> int:
+    """Insert the statements of the queries ``plain`` and then ``other`` (a key in both: the
+    first is kept) with their source; return how many distinct statements they gave.
+
+    Into a store without statements (a new one, the usual case) the rows go straight in,
+    and their keys are checked in the table afterwards: that costs what the check on the
+    queries did, and the rows are not copied into a table of their own first. A file that
+    repeats a statement then takes the general path instead, as a load into a store with
+    statements does: both queries into tables, their keys checked, and the rows inserted
+    past those already there."""
+    con = store.con
+    had_statements = store.statement_count() > 0
+    if not had_statements:
+        store.insert_select("statements", f"SELECT * FROM ({plain})", unique=True, check=False)
+        store.insert_select("statements", f"SELECT * FROM ({other})", unique=True, check=False)
+        counted = store.source_new_statements(source_id)  # None: a statement twice in the file
+        if counted is not None:
+            con.execute("DROP TABLE _cg_nodes")
+            return counted
+    con.execute(f"CREATE OR REPLACE TEMP TABLE _cg_statements AS {plain}")
+    con.execute("DROP TABLE _cg_nodes")  # intermediate tables go as soon as they are used: peak memory
+    con.execute(f"CREATE OR REPLACE TEMP TABLE _cg_statements_v AS {other}")
     both = ("(SELECT statement_id, subject FROM _cg_statements "
             "UNION ALL SELECT statement_id, subject FROM _cg_statements_v)")
-    had_statements = store.statement_count() > 0
     n_rows, distinct = con.execute(f"SELECT count(*), count(DISTINCT statement_id) FROM {both}").fetchall()[0]
-    counts = {"statements": int(distinct)}
     unique = n_rows == distinct  # then the fast insert path applies
     for part in ("_cg_statements", "_cg_statements_v"):  # a key in both: the first is kept
         store.insert_select("statements", f"SELECT * FROM {part}", unique=unique)
@@ -384,18 +425,7 @@ def _build(store: Store, t: str, source_id: str, *, claims_as_ids: bool = False)
         store.retire_truthy(f"SELECT DISTINCT subject FROM {both}")
     con.execute("DROP TABLE _cg_statements")
     con.execute("DROP TABLE _cg_statements_v")
-    counts["qualifiers"] = _hashed(store, "qualifiers", f"""
-      SELECT st.statement_id, v.pid AS property, v.snaktype, {vcols}
-      FROM _cg_values v JOIN _cg_st st ON st.node = v.owner WHERE v.role = 'Q'""")
-    _hashed(store, "reference_snaks", f"""
-      SELECT st.statement_id, {_local('d.o', REF)} AS reference_hash, v.pid AS property, v.snaktype, {vcols}
-      FROM (SELECT s, o FROM {main} WHERE k = 'derived') d
-      JOIN _cg_st st ON st.node = d.s JOIN _cg_values v ON v.owner = d.o AND v.role = 'R'""")
-    counts["references"] = _one(con, f"""
-      SELECT count(*) FROM (SELECT DISTINCT d.s, d.o FROM {main} d JOIN _cg_st st ON st.node = d.s
-      WHERE d.k = 'derived')""")
-    counts.update(_entities(store, t))
-    return counts
+    return int(distinct)
 
 
 def _script(con: duckdb.DuckDBPyConnection, sql: str) -> None:
@@ -443,9 +473,9 @@ def _entities(store: Store, t: str) -> dict[str, int]:
     terms = f"{t}_terms"  # every kind read here is staged there (wdt: in its own table)
     lex = _lex("o")
     store.con.execute(f"""
-    CREATE OR REPLACE TEMP TABLE _cg_terms AS
-      SELECT {owner} AS id, k, {_LANG} AS lang, {lex} AS text, line FROM {terms}
-      WHERE k IN ('label', 'description', 'alias') AND {_LANG} IN ('en', 'mul');
+    CREATE OR REPLACE TEMP TABLE _cg_terms AS  -- terms in English or mul (see _TERM_LANG)
+      SELECT {owner} AS id, k, {_TERM_LANG} AS lang, {_TERM_TEXT} AS text, line FROM {terms}
+      WHERE k IN ('label', 'description', 'alias') AND (ends_with(o, '"@en') OR ends_with(o, '"@mul'));
     CREATE OR REPLACE TEMP TABLE _cg_ent AS
       WITH ids AS (  -- the subjects of claims are in _cg_st already
         SELECT subject AS id FROM _cg_st
