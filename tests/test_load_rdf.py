@@ -256,13 +256,14 @@ def test_a_file_that_repeats_a_statement_gives_a_new_store_each_row_once(tmp_pat
     each statement, qualifier, reference and provenance once, exactly as the file once does."""
     tables = ("statements", "qualifiers", "reference_snaks")
     once = loaded(FIXTURES / "values.nt")
+    expected = contents(once, tables)
     twice = tmp_path / "twice.nt"
     twice.write_bytes((FIXTURES / "values.nt").read_bytes() * 2)
     store = loaded(twice)
-    assert contents(store, tables) == contents(once, tables)
+    assert contents(store, tables) == expected
     provenance = "SELECT statement_id FROM statement_sources ORDER BY 1"
     assert store.con.execute(provenance).fetchall() == once.con.execute(provenance).fetchall()
-    assert store.statement_count() == once.statement_count() == len(contents(once)["statements"]) > 0
+    assert store.statement_count() == once.statement_count() == len(expected["statements"]) > 0
 
 
 def test_an_invalid_entity_iri_value_is_never_stored_as_an_entity_id(tmp_path: Path) -> None:

@@ -207,7 +207,7 @@ BLOCK_BYTES = 4 << 20
 #: staging group and its rows (line within the block, k, pid, s, o), strings copied out of the block
 _Append = tuple[str, pa.Table]
 #: staged rows are held as Arrow tables until they reach this many bytes, then appended to their
-#: staging tables at once: an INSERT costs about 2 ms of its own whatever its size, and a block
+#: staging tables at once: an INSERT costs about 2 ms of its own besides its rows, and a block
 #: stages 6-19 % of its text (codex-m), copied out so that the block's buffer can be reused.
 #: The appends run on a thread of their own while the workers prepare the next blocks.
 APPEND_BYTES = 8 << 20
@@ -335,8 +335,7 @@ class _Stager:
     def _flushing(self, flush: Callable[[], None]) -> Callable[[], None]:
         """``flush``, after the held rows are appended."""
         def run() -> None:
-            self.drain()
-            self.settle()
+            self.append_held()
             flush()
         return run
 
@@ -353,8 +352,7 @@ class _Stager:
         that nothing is copied into DuckDB. Only N-Triples staging finishes so (nothing deletes
         staged rows of it; see :func:`delete_staged`); :func:`drop_staging` removes either."""
         if self._appended:
-            self.drain()
-            self.settle()
+            self.append_held()
             return
         pending, self._pending, self._pending_bytes = self._pending, {}, 0
         for group, tables in pending.items():
@@ -376,6 +374,11 @@ class _Stager:
             return
         self.settle()
         self._appending = self.appender.submit(self._insert, pending)
+
+    def append_held(self) -> None:
+        """Append the held rows and wait until they are in the staging tables."""
+        self.drain()
+        self.settle()
 
     def settle(self) -> None:
         """Wait for the append in flight, if any (and raise its error)."""
@@ -561,8 +564,7 @@ class _Stager:
         DuckDB filters while it copies: the Arrow arrays are never copied just to drop rows."""
         if table.num_rows == 0:
             return
-        self.drain()  # rows are staged in file order
-        self.settle()
+        self.append_held()  # rows are staged in file order
         self._appended = True
         kinds, pids, groups = self._classify(table["p"])
         keep = pc.is_valid(kinds)

@@ -162,9 +162,9 @@ _LEX = "_cg_unescape(regexp_extract({c}, '^\"(.*)\"', 1))"
 #: (``o`` ends with ``"@en`` or ``"@mul``), by string functions: the regular expressions
 #: took most of the time of the entities' build
 _TERM_LANG = "CASE WHEN ends_with(o, '\"@en') THEN 'en' ELSE 'mul' END"
-_TERM_TEXT = ("CASE WHEN NOT starts_with(o, '\"') THEN '' "
-              "WHEN contains(o, '\\') THEN _cg_unescape(o[2:-length(" + _TERM_LANG + ") - 3]) "
-              "ELSE o[2:-length(" + _TERM_LANG + ") - 3] END")
+_TERM_BODY = "CASE WHEN ends_with(o, '\"@en') THEN o[2:-5] ELSE o[2:-6] END"  # between the quotes
+_TERM_TEXT = (f"CASE WHEN NOT starts_with(o, '\"') THEN '' "
+              f"WHEN contains(o, '\\') THEN _cg_unescape({_TERM_BODY}) ELSE {_TERM_BODY} END")
 
 
 def _lex(col: str) -> str:
