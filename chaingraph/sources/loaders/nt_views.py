@@ -6,6 +6,11 @@ one :func:`numpy.searchsorted`, and the three terms are handed to Arrow (and Duc
 *string views* into the block: each view is an (offset, length) pair, so a term is never
 copied out of the decompressed bytes. Python touches no line on this path.
 
+Where the install could compile C (:mod:`~chaingraph.sources.loaders.nt_native`), the
+per-row loops — :func:`split_lines` (one pass per line instead of a numpy pass over the
+block per byte class), :func:`views` and :func:`starts_with` — run compiled, with the GIL
+released; the numpy code here computes exactly the same and is used without it.
+
 Only the common shape of a line takes this path: ``<s> <p> o .`` with single spaces, the
 subject an IRI or blank node, the predicate an IRI, the object an IRI or blank node without
 spaces or a literal, optionally ``\\r\\n``-terminated and with no space before the dot. A
@@ -27,6 +32,7 @@ tabs, several spaces, or not a triple at all — is left for the caller's line-b
 
 from __future__ import annotations
 
+import ctypes
 import threading
 from dataclasses import dataclass
 from functools import cached_property
@@ -35,6 +41,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
+
+from chaingraph.sources.loaders import nt_native
 
 __all__ = ["ESCAPED", "PLAIN", "Block", "Split", "equals", "same_terms", "split_lines",
            "starts_with", "statement_dashes", "surely_claims", "surely_entity_values", "surely_statements",
@@ -130,6 +138,27 @@ def split_lines(data: Block) -> Split:
     buf = _reused("block", size + _PAD, np.uint8)  # valid until this thread splits its next block
     buf[:size] = np.frombuffer(data, dtype=np.uint8)
     buf[size:] = 0
+    lib = nt_native.library()
+    return _split_numpy(data, buf, size) if lib is None else _split_native(lib, data, buf, size)
+
+
+def _split_native(lib: ctypes.CDLL, data: Block, buf: npt.NDArray[np.uint8], size: int) -> Split:
+    """:func:`split_lines` in one compiled pass per line (``cg_split_lines``)."""
+    lines = lib.cg_count_lines(buf.ctypes.data, size)
+    offsets = np.empty((7, lines), dtype=np.int64)
+    ok = np.empty(lines, dtype=np.bool_)
+    literal = np.empty(lines, dtype=np.int8)
+    starts, ends, s_end, p_end, o_start, o_end, suffix_start = offsets
+    lib.cg_split_lines(buf.ctypes.data, size, lines, starts.ctypes.data, ends.ctypes.data, ok.ctypes.data,
+                       s_end.ctypes.data, p_end.ctypes.data, o_start.ctypes.data, o_end.ctypes.data,
+                       literal.ctypes.data, suffix_start.ctypes.data)
+    return Split(data=data, buf=buf, line_start=starts, line_end=ends, ok=ok, s_start=starts, s_end=s_end,
+                 p_start=s_end + 1, p_end=p_end, o_start=o_start, o_end=o_end, literal=literal,
+                 suffix_start=suffix_start)
+
+
+def _split_numpy(data: Block, buf: npt.NDArray[np.uint8], size: int) -> Split:
+    """:func:`split_lines` in numpy passes over the whole block."""
     newlines = _positions(buf, _NL, size)
     if size and (len(newlines) == 0 or newlines[-1] != size - 1):
         newlines = np.append(newlines, size)
@@ -202,6 +231,12 @@ def views(buf: npt.NDArray[np.uint8], start: Index, end: Index, data: Block) -> 
     padded, as in :class:`Split`). Nothing is copied but the views themselves; the bytes
     must be valid UTF-8 (the caller checks the block once)."""
     n = len(start)
+    lib = nt_native.library()
+    if lib is not None:
+        out = np.empty((n, 16), dtype=np.uint8)
+        start, end = _int64(start), _int64(end)
+        lib.cg_views(buf.ctypes.data, start.ctypes.data, end.ctypes.data, n, out.ctypes.data)
+        return pa.Array.from_buffers(pa.string_view(), n, [None, pa.py_buffer(out), pa.py_buffer(data)])
     lengths = end - start
     # a view is 16 bytes: the length, then up to 12 bytes inline (zero after the string),
     # or a 4-byte prefix, the buffer number (0) and the offset
@@ -218,10 +253,22 @@ def views(buf: npt.NDArray[np.uint8], start: Index, end: Index, data: Block) -> 
     return pa.Array.from_buffers(pa.string_view(), n, [None, pa.py_buffer(out), pa.py_buffer(data)])
 
 
+def _int64(index: Index) -> Index:
+    """``index`` as C reads it: contiguous int64 (itself when it is already)."""
+    return np.ascontiguousarray(index, dtype=np.int64)
+
+
 def starts_with(buf: npt.NDArray[np.uint8], start: Index, end: Index, prefix: bytes) -> Mask:
     """Per row: does ``buf[start:end]`` start with ``prefix``? (Each row's first bytes are
     gathered as one record and compared as bytes.)"""
     k = len(prefix)
+    lib = nt_native.library()
+    if lib is not None and len(start):
+        out = np.empty(len(start), dtype=np.bool_)
+        start, end = _int64(start), _int64(end)
+        lib.cg_starts_with(buf.ctypes.data, start.ctypes.data, end.ctypes.data, len(start), prefix, k,
+                           out.ctypes.data)
+        return out
     result = end - start >= k
     if len(start) == 0 or k == 0:
         return np.asarray(result, dtype=np.bool_)

@@ -1,0 +1,142 @@
+"""The compiled N-Triples loops (nt_scan.c) compute exactly what their numpy versions do:
+the same split of every line the fast path takes, the same string views and prefix tests,
+on real dump blocks and on generated hostile lines; a load gives the same store either
+way; and the install builds the library wherever there is a C compiler."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import shutil
+import sysconfig
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from chaingraph.sources.loaders import load, nt_native
+from chaingraph.sources.loaders.nt_views import Split, split_lines, starts_with, views
+from chaingraph.store import Store
+
+_FIELDS = ("s_end", "p_end", "o_start", "o_end", "literal", "suffix_start")
+
+
+@pytest.fixture
+def built() -> None:
+    if nt_native.library() is None:
+        pytest.skip("the compiled library is not built here (see the first test)")
+
+
+@contextmanager
+def numpy_only() -> Iterator[None]:
+    """The numpy versions run inside (as without the library)."""
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(nt_native, "library", lambda: None)
+        yield
+
+
+def _arrays(split: Split) -> dict[str, np.ndarray[Any, Any]]:
+    return {name: np.copy(getattr(split, name)) for name in ("line_start", "line_end", "ok", *_FIELDS)}
+
+
+def _assert_same_split(data: bytes) -> None:
+    native = _arrays(split_lines(data))
+    with numpy_only():
+        expected = _arrays(split_lines(data))
+    for name in ("line_start", "line_end", "ok"):  # every line
+        np.testing.assert_array_equal(native[name], expected[name], err_msg=name)
+    ok = expected["ok"]
+    for name in _FIELDS:  # the terms of the lines the fast path takes (the others mean nothing)
+        np.testing.assert_array_equal(native[name][ok], expected[name][ok], err_msg=name)
+
+
+def test_the_install_builds_the_library_wherever_there_is_a_c_compiler() -> None:
+    compiler = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()[0]
+    if shutil.which(compiler) is None or os.environ.get(nt_native.ENV) == "0":
+        pytest.skip(f"no C compiler ({compiler}) or {nt_native.ENV}=0: the loader runs on numpy")
+    assert nt_native.library() is not None, f"{nt_native.library_path()} was not built: pip install -e ."
+
+
+@pytest.mark.parametrize("world", ["codex-m", "wikipeople", "ilpc-large"])
+@pytest.mark.usefixtures("built")
+def test_real_dump_blocks_split_the_same(world: str, shared_data: Path) -> None:
+    with gzip.open(shared_data / "world" / f"{world}.nt.gz") as stream:
+        data = stream.read(4 << 20)
+    data = data[: data.rfind(b"\n") + 1]
+    assert split_lines(data).ok.mean() > 0.99  # real lines: nearly all take the fast path
+    _assert_same_split(data)
+
+
+_PIECES = st.sampled_from(["<http://www.wikidata.org/entity/Q42>", "<http://a>", "<>", "<a>b>", "<a b>",
+                           "_:b0", "_:", "_x", '"x y"@en', '"a\\"b"', '"a"b"', '"x"^^<http://t>', '""',
+                           "<http://www.wikidata.org/prop/direct/P31>", " ", "  ", "\t", ".", " .", "\r",
+                           "\\", '"', ">", "<", "_", ":", "#", "é", "a"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(lines=st.lists(st.lists(_PIECES, max_size=9).map("".join), min_size=1, max_size=12),
+       newline_at_end=st.booleans())
+@example(lines=["<http://a> <http://b> <http://c> .", '_:b <http://p> "x y"@en .\r', "", "# note"],
+         newline_at_end=False)
+@example(lines=["<a> <b> <c>d> .", "_:a> <b> <c> .", '<a> <b> "x"@en . ', "<a>\t<b> <c> ."],
+         newline_at_end=True)
+@pytest.mark.usefixtures("built")
+def test_generated_lines_split_the_same(lines: list[str], newline_at_end: bool) -> None:
+    data = "\n".join(lines).encode() + (b"\n" if newline_at_end else b"")
+    _assert_same_split(data)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.text(alphabet="ab<>:@ \x00", min_size=1, max_size=64).map(str.encode),
+       ranges=st.lists(st.tuples(st.integers(0, 64), st.integers(0, 40)), min_size=1, max_size=20),
+       prefix=st.sampled_from([b"", b"a", b"<a:", b"@", b"\x00\x00", b"ab<>:@ ab<>:@ "]))
+@pytest.mark.usefixtures("built")
+def test_views_and_prefixes_are_the_same(data: bytes, ranges: list[tuple[int, int]], prefix: bytes) -> None:
+    buf = np.frombuffer(data + bytes(16), dtype=np.uint8)  # padded, as a Split's buffer is
+    start = np.array([min(a, len(data)) for a, _ in ranges], dtype=np.int64)
+    end = np.array([min(a + n, len(data)) for a, n in ranges], dtype=np.int64)
+    got = (views(buf, start, end, data).to_pylist(), starts_with(buf, start, end, prefix).tolist())
+    assert got == ([data[a:b].decode() for a, b in zip(start, end)],
+                   [data[a:b].startswith(prefix) for a, b in zip(start, end)])
+    with numpy_only():
+        assert views(buf, start, end, data).to_pylist() == got[0]
+        assert starts_with(buf, start, end, prefix).tolist() == got[1]
+
+
+@pytest.fixture(scope="module")
+def numpy_store(shared_data: Path) -> Iterator[Store]:
+    with Store() as store:
+        with numpy_only():
+            load([shared_data / "world" / "codex-s.nt.gz"], store)
+        yield store
+
+
+@pytest.mark.usefixtures("built")
+def test_a_load_gives_the_same_store_either_way(numpy_store: Store, shared_data: Path) -> None:
+    with Store() as store:
+        load([shared_data / "world" / "codex-s.nt.gz"], store)
+        assert store.counts()["statements"] == numpy_store.counts()["statements"] > 39_000
+        for table in ("statements", "qualifiers", "reference_snaks", "entities", "properties"):
+            query = f"SELECT * FROM {table} ORDER BY ALL"
+            assert store.con.execute(query).fetchall() == numpy_store.con.execute(query).fetchall(), table
+
+
+def test_a_failed_build_says_which_compiler_and_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("CC", "false")
+    with pytest.raises(nt_native.BuildFailed, match=r"cannot compile nt_scan\.c with false"):
+        nt_native.compile_library(tmp_path)
+    assert list(tmp_path.iterdir()) == []  # nothing half-written is left
+
+
+def test_a_library_of_another_source_is_never_loaded(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    source = tmp_path / "nt_scan.c"
+    source.write_bytes(nt_native.SOURCE.read_bytes())
+    monkeypatch.setattr(nt_native, "SOURCE", source)
+    before = nt_native.library_path()
+    source.write_bytes(nt_native.SOURCE.read_bytes() + b"\n/* changed */\n")
+    assert nt_native.library_path() != before and before.parent == tmp_path / "_native"
