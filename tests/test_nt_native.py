@@ -85,6 +85,9 @@ _PIECES = st.sampled_from(["<http://www.wikidata.org/entity/Q42>", "<http://a>",
          newline_at_end=False)
 @example(lines=["<a> <b> <c>d> .", "_:a> <b> <c> .", '<a> <b> "x"@en . ', "<a>\t<b> <c> ."],
          newline_at_end=True)
+@example(lines=['<a> <b> "' + 'x" \\' * 3000 + '"@en .', '<a> <b> "' + "é " * 5000 + '"@en .',
+                '<a> <b> <' + "x" * 9000 + "> .", "<" + "y" * 5000 + "> <b> <c>d> ."],
+         newline_at_end=True)  # lines longer than 255 chunks of 16 bytes
 @pytest.mark.usefixtures("built")
 def test_generated_lines_split_the_same(lines: list[str], newline_at_end: bool) -> None:
     data = "\n".join(lines).encode() + (b"\n" if newline_at_end else b"")
