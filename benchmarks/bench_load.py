@@ -21,6 +21,8 @@ case, so the columns compare the same facts:
                                     (statement id, subject, property, rank, object id) — no
                                     qualifiers, references, values or checks;
 * ``chaingraph N-Triples``          :func:`chaingraph.sources.loaders.load` on ``NAME.nt.gz``;
+* ``chaingraph N-Triples (numpy)``  the same with the compiled loops off (``CHAINGRAPH_NATIVE=0``,
+                                    as on a machine without a C compiler at install);
 * ``pyoxigraph bulk_load``          ``pyoxigraph.Store().bulk_load`` of the same ``.nt.gz``
                                     through a gzip stream (the baseline);
 * ``pyoxigraph bulk_load (plain)``  the same from the decompressed ``.nt`` file (prepared
@@ -62,6 +64,7 @@ always ran in the same slot would carry that slot's load.
 from __future__ import annotations
 
 import gzip
+import os
 import re
 import shutil
 import sys
@@ -103,6 +106,16 @@ def chaingraph_load(name: str, ext: str, plain: bool = False) -> Run:
             report = load([path], store)
             return report.summary.statements, {"qualifiers": report.summary.qualifiers}
     return run
+
+
+def chaingraph_load_numpy(name: str, ext: str) -> Run:
+    """:func:`chaingraph_load` with the N-Triples loader's compiled loops off
+    (``CHAINGRAPH_NATIVE=0``: numpy computes the same)."""
+    from chaingraph.sources.loaders import nt_native
+
+    os.environ[nt_native.ENV] = "0"
+    nt_native.library.cache_clear()
+    return chaingraph_load(name, ext)
 
 
 def chaingraph_load_from(root: str, name: str, ext: str) -> Run:
@@ -349,6 +362,8 @@ def main(argv: list[str]) -> int:
         Case("DuckDB read_json + unnest", f"{MODULE}:duckdb_read_json", {"name": name}, repeat),
         Case("pyoxigraph bulk_load", f"{MODULE}:pyoxigraph_bulk_load", {"name": name}, repeat),
         Case("chaingraph N-Triples", f"{MODULE}:chaingraph_load", {"name": name, "ext": "nt.gz"}, repeat),
+        Case("chaingraph N-Triples (numpy)", f"{MODULE}:chaingraph_load_numpy",
+             {"name": name, "ext": "nt.gz"}, repeat),
         Case("pyoxigraph bulk_load (plain)", f"{MODULE}:pyoxigraph_bulk_load",
              {"name": name, "plain": True}, repeat),
         Case("chaingraph N-Triples (plain)", f"{MODULE}:chaingraph_load",

@@ -7,7 +7,9 @@ every :data:`APPEND_BYTES` on a thread of their own (:meth:`_Stager.drain`), aft
 :data:`HOLD_BYTES`: a file that stages less is never copied into DuckDB (:meth:`_Stager.finish`):
 
 * :func:`~chaingraph.sources.loaders.nt_views.split_lines` finds every line's subject,
-  predicate and object with numpy and hands them on as Arrow *string views* into the
+  predicate and object (in compiled C where the install built it,
+  :mod:`~chaingraph.sources.loaders.nt_native`, else with numpy; the GIL is released either
+  way for most of it) and hands them on as Arrow *string views* into the
   block, so no term is copied out of the decompressed bytes; DuckDB checks the literals'
   suffixes and escapes, numpy the ids of ``p:`` triples;
 * each *distinct* predicate is classified once in Python (:func:`classify_predicate`:
