@@ -8,7 +8,6 @@ from __future__ import annotations
 import gzip
 import os
 import shutil
-import sysconfig
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -56,7 +55,7 @@ def _assert_same_split(data: bytes) -> None:
 
 
 def test_the_install_builds_the_library_wherever_there_is_a_c_compiler() -> None:
-    compiler = (os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc").split()[0]
+    compiler = nt_native.compiler()[0]
     if shutil.which(compiler) is None or os.environ.get(nt_native.ENV) == "0":
         pytest.skip(f"no C compiler ({compiler}) or {nt_native.ENV}=0: the loader runs on numpy")
     assert nt_native.library() is not None, f"{nt_native.library_path()} was not built: pip install -e ."
@@ -143,3 +142,11 @@ def test_a_library_of_another_source_is_never_loaded(monkeypatch: pytest.MonkeyP
     before = nt_native.library_path()
     source.write_bytes(nt_native.SOURCE.read_bytes() + b"\n/* changed */\n")
     assert nt_native.library_path() != before and before.parent == tmp_path / "_native"
+
+
+def test_the_compiler_is_cc_when_set_else_one_that_is_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CC", "ccache gcc -m64")
+    assert nt_native.compiler() == ["ccache", "gcc", "-m64"]
+    monkeypatch.delenv("CC")
+    monkeypatch.setenv("PATH", "")  # none installed: the plain name, which then fails to run
+    assert nt_native.compiler() == ["cc"]

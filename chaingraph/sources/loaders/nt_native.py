@@ -22,12 +22,13 @@ import functools
 import hashlib
 import os
 import shlex
+import shutil
 import subprocess
 import sysconfig
 import tempfile
 from pathlib import Path
 
-__all__ = ["ENV", "SOURCE", "BuildFailed", "compile_library", "library", "library_path"]
+__all__ = ["ENV", "SOURCE", "BuildFailed", "compile_library", "compiler", "library", "library_path"]
 
 #: the C source, beside this module
 SOURCE = Path(__file__).with_name("nt_scan.c")
@@ -48,22 +49,31 @@ def library_path(directory: Path | None = None) -> Path:
     return (directory or SOURCE.parent / "_native") / f"nt_scan-{digest}.so"
 
 
+def compiler() -> list[str]:
+    """The C compiler command: ``$CC`` when set, else the one Python was built with if it is
+    installed here, else ``cc``, ``gcc`` or ``clang``, whichever is."""
+    if os.environ.get("CC"):
+        return shlex.split(os.environ["CC"])
+    candidates = [shlex.split(sysconfig.get_config_var("CC") or ""), ["cc"], ["gcc"], ["clang"]]
+    return next((c for c in candidates if c and shutil.which(c[0])), ["cc"])
+
+
 def compile_library(directory: Path | None = None) -> Path:
-    """Build the library with the C compiler (``$CC``, else Python's, else ``cc``) into
-    :func:`library_path` and return that path; :class:`BuildFailed` if it cannot."""
+    """Build the library with :func:`compiler` into :func:`library_path` and return that
+    path; :class:`BuildFailed` if it cannot."""
     target = library_path(directory)
     target.parent.mkdir(exist_ok=True)
-    compiler = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
+    command = compiler()
     fd, tmp = tempfile.mkstemp(suffix=".so", dir=target.parent)  # renamed into place: builds may race
     os.close(fd)
     try:
-        subprocess.run([*compiler, *_FLAGS, "-o", tmp, str(SOURCE)], check=True, capture_output=True,
+        subprocess.run([*command, *_FLAGS, "-o", tmp, str(SOURCE)], check=True, capture_output=True,
                        text=True, timeout=300)
         os.replace(tmp, target)
     except (OSError, subprocess.SubprocessError) as exc:
         detail = exc.stderr.strip().splitlines()[0] if isinstance(exc, subprocess.CalledProcessError) \
             and exc.stderr.strip() else str(exc)
-        raise BuildFailed(f"cannot compile {SOURCE.name} with {compiler[0]}: {detail}") from exc
+        raise BuildFailed(f"cannot compile {SOURCE.name} with {command[0]}: {detail}") from exc
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
