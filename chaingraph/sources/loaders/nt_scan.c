@@ -1,8 +1,9 @@
 /* The N-Triples loader's per-row loops, compiled (see nt_native.py, which loads this library,
  * and nt_views.py, whose numpy functions compute exactly the same and are used without it).
  *
- * Every function takes a block of decompressed lines (`buf`, `size` bytes, followed by
- * zero padding) and row arrays of int64 offsets into it; none keeps a pointer or allocates.
+ * Every function takes a block of decompressed lines (`buf`) and int64 row arrays of offsets
+ * into it; none keeps a pointer or allocates. cg_split_lines also needs the 16 bytes of zero
+ * padding that follow the block's `size` bytes (nt_views._PAD; see count_bytes).
  * The caller (Python, through ctypes, with the GIL released) owns every array.
  */
 #include <stdint.h>
