@@ -243,6 +243,8 @@ def chaingraph_file_load(path: str) -> Run:
     20 ms on a cursor of its own) in the extras: what in DuckDB grows if the peak does."""
     import threading
 
+    import duckdb
+
     from chaingraph.sources.loaders import load
     from chaingraph.store import Store
 
@@ -253,11 +255,17 @@ def chaingraph_file_load(path: str) -> Run:
         peaks: dict[str, float] = {}
         done = threading.Event()
         with Store(store_path) as store:
-            cursor = store.con.cursor()
 
             def sample() -> None:
+                # a cursor a sample: the load reconnects every few batches, closing the
+                # cursors of the connection it had (a sample then caught in the act is lost)
                 while not done.wait(0.02):
-                    rows = cursor.execute("SELECT tag, memory_usage_bytes FROM duckdb_memory()").fetchall()
+                    try:
+                        with store.con.cursor() as cursor:
+                            rows = cursor.execute("SELECT tag, memory_usage_bytes FROM duckdb_memory()")\
+                                .fetchall()
+                    except duckdb.Error:
+                        continue
                     for tag, used in rows:
                         peaks[tag] = max(peaks.get(tag, 0.0), used / 2**20)
 
@@ -268,7 +276,6 @@ def chaingraph_file_load(path: str) -> Run:
             finally:
                 done.set()
                 sampler.join()
-                cursor.close()
         store_path.unlink(missing_ok=True)
         return report.summary.statements, {"duckdb MB": {t: round(v, 1) for t, v in peaks.items() if v >= 1}}
     return run

@@ -38,7 +38,7 @@ import pyarrow as pa
 
 from chaingraph.errors import StoreError
 from chaingraph.store_bulk import BulkReads
-from chaingraph.store_memory import Budget, memory_limit, release
+from chaingraph.store_memory import Budget, memory_limit, release, reopen
 from chaingraph.store_reads import PropertyInfo, SourceInfo, StatementInfo, StatementRows, StoreReads
 from chaingraph.store_rows import (
     Batch,
@@ -208,6 +208,7 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
                              f"{str(exc).splitlines()[0]}; check the path and that no other "
                              "process holds it open for writing") from exc
         self._in_tx = False
+        self._read_only = read_only
         #: whether this is a :meth:`subset` of another store (read only)
         self.is_subset = False
         #: a subset's source tables (their qualified prefix, e.g. ``"world".main.``)
@@ -288,6 +289,31 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
         except duckdb.Error as exc:
             raise StoreError(f"cannot read store {self.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc
+
+    def reconnect(self) -> bool:
+        """Close this store's connection and open its file again, with the same settings
+        (:func:`~chaingraph.store_memory.reopen`), so that what DuckDB holds in memory of the
+        row groups written so far is let go: a dump load does it every
+        :data:`~chaingraph.store_load.RECONNECT_BATCHES` batches. Cursors of :attr:`con` are
+        closed. Nothing happens (``False``) to an in-memory store or a subset, inside a
+        transaction, or while the connection has temporary tables or views (they would go).
+
+        >>> Store().reconnect()
+        False
+        """
+        if self.path is None or self.is_subset or self._in_tx:
+            return False
+        try:
+            temporary = self.con.execute(
+                "SELECT (SELECT count(*) FROM duckdb_tables() WHERE temporary) + "
+                "(SELECT count(*) FROM duckdb_views() WHERE temporary AND NOT internal)").fetchall()[0][0]
+            if temporary:
+                return False
+            self.con = reopen(self.con, str(self.path), read_only=self._read_only)
+        except (duckdb.Error, ValueError) as exc:
+            raise StoreError(f"cannot open store {self.path} again: {str(exc).splitlines()[0]}; "
+                             "check that no other process holds it open for writing") from exc
+        return True
 
     def close(self) -> None:
         self.con.close()

@@ -14,6 +14,7 @@ import pyarrow as pa
 import pytest
 from test_load_json import CONTENT_TABLES, contents
 
+from chaingraph import store_load
 from chaingraph.errors import BadDumpLine
 from chaingraph.resources import data_file
 from chaingraph.sources.loaders import json_chunks, json_dump, json_typed
@@ -306,18 +307,23 @@ def test_duckdb_inserts_on_one_thread_and_checkpoints_each_batch_unvacuumed_and_
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The parse workers keep the cores busy: each batch is written with DuckDB on one
     thread, into a store file checkpointed as it commits without merging row groups (whose
-    rewrite grew with the store); the settings DuckDB had are back after the load, also
-    after a failed one."""
+    rewrite grew with the store), reconnecting every few batches with the same settings;
+    the settings DuckDB had are back after the load, also after a failed one."""
     seen: list[tuple[object, ...]] = []
+    connections: list[object] = []
     write = BulkLoad.write
     settings = ("SELECT current_setting('threads'), current_setting('checkpoint_threshold'), "
                 "current_setting('max_vacuum_tasks')")
 
     def recording(self: BulkLoad, *args: object, **kwargs: object) -> None:
         seen.append(self.store.con.execute(settings).fetchall()[0])
+        connections.append(self.store.con)
         write(self, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(BulkLoad, "write", recording)
+    monkeypatch.setattr(json_dump, "BULK_ROWS", 10)
+    monkeypatch.setattr(json_chunks, "CHUNK_BYTES", 512)
+    monkeypatch.setattr(store_load, "RECONNECT_BATCHES", 3)
     bad = tmp_path / "bad.json"
     bad.write_text(SAMPLE.read_text().replace('"claims"', '"claims" oops', 1))
     with Store(tmp_path / "s.duckdb") as store:
@@ -325,7 +331,11 @@ def test_duckdb_inserts_on_one_thread_and_checkpoints_each_batch_unvacuumed_and_
         store.con.execute("SET checkpoint_threshold = '32MiB'")
         store.con.execute("SET max_vacuum_tasks = 7")
         load_json_dump(SAMPLE, store, workers=2)
-        assert seen and set(seen) == {(1, "4.0 MiB", 0)}
+        assert len(seen) > 6 and set(seen) == {(1, "4.0 MiB", 0)}
+        # a new connection after every third batch
+        assert [len({id(c) for c in connections[i:i + 3]}) for i in range(0, len(connections), 3)] \
+            == [1] * -(-len(connections) // 3)
+        assert len({id(c) for c in connections}) == -(-len(connections) // 3)
         assert store.con.execute(settings).fetchall()[0] == (3, "32.0 MiB", 7)
         with pytest.raises(BadDumpLine):
             load_json_dump(bad, store, workers=2)
@@ -379,3 +389,28 @@ def test_a_statement_id_twice_in_one_entity_or_across_entities_is_stored_once(
     bulk, rows = _both(dump, workers=workers)
     assert bulk == rows
     assert len(bulk["statements"]) == len({sid for _, sids in entities for sid in sids})
+
+
+def test_a_load_that_reconnects_after_every_batch_gives_the_same_store(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Into a store file the load opens the file again every few batches (here after each):
+    the store is the one an in-memory load gives."""
+    monkeypatch.setattr(json_dump, "BULK_ROWS", 10)
+    monkeypatch.setattr(json_chunks, "CHUNK_BYTES", 512)
+    monkeypatch.setattr(store_load, "RECONNECT_BATCHES", 1)
+    reconnects = []
+    reconnect = Store.reconnect
+
+    def counting(self: Store) -> bool:
+        reconnects.append(reconnect(self))
+        return reconnects[-1]
+
+    monkeypatch.setattr(Store, "reconnect", counting)
+    with Store(tmp_path / "r.duckdb") as store, Store() as here:
+        load_json_dump(SAMPLE, store, workers=2)
+        assert len(reconnects) > 5 and all(reconnects)
+        on_file = len(reconnects)
+        load_json_dump(SAMPLE, here, workers=2)
+        assert reconnects[on_file:] and not any(reconnects[on_file:])  # in memory: nothing to let go
+        loaded, expected = everything(store), everything(here)
+        assert loaded["statements"] and loaded == expected
