@@ -75,15 +75,15 @@ DEFAULT_DEADLINE = 120.0
 #: DuckDB's memory budgets (MiB) while an RDF dump loads into a store *file*: staging (the
 #: staged triples spill to the store's temporary directory beyond it, while the blocks in
 #: flight take memory of their own) and building the statement model (its joins and
-#: aggregates spill beyond it; 100 MiB was too little for a 2.3 M-statement dump's entity
-#: step), so a larger dump does not take more memory; the store's own limit is back
-#: afterwards. codex-m's N-Triples (1.4 M triples) does not fill them (DuckDB peaks at ~10 and
-#: ~100 MiB); its 10x and 20x synthetic dumps fill both. Staging at 24 MiB took 22-40 % longer
-#: than at 64 (10x, alternated runs, load 4-7), so staging keeps 64 MiB; the build at 160 MiB
-#: took no longer than at 256 (10x: 25-33 s against 33-39 s, 20x: 56 s against 59 s, load 7-10)
-#: and its peak fell from ~340 to ~250 MiB (10x) and from 360 to 270 MiB (20x) above baseline
-DEFAULT_STAGING_MEMORY_MB = 64
-DEFAULT_LOAD_MEMORY_MB = 160
+#: aggregates spill beyond it), so a larger dump does not take more memory; the store's own
+#: limit is back afterwards. codex-m's N-Triples (1.4 M triples) does not fill them; its 10x,
+#: 20x and 40x synthetic dumps do. The build fits any size since it takes one join or
+#: aggregate at a time and writes the items in chunks (rdf._entities, rdf._write_entities):
+#: before, 96 MiB ran out of memory at 20x and 160 MiB were needed at 40x. On 10x, alternated
+#: runs: 96 and 32 MiB took 12.0-12.2 s against 11.3-11.5 s at 160 and 64, and peaked
+#: 211-214 MB above the baseline against 243-250 MB
+DEFAULT_STAGING_MEMORY_MB = 32
+DEFAULT_LOAD_MEMORY_MB = 96
 #: DuckDB's memory budget (MiB) while a JSON dump load checks the keys a store *file* already
 #: holds (:class:`~chaingraph.store_load.BulkLoad`: one pass of anti-joins over the statement
 #: tables, whose hash tables grow with the store): over a store of 4.6 M statements (the

@@ -2,8 +2,10 @@
 
 The file is staged by :mod:`chaingraph.sources.loaders.ntriples`; the statement model is then
 rebuilt with set-based SQL inside DuckDB (joins on statement, reference and value-node
-IRIs) and written in one transaction. The result is the store the JSON dump of the same
-entities gives:
+IRIs) and written in one transaction, but for the items, which follow in transactions of
+:data:`ENTITY_CHUNK` (the entity index DuckDB grows in a transaction stays in memory until
+it ends; should a load stop among them, loading the file again completes it). The result
+is the store the JSON dump of the same entities gives:
 
 * ``p:Pn`` links an entity to a statement node; its id ``Q42-GUID`` becomes ``Q42$GUID``;
   ``wikibase:rank`` gives the rank;
@@ -30,8 +32,9 @@ Memory: the staged triples live in DuckDB. For a store *file* DuckDB is held to
 blocks in flight take the rest) and to :data:`~chaingraph.settings.DEFAULT_LOAD_MEMORY_MB`
 while the statement model is built (:class:`~chaingraph.store_memory.Budget`), so the
 staging tables and the build's joins spill to the store's temporary directory instead of
-growing with the dump, and snak hashes are computed :data:`HASH_BATCH` rows at a time; an
-in-memory store keeps it all in memory, as it keeps the store.
+growing with the dump (each step of the build is one join or aggregate, which can), and
+snak hashes are computed :data:`HASH_BATCH` rows at a time; an in-memory store keeps it
+all in memory, as it keeps the store.
 """
 
 from __future__ import annotations
@@ -276,7 +279,11 @@ _VN_KINDS = {"tv": "timeValue", "tp": "timePrecision", "ttz": "timeTimezone", "t
              "qlb": "quantityLowerBound", "glat": "geoLatitude", "glon": "geoLongitude",
              "gprec": "geoPrecision", "gglobe": "geoGlobe"}
 _TEMPS = ("_cg_vn", "_cg_nodes", "_cg_snak", "_cg_val", "_cg_statements", "_cg_statements_v", "_cg_terms",
-          "_cg_ent", "_cg_hash")
+          "_cg_alias", "_cg_facts", "_cg_named", "_cg_described", "_cg_ent", "_cg_hash")
+#: items upserted per transaction at the end of an RDF file's build (:func:`_write_entities`)
+ENTITY_CHUNK = 100_000
+#: 2^62: a term's sort key is its line, plus this when it is not in English (see _entities)
+_MUL_BIT = 1 << 62
 _TEMP_VIEWS = ("_cg_values", "_cg_st")
 
 
@@ -472,54 +479,87 @@ def _entities(store: Store, t: str) -> dict[str, int]:
     owner = f"coalesce({_ENTITY_LOCAL.format(c='s')}, {_local('s', DATA)})"
     terms = f"{t}_terms"  # every kind read here is staged there (wdt: in its own table)
     lex = _lex("o")
-    store.con.execute(f"""
+    # one step at a time, each a single aggregate or join, which spills beyond the build's
+    # memory budget: as one query of five joins and aggregates, the step ran out of memory
+    # on a dump twice the size of one that fitted in the same budget
+    _script(store.con, f"""
     CREATE OR REPLACE TEMP TABLE _cg_terms AS  -- terms in English or mul (see _TERM_LANG)
       SELECT {owner} AS id, k, {_TERM_LANG} AS lang, {_TERM_TEXT} AS text, line FROM {terms}
       WHERE k IN ('label', 'description', 'alias') AND (ends_with(o, '"@en') OR ends_with(o, '"@mul'));
-    CREATE OR REPLACE TEMP TABLE _cg_ent AS
-      WITH ids AS (  -- the subjects of claims are in _cg_st already
-        SELECT subject AS id FROM _cg_st
-        UNION
-        SELECT {owner} AS id FROM (SELECT s, k FROM {terms} UNION ALL SELECT s, k FROM {t}_wdt)
+    CREATE OR REPLACE TEMP TABLE _cg_alias AS  -- the aliases in the first of their languages
+      WITH alias_lang AS (SELECT id, min(lang) AS lang FROM _cg_terms WHERE k = 'alias' GROUP BY id)
+      SELECT a.id, list(a.text ORDER BY a.line) AS aliases FROM _cg_terms a
+      JOIN alias_lang l ON l.id = a.id AND l.lang = a.lang WHERE a.k = 'alias' GROUP BY a.id;
+    CREATE OR REPLACE TEMP TABLE _cg_facts AS  -- one row per entity, terms as the line of the one kept
+      WITH facts AS (  -- what tells of an entity, a row each: 'id' rows name the entities
+        SELECT subject AS id, 'id' AS k, NULL::VARCHAR AS lang, NULL::VARCHAR AS text,
+               NULL::BIGINT AS line, NULL::BIGINT AS n
+        FROM _cg_st  -- the subjects of claims
+        UNION ALL
+        SELECT {owner}, 'id', NULL, NULL, NULL, NULL
+        FROM (SELECT s, k FROM {terms} UNION ALL SELECT s, k FROM {t}_wdt)
         WHERE k IN ('label', 'description', 'alias', 'seen', 'wdt', 'sitelinks', 'version',
-                    'modified', 'ptype')),
-      labels AS (SELECT id, arg_min(text, (lang <> 'en', line)) AS label,
-                        arg_min(lang, (lang <> 'en', line)) AS label_lang
-                 FROM _cg_terms WHERE k = 'label' GROUP BY id),
-      descs AS (SELECT id, arg_min(text, (lang <> 'en', line)) AS description
-                FROM _cg_terms WHERE k = 'description' GROUP BY id),
-      alias_lang AS (SELECT id, min(lang) AS lang FROM _cg_terms WHERE k = 'alias' GROUP BY id),
-      aliases AS (SELECT a.id, list(a.text ORDER BY a.line) AS aliases FROM _cg_terms a
-                  JOIN alias_lang l ON l.id = a.id AND l.lang = a.lang WHERE a.k = 'alias' GROUP BY a.id),
-      props AS (SELECT {owner} AS id,
-                       max(TRY_CAST({lex} AS BIGINT)) FILTER (WHERE k = 'sitelinks') AS pp_sitelinks,
-                       max(TRY_CAST({lex} AS BIGINT)) FILTER (WHERE k = 'version') AS revision,
-                       max({lex}) FILTER (WHERE k = 'modified') AS modified,
-                       max(o) FILTER (WHERE k = 'ptype') AS ptype
-                FROM {terms} WHERE k IN ('sitelinks', 'version', 'modified', 'ptype') GROUP BY 1),
-      articles AS (SELECT {_ENTITY_LOCAL.format(c='o')} AS id, count(*) AS n FROM {terms}
-                   WHERE k = 'about' AND {_local('s', DATA)} IS NULL GROUP BY 1)
-      SELECT ids.id, labels.label, labels.label_lang, descs.description, aliases.aliases,
-             coalesce(props.pp_sitelinks, articles.n)::INTEGER AS sitelinks, props.revision,
-             props.modified, props.ptype
-      FROM ids LEFT JOIN labels USING (id) LEFT JOIN descs USING (id) LEFT JOIN aliases USING (id)
-      LEFT JOIN props USING (id) LEFT JOIN articles USING (id)
-      WHERE regexp_full_match(coalesce(ids.id, ''), '{ENTITY_PATTERN}');
+                    'modified', 'ptype')
+        UNION ALL
+        SELECT id, k, lang, text, line, NULL FROM _cg_terms WHERE k IN ('label', 'description')
+        UNION ALL
+        SELECT {owner}, k, NULL, CASE k WHEN 'ptype' THEN o ELSE {lex} END, NULL, TRY_CAST({lex} AS BIGINT)
+        FROM {terms} WHERE k IN ('sitelinks', 'version', 'modified', 'ptype')
+        UNION ALL  -- sitelinks counted from the articles about the entity, where no count is given
+        SELECT {_ENTITY_LOCAL.format(c='o')}, 'about', NULL, NULL, NULL, NULL FROM {terms}
+        WHERE k = 'about' AND {_local('s', DATA)} IS NULL)
+      -- the English term first, then the earliest: the least of line + (not English) * 2^62
+      -- (a number: with arg_min's text kept for every group, DuckDB ran out of memory instead
+      -- of spilling)
+      SELECT f.id,
+             min(line + {_MUL_BIT} * (lang <> 'en')::BIGINT) FILTER (WHERE k = 'label') AS label_key,
+             min(line + {_MUL_BIT} * (lang <> 'en')::BIGINT) FILTER (WHERE k = 'description')
+               AS description_key,
+             coalesce(max(n) FILTER (WHERE k = 'sitelinks'),
+                      nullif(count(*) FILTER (WHERE k = 'about'), 0))::INTEGER AS sitelinks,
+             max(n) FILTER (WHERE k = 'version') AS revision,
+             max(text) FILTER (WHERE k = 'modified') AS modified,
+             max(text) FILTER (WHERE k = 'ptype') AS ptype
+      FROM facts f GROUP BY f.id
+      HAVING bool_or(k = 'id') AND regexp_full_match(coalesce(f.id, ''), '{ENTITY_PATTERN}');
+    CREATE OR REPLACE TEMP TABLE _cg_named AS  -- the label's text (a line is one triple)
+      SELECT f.*, l.text AS label,
+             CASE WHEN f.label_key >= {_MUL_BIT} THEN 'mul' WHEN f.label_key >= 0 THEN 'en' END AS label_lang
+      FROM _cg_facts f LEFT JOIN _cg_terms l ON l.line = f.label_key % {_MUL_BIT};
+    CREATE OR REPLACE TEMP TABLE _cg_described AS  -- and the description's
+      SELECT n.*, d.text AS description
+      FROM _cg_named n LEFT JOIN _cg_terms d ON d.line = n.description_key % {_MUL_BIT};
+    CREATE OR REPLACE TEMP TABLE _cg_ent AS  -- and the aliases
+      SELECT e.id, e.label, e.label_lang, e.description, a.aliases, e.sitelinks, e.revision, e.modified,
+             e.ptype
+      FROM _cg_described e LEFT JOIN _cg_alias a USING (id);
     """)
     ptypes = [r[0] for r in store.con.execute(
         "SELECT DISTINCT ptype FROM _cg_ent WHERE ptype IS NOT NULL").fetchall()]
     mapping = pa.table({"ptype": pa.array(ptypes, pa.string()),
                         "datatype": pa.array([datatype_from_rdf(p) for p in ptypes], pa.string())})
     store.con.register("_cg_ptypes", mapping)
-    try:
-        store.insert_select("entities", "SELECT id, label, label_lang, description, aliases, sitelinks, "
-                            "revision, modified FROM _cg_ent WHERE id[1] = 'Q'")
+    try:  # an entity a row (grouped by id above): not grouped again
         store.insert_select("properties", "SELECT e.id, label, label_lang, description, aliases, m.datatype "
-                            "FROM _cg_ent e LEFT JOIN _cg_ptypes m USING (ptype) WHERE id[1] = 'P'")
+                            "FROM _cg_ent e LEFT JOIN _cg_ptypes m USING (ptype) WHERE id[1] = 'P'",
+                            unique=True)
     finally:
         store.con.unregister("_cg_ptypes")
     return {"entities": _one(store.con, "SELECT count(*) FROM _cg_ent WHERE id[1] = 'Q'"),
             "properties": _one(store.con, "SELECT count(*) FROM _cg_ent WHERE id[1] = 'P'")}
+
+
+def _write_entities(store: Store) -> None:
+    """Upsert the items :func:`_entities` gathered, :data:`ENTITY_CHUNK` a transaction. The
+    entity table's primary-key index grows by every item written; within one transaction
+    DuckDB keeps what it added in memory to the end (~100 bytes an item: a 40x synthetic
+    dump's 600k items did not fit in a budget of 96 MiB), while a committed and checkpointed
+    index is read from the file as needed."""
+    rows = _one(store.con, "SELECT count(*) FROM _cg_ent")
+    for start in range(0, rows, ENTITY_CHUNK):
+        store.insert_select("entities", "SELECT id, label, label_lang, description, aliases, sitelinks, "
+                            "revision, modified FROM _cg_ent WHERE id[1] = 'Q' AND rowid >= ? AND rowid < ?",
+                            [start, start + ENTITY_CHUNK], unique=True)
 
 
 def _validate_ids(store: Store, t: str, guard: LineGuard) -> int | None:
@@ -563,6 +603,7 @@ def load_rdf(path: str | Path, store: Store, *, fmt: Format = "nt", skip_bad_lin
             budget.hold(DEFAULT_LOAD_MEMORY_MB)  # joins and aggregates need room to spill well
             with store.transaction():
                 totals.update(_build(store, table, source_id, claims_as_ids=fmt == "nt"))
+            _write_entities(store)  # then the items, a transaction per chunk
 
         def tick() -> None:
             loaded_bytes(progress, str(path), counter.position(), counter.size)
