@@ -44,6 +44,7 @@ from chaingraph import __version__
 from chaingraph.errors import InvalidInput
 
 __all__ = [
+    "DEFAULT_BULK_LOAD_MEMORY_MB",
     "DEFAULT_CLASS_PROPERTIES",
     "DEFAULT_DEADLINE",
     "DEFAULT_ENDPOINT",
@@ -91,6 +92,15 @@ DEFAULT_LOAD_MEMORY_MB = 96
 #: its baseline and kept it for the rest of the load without a budget, 163 MB at 160 MiB and
 #: 65 at 64 MiB (the same time at both), and took 3.0-3.3 s instead of 1.9-2.2 s (load ~3)
 DEFAULT_KEY_CHECK_MEMORY_MB = 64
+#: DuckDB's memory budget (MiB) while a JSON dump's batches are written into a store *file*
+#: (:class:`~chaingraph.store_load.BulkLoad`): what DuckDB caches of the store (the entity
+#: index it looks ids up in, blocks read and written) then never outgrows it, whatever the
+#: size of the dump, while a batch's own rows (~35 MB) still fit. Unheld, DuckDB's memory at
+#: a batch's commit was ~46 MB for codex-m's dump and ~63 MB for its 10x and 20x synthetic
+#: dumps; held to 48, the load's peak (the process, memexp runs) was 224, 233 and 237 MB for
+#: 1x, 10x and 40x against 227, 244 and 250 unheld, in the same time (40x: 38 s against 36);
+#: at 32 the 10x load took 13 % longer
+DEFAULT_BULK_LOAD_MEMORY_MB = 48
 
 
 def _sparqlwrapper_version() -> str:

@@ -52,8 +52,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from chaingraph.errors import StoreError
-from chaingraph.settings import DEFAULT_KEY_CHECK_MEMORY_MB
-from chaingraph.store_memory import setting
+from chaingraph.settings import DEFAULT_BULK_LOAD_MEMORY_MB, DEFAULT_KEY_CHECK_MEMORY_MB
+from chaingraph.store_memory import memory_limit, setting
 from chaingraph.store_schema import INDEXLESS, TABLE_COLUMNS
 
 if TYPE_CHECKING:
@@ -135,8 +135,10 @@ class BulkLoad:
     other processes keeps the cores busy, and DuckDB's parallel insert of a batch then costs
     more CPU and memory than it saves time. Into a store file, DuckDB also checkpoints after
     every batch (:data:`CHECKPOINT_THRESHOLD`) instead of letting two batches' rows wait in
-    its write-ahead log and memory, and does not merge the batches' row groups meanwhile
-    (:data:`VACUUM_TASKS`). The settings are set back on leaving. Every
+    its write-ahead log and memory, does not merge the batches' row groups meanwhile
+    (:data:`VACUUM_TASKS`), and holds DuckDB to
+    :data:`~chaingraph.settings.DEFAULT_BULK_LOAD_MEMORY_MB` (unless a limit was set by
+    hand). The settings are set back on leaving. Every
     :data:`RECONNECT_BATCHES` batches the store's connection is opened again (what DuckDB
     keeps of the row groups written goes with it; cursors of the store's connection taken
     during the load are closed).
@@ -168,20 +170,23 @@ class BulkLoad:
         held: dict[str, object] = {}
         if self.threads is not None:
             held["threads"] = int(self.threads)
+        con = self.store.con
         if self.store.path is not None:
             held["checkpoint_threshold"] = CHECKPOINT_THRESHOLD
             held["max_vacuum_tasks"] = VACUUM_TASKS
-        con = self.store.con
+            if memory_limit(con) == self.store.opened_memory_limit:  # a limit set by hand stays
+                held["memory_limit"] = f"{DEFAULT_BULK_LOAD_MEMORY_MB}MiB"
         for name, value in held.items():
             # DuckDB reads a setting back as it shows it (16 MiB: '16.0 MiB'), so as set;
-            # every one of these takes its value as a string
-            self._before[name] = f"'{setting(con, name)}'"
+            # every one of these takes its value as a string. The memory limit, shown
+            # rounded, is RESET to the one the store opened with (see store_memory.release)
+            self._before[name] = "" if name == "memory_limit" else f"'{setting(con, name)}'"
             con.execute(f"SET {name} = '{value}'")
         return self
 
     def __exit__(self, *exc: object) -> None:
         for name, value in self._before.items():
-            self.store.con.execute(f"SET {name} = {value}")
+            self.store.con.execute(f"SET {name} = {value}" if value else f"RESET {name}")
         self._before = {}
 
     def write(self, tables: Mapping[str, pa.Table | Sequence[pa.Table]], *, replace: Collection[str],

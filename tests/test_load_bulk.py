@@ -17,10 +17,12 @@ from test_load_json import CONTENT_TABLES, contents
 from chaingraph import store_load
 from chaingraph.errors import BadDumpLine
 from chaingraph.resources import data_file
+from chaingraph.settings import DEFAULT_BULK_LOAD_MEMORY_MB
 from chaingraph.sources.loaders import json_chunks, json_dump, json_typed
 from chaingraph.sources.loaders.json_dump import load_json_dump
 from chaingraph.store import Batch, Store
 from chaingraph.store_load import BulkLoad
+from chaingraph.store_memory import memory_limit
 from chaingraph.store_schema import INDEXLESS, KEYED_SCHEMA, TABLE_COLUMNS
 
 SAMPLE = data_file("sample/douglas-adams.json")
@@ -307,13 +309,14 @@ def test_duckdb_inserts_on_one_thread_and_checkpoints_each_batch_unvacuumed_and_
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The parse workers keep the cores busy: each batch is written with DuckDB on one
     thread, into a store file checkpointed as it commits without merging row groups (whose
-    rewrite grew with the store), reconnecting every few batches with the same settings;
-    the settings DuckDB had are back after the load, also after a failed one."""
+    rewrite grew with the store), within a memory budget, reconnecting every few batches
+    with the same settings; the settings DuckDB had are back after the load, also after a
+    failed one, and a memory limit set by hand is left alone."""
     seen: list[tuple[object, ...]] = []
     connections: list[object] = []
     write = BulkLoad.write
     settings = ("SELECT current_setting('threads'), current_setting('checkpoint_threshold'), "
-                "current_setting('max_vacuum_tasks')")
+                "current_setting('max_vacuum_tasks'), current_setting('memory_limit')")
 
     def recording(self: BulkLoad, *args: object, **kwargs: object) -> None:
         seen.append(self.store.con.execute(settings).fetchall()[0])
@@ -326,24 +329,32 @@ def test_duckdb_inserts_on_one_thread_and_checkpoints_each_batch_unvacuumed_and_
     monkeypatch.setattr(store_load, "RECONNECT_BATCHES", 3)
     bad = tmp_path / "bad.json"
     bad.write_text(SAMPLE.read_text().replace('"claims"', '"claims" oops', 1))
+    budget = f"{DEFAULT_BULK_LOAD_MEMORY_MB:.1f} MiB"
     with Store(tmp_path / "s.duckdb") as store:
+        opened = memory_limit(store.con)
         store.con.execute("SET threads = 3")
         store.con.execute("SET checkpoint_threshold = '32MiB'")
         store.con.execute("SET max_vacuum_tasks = 7")
         load_json_dump(SAMPLE, store, workers=2)
-        assert len(seen) > 6 and set(seen) == {(1, "4.0 MiB", 0)}
+        assert len(seen) > 6 and set(seen) == {(1, "4.0 MiB", 0, budget)}
         # a new connection after every third batch
         assert [len({id(c) for c in connections[i:i + 3]}) for i in range(0, len(connections), 3)] \
             == [1] * -(-len(connections) // 3)
         assert len({id(c) for c in connections}) == -(-len(connections) // 3)
-        assert store.con.execute(settings).fetchall()[0] == (3, "32.0 MiB", 7)
+        assert store.con.execute(settings).fetchall()[0] == (3, "32.0 MiB", 7, opened)
         with pytest.raises(BadDumpLine):
             load_json_dump(bad, store, workers=2)
-        assert store.con.execute(settings).fetchall()[0] == (3, "32.0 MiB", 7)
-    seen.clear()
-    with Store() as store:  # in memory: nothing to checkpoint
+        assert store.con.execute(settings).fetchall()[0] == (3, "32.0 MiB", 7, opened)
+        seen.clear()
+        store.con.execute("SET memory_limit = '1GiB'")
         load_json_dump(SAMPLE, store, workers=2)
-        assert seen and set(seen) == {(1, "16.0 MiB", 100)}
+        assert seen and set(seen) == {(1, "4.0 MiB", 0, "1.0 GiB")}
+        assert store.con.execute(settings).fetchall()[0] == (3, "32.0 MiB", 7, "1.0 GiB")
+    seen.clear()
+    with Store() as store:  # in memory: nothing to checkpoint, nothing to spill
+        opened = memory_limit(store.con)
+        load_json_dump(SAMPLE, store, workers=2)
+        assert seen and set(seen) == {(1, "16.0 MiB", 100, opened)}
 
 
 def test_the_key_check_of_a_store_file_runs_within_its_memory_budget(
