@@ -48,12 +48,12 @@ with every ``Q`` id shifted by a multiple of 10⁹, so statement ids stay unique
 to the bench cache, not timed), each loaded into a new store *file* in two rounds (the
 second in reverse order; the table shows the higher peak, the comments each run's, with
 the peak of each kind of DuckDB's memory). The larger two must reach the same peak: the
-loaders stream (N-Triples stages into DuckDB, which spills to disk beyond fixed budgets),
-so only the store's own upkeep may grow with the dump (JSON: memory DuckDB allocates
-outside its buffer manager for the row groups written, about 0.2 MB a batch: 4–6 MB from
-10× to 20×). The dump
-itself may stay below them: it is too small to fill DuckDB's budgets (N-Triples) or to
-reach the steady state of the batch writes (JSON). ``--scale 20`` checks 20× and 40×.
+loaders stream within fixed DuckDB budgets (N-Triples stages into DuckDB and builds one
+join or aggregate at a time, spilling to disk beyond them; JSON batches are written within
+one, the store file opened again every 16 batches so that what DuckDB keeps of the row
+groups written does not pile up). The dump itself stays below them: it is too small to
+fill DuckDB's budgets (N-Triples) or to reach the steady state of the batch writes (JSON).
+``--scale 20`` checks 20× and 40×.
 
 Peak MB is the resident-memory high-water mark above the process's post-setup baseline.
 Every case (but rdflib) is measured in two rounds, the second in reverse order, and the
