@@ -38,7 +38,7 @@ import pyarrow as pa
 
 from chaingraph.errors import StoreError
 from chaingraph.store_bulk import BulkReads
-from chaingraph.store_memory import Budget, memory_limit, release, reopen
+from chaingraph.store_memory import StoreMemory, memory_limit
 from chaingraph.store_reads import PropertyInfo, SourceInfo, StatementInfo, StatementRows, StoreReads
 from chaingraph.store_rows import (
     Batch,
@@ -177,7 +177,7 @@ def _ids(value: str | Collection[str] | None) -> list[str] | None:
     return [value] if isinstance(value, str) else list(value)
 
 
-class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
+class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, StoreMemory):
     """A DuckDB-backed evidence store; ``path=None`` keeps it in memory.
 
     Use as a context manager to close the connection. All writes go through :meth:`write`
@@ -186,7 +186,8 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
     Reads: :meth:`edges` / :meth:`edge_arrays` here; labels, sitelinks, classes, property
     facts, statements and counts from :class:`~chaingraph.store_reads.StoreReads`; crawl
     state and the SPARQL response cache from :class:`~chaingraph.store_state.CrawlState`
-    and :class:`~chaingraph.store_state.ResponseCache`.
+    and :class:`~chaingraph.store_state.ResponseCache`; memory handed back, budgets and
+    reconnecting from :class:`~chaingraph.store_memory.StoreMemory`.
     """
 
     def __init__(self, path: str | Path | None = None, *, read_only: bool = False) -> None:
@@ -268,53 +269,6 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
         return SubsetPicks(self)
 
     # -- life cycle -------------------------------------------------------------------
-    def release_memory(self) -> None:
-        """Hand back to the system the memory DuckDB's allocator keeps from the queries run
-        so far, for every connection to this store's database (it keeps what a query frees
-        for the next ones: a crawl's queries leave tens of MB), and ask Arrow's and the C
-        library's allocators to do the same. A few milliseconds; the bulk reads of a crawl
-        and of a graph build call it after themselves.
-
-        DuckDB flushes its allocator when its memory limit is set: the limit is set back to
-        DuckDB's default if it is what it was when this store opened its database, and left
-        alone otherwise (:func:`chaingraph.store_memory.release`).
-
-        >>> s = Store()
-        >>> s.release_memory()
-        >>> s.counts()["statements"]
-        0
-        """
-        try:
-            release(self.con, self.opened_memory_limit)
-        except duckdb.Error as exc:
-            raise StoreError(f"cannot read store {self.path or ':memory:'}: "
-                             f"{str(exc).splitlines()[0]}") from exc
-
-    def reconnect(self) -> bool:
-        """Close this store's connection and open its file again, with the same settings
-        (:func:`~chaingraph.store_memory.reopen`), so that what DuckDB holds in memory of the
-        row groups written so far is let go: a dump load does it every
-        :data:`~chaingraph.store_load.RECONNECT_BATCHES` batches. Cursors of :attr:`con` are
-        closed. Nothing happens (``False``) to an in-memory store or a subset, inside a
-        transaction, or while the connection has temporary tables or views (they would go).
-
-        >>> Store().reconnect()
-        False
-        """
-        if self.path is None or self.is_subset or self._in_tx:
-            return False
-        try:
-            temporary = self.con.execute(
-                "SELECT (SELECT count(*) FROM duckdb_tables() WHERE temporary) + "
-                "(SELECT count(*) FROM duckdb_views() WHERE temporary AND NOT internal)").fetchall()[0][0]
-            if temporary:
-                return False
-            self.con = reopen(self.con, str(self.path), read_only=self._read_only)
-        except (duckdb.Error, ValueError) as exc:
-            raise StoreError(f"cannot open store {self.path} again: {str(exc).splitlines()[0]}; "
-                             "check that no other process holds it open for writing") from exc
-        return True
-
     def close(self) -> None:
         self.con.close()
 
@@ -412,30 +366,6 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache):
         from chaingraph.store_load import BulkLoad
 
         return BulkLoad(self, threads=threads)
-
-    def memory_budget(self) -> Budget:
-        """DuckDB memory budgets for the phases of a long write (:class:`~chaingraph.store_memory.Budget`):
-        a store file spills beyond them; an in-memory store, whose tables cannot spill, and a
-        limit set by hand are left alone."""
-        return Budget(self.con, self.opened_memory_limit if self.path is not None else None)
-
-    def release_cache(self) -> None:
-        """Let DuckDB drop the blocks of the store file it keeps cached (they are read from the
-        file again when needed), so a long load's memory does not grow with what it has
-        written; between writes, never inside a transaction. Nothing for an in-memory store,
-        nor under a memory limit set by hand (which bounds the cache already).
-
-        DuckDB keeps every block it wrote or read until its memory limit is reached: the
-        limit is lowered for a moment (it evicts what it can) and reset, when it is what the
-        store opened with (as :meth:`release_memory` does; the allocator is not trimmed).
-        """
-        if self.path is None or self._in_tx or memory_limit(self.con) != self.opened_memory_limit:
-            return
-        try:
-            with suppress(duckdb.Error):  # what is still in use stays: the rest is released all the same
-                self.con.execute("SET memory_limit = '1MB'")
-        finally:
-            self.con.execute("RESET memory_limit")
 
     def _forget_entities(self, ids: list[str]) -> None:
         """Delete what the store holds of those ``ids`` that it has an entity/property row for."""

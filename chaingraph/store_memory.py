@@ -1,10 +1,13 @@
-"""Handing memory back to the system between the phases of a run (:meth:`Store.release_memory`).
+"""Handing memory back to the system between the phases of a run (:class:`StoreMemory`,
+the store's methods for it: :meth:`Store.release_memory`, ``release_cache``, ``reconnect``).
 
 DuckDB's allocator (jemalloc on Linux), Arrow's (mimalloc by default) and the C
 library's keep what a query or a computation frees, for the next one: a crawl's
 queries leave tens of MB behind each. A long write can also hold DuckDB to a budget per
-phase (:class:`Budget`), so that it spills to disk instead of growing. Part of the store
-(it sets a DuckDB setting); kept in its own module so that ``store.py`` stays readable.
+phase (:class:`Budget`), so that it spills to disk instead of growing, and let go of what
+DuckDB keeps of the row groups it wrote by opening the store file again (:func:`reopen`).
+Part of the store (it sets DuckDB settings); kept in its own module so that ``store.py``
+stays readable.
 
 >>> import duckdb
 >>> con = duckdb.connect()
@@ -26,10 +29,13 @@ import re
 from collections.abc import Callable
 from contextlib import suppress
 from functools import cache
+from pathlib import Path
 
 import duckdb
 
-__all__ = ["Budget", "malloc_trim", "memory_limit", "release", "reopen", "setting"]
+from chaingraph.errors import StoreError
+
+__all__ = ["Budget", "StoreMemory", "malloc_trim", "memory_limit", "release", "reopen", "setting"]
 
 
 def setting(con: duckdb.DuckDBPyConnection, name: str) -> str:
@@ -167,3 +173,89 @@ def malloc_trim() -> None:
     trim = _libc_trim()
     if trim is not None:
         trim(0)
+
+
+class StoreMemory:
+    """The memory side of :class:`~chaingraph.store.Store`'s life cycle: handing memory back
+    between the phases of a run, budgets for long writes, letting go of the store file's
+    cached blocks and of what DuckDB keeps of the row groups written."""
+
+    con: duckdb.DuckDBPyConnection
+    path: Path | None
+    is_subset: bool
+    opened_memory_limit: str | None
+    _in_tx: bool
+    _read_only: bool
+
+    def release_memory(self) -> None:
+        """Hand back to the system the memory DuckDB's allocator keeps from the queries run
+        so far, for every connection to this store's database (it keeps what a query frees
+        for the next ones: a crawl's queries leave tens of MB), and ask Arrow's and the C
+        library's allocators to do the same. A few milliseconds; the bulk reads of a crawl
+        and of a graph build call it after themselves.
+
+        DuckDB flushes its allocator when its memory limit is set: the limit is set back to
+        DuckDB's default if it is what it was when this store opened its database, and left
+        alone otherwise (:func:`release`).
+
+        >>> from chaingraph.store import Store
+        >>> s = Store()
+        >>> s.release_memory()
+        >>> s.counts()["statements"]
+        0
+        """
+        try:
+            release(self.con, self.opened_memory_limit)
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot read store {self.path or ':memory:'}: "
+                             f"{str(exc).splitlines()[0]}") from exc
+
+    def reconnect(self) -> bool:
+        """Close this store's connection and open its file again, with the same settings
+        (:func:`reopen`), so that what DuckDB holds in memory of the
+        row groups written so far is let go: a dump load does it every
+        :data:`~chaingraph.store_load.RECONNECT_BATCHES` batches. Cursors of :attr:`con` are
+        closed. Nothing happens (``False``) to an in-memory store or a subset, inside a
+        transaction, or while the connection has temporary tables or views (they would go).
+
+        >>> from chaingraph.store import Store
+        >>> Store().reconnect()
+        False
+        """
+        if self.path is None or self.is_subset or self._in_tx:
+            return False
+        try:
+            temporary = self.con.execute(
+                "SELECT (SELECT count(*) FROM duckdb_tables() WHERE temporary) + "
+                "(SELECT count(*) FROM duckdb_views() WHERE temporary AND NOT internal)").fetchall()[0][0]
+            if temporary:
+                return False
+            self.con = reopen(self.con, str(self.path), read_only=self._read_only)
+        except (duckdb.Error, ValueError) as exc:
+            raise StoreError(f"cannot open store {self.path} again: {str(exc).splitlines()[0]}; "
+                             "check that no other process holds it open for writing") from exc
+        return True
+
+    def memory_budget(self) -> Budget:
+        """DuckDB memory budgets for the phases of a long write (:class:`Budget`):
+        a store file spills beyond them; an in-memory store, whose tables cannot spill, and a
+        limit set by hand are left alone."""
+        return Budget(self.con, self.opened_memory_limit if self.path is not None else None)
+
+    def release_cache(self) -> None:
+        """Let DuckDB drop the blocks of the store file it keeps cached (they are read from the
+        file again when needed), so a long load's memory does not grow with what it has
+        written; between writes, never inside a transaction. Nothing for an in-memory store,
+        nor under a memory limit set by hand (which bounds the cache already).
+
+        DuckDB keeps every block it wrote or read until its memory limit is reached: the
+        limit is lowered for a moment (it evicts what it can) and reset, when it is what the
+        store opened with (as :meth:`release_memory` does; the allocator is not trimmed).
+        """
+        if self.path is None or self._in_tx or memory_limit(self.con) != self.opened_memory_limit:
+            return
+        try:
+            with suppress(duckdb.Error):  # what is still in use stays: the rest is released all the same
+                self.con.execute("SET memory_limit = '1MB'")
+        finally:
+            self.con.execute("RESET memory_limit")

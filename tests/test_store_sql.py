@@ -12,7 +12,7 @@ from chaingraph.store_schema import TABLES
 
 PACKAGE = Path(__file__).resolve().parents[1] / "chaingraph"
 STORE_MODULES = {"store.py", "store_reads.py", "store_schema.py", "store_state.py", "store_bulk.py",
-                 "store_load.py", "store_parquet.py", "store_subset.py"}
+                 "store_load.py", "store_memory.py", "store_parquet.py", "store_subset.py"}
 BULK_LOADERS = "sources/loaders/"
 
 _SQL = re.compile(r"\b(?:FROM|JOIN|INTO|UPDATE|TABLE|VIEW|EXISTS|DESCRIBE|COPY)\s+(?:main\.)?\"?("
