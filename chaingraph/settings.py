@@ -97,7 +97,7 @@ DEFAULT_KEY_CHECK_MEMORY_MB = 64
 #: index it looks ids up in, blocks read and written) then never outgrows it, whatever the
 #: size of the dump, while a batch's own rows (~35 MB) still fit. Unheld, DuckDB's memory at
 #: a batch's commit was ~46 MB for codex-m's dump and ~63 MB for its 10x and 20x synthetic
-#: dumps; held to 48, the load's peak (the process, memexp runs) was 224, 233 and 237 MB for
+#: dumps; held to 48, the load's peak (whole process, one run each) was 224, 233 and 237 MB for
 #: 1x, 10x and 40x against 227, 244 and 250 unheld, in the same time (40x: 38 s against 36);
 #: at 32 the 10x load took 13 % longer
 DEFAULT_BULK_LOAD_MEMORY_MB = 48

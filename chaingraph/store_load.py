@@ -53,7 +53,7 @@ import pyarrow.compute as pc
 
 from chaingraph.errors import StoreError
 from chaingraph.settings import DEFAULT_BULK_LOAD_MEMORY_MB, DEFAULT_KEY_CHECK_MEMORY_MB
-from chaingraph.store_memory import memory_limit, setting
+from chaingraph.store_memory import Budget, setting
 from chaingraph.store_schema import INDEXLESS, TABLE_COLUMNS
 
 if TYPE_CHECKING:
@@ -148,6 +148,7 @@ class BulkLoad:
         self.store = store
         self.threads = threads
         self._before: dict[str, str] = {}
+        self._budget: Budget | None = None
         #: whether no key of a batch can be in the store yet (see the module's docstring)
         self.unchecked = not self._loose_keys()
         #: batches written with the anti-join of :meth:`Store.write_arrow`
@@ -170,24 +171,26 @@ class BulkLoad:
         held: dict[str, object] = {}
         if self.threads is not None:
             held["threads"] = int(self.threads)
-        con = self.store.con
         if self.store.path is not None:
             held["checkpoint_threshold"] = CHECKPOINT_THRESHOLD
             held["max_vacuum_tasks"] = VACUUM_TASKS
-            if memory_limit(con) == self.store.opened_memory_limit:  # a limit set by hand stays
-                held["memory_limit"] = f"{DEFAULT_BULK_LOAD_MEMORY_MB}MiB"
+        con = self.store.con
         for name, value in held.items():
             # DuckDB reads a setting back as it shows it (16 MiB: '16.0 MiB'), so as set;
-            # every one of these takes its value as a string. The memory limit, shown
-            # rounded, is RESET to the one the store opened with (see store_memory.release)
-            self._before[name] = "" if name == "memory_limit" else f"'{setting(con, name)}'"
+            # every one of these takes its value as a string
+            self._before[name] = f"'{setting(con, name)}'"
             con.execute(f"SET {name} = '{value}'")
+        self._budget = self.store.memory_budget()  # a store file's, unless a limit was set by hand
+        self._budget.hold(DEFAULT_BULK_LOAD_MEMORY_MB)
         return self
 
     def __exit__(self, *exc: object) -> None:
         for name, value in self._before.items():
-            self.store.con.execute(f"SET {name} = {value}" if value else f"RESET {name}")
+            self.store.con.execute(f"SET {name} = {value}")
         self._before = {}
+        if self._budget is not None:
+            self._budget.__exit__()
+            self._budget = None
 
     def write(self, tables: Mapping[str, pa.Table | Sequence[pa.Table]], *, replace: Collection[str],
               unique: Collection[str] = (), prefixed: bool) -> None:

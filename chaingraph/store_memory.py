@@ -15,7 +15,7 @@ stays readable.
 >>> release(con, opened)
 >>> memory_limit(con) == opened
 True
->>> with Budget(con, opened) as budget:
+>>> with Budget(lambda: con, opened) as budget:
 ...     budget.hold(64)
 ...     memory_limit(con)
 '64.0 MiB'
@@ -105,18 +105,20 @@ def memory_limit(con: duckdb.DuckDBPyConnection) -> str:
 
 
 class Budget:
-    """DuckDB memory budgets for the phases of a long write on ``con``'s database: inside
+    """DuckDB memory budgets for the phases of a long write on a store's database: inside
     ``with``, :meth:`hold` sets DuckDB's memory limit, so that its joins, aggregates and
     temporary tables spill to disk beyond it instead of growing; on leaving, the limit is
-    set back with ``RESET``, as :func:`release` does.
+    set back with ``RESET``, as :func:`release` does. ``connection`` gives the store's
+    connection when it is needed, so a budget outlives :meth:`StoreMemory.reconnect` (which
+    carries the limit held over).
 
     Only when the limit is ``opened_limit``, the one the store opened with: a limit set by
     hand is left alone (it bounds the work already), and ``opened_limit=None`` holds nothing
     (an in-memory store, whose tables cannot spill). Raises ``duckdb.Error``."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, opened_limit: str | None) -> None:
-        self.connection = con
-        self.active = opened_limit is not None and memory_limit(con) == opened_limit
+    def __init__(self, connection: Callable[[], duckdb.DuckDBPyConnection], opened_limit: str | None) -> None:
+        self.connection = connection
+        self.active = opened_limit is not None and memory_limit(connection()) == opened_limit
 
     def hold(self, mb: int) -> None:
         """Hold the database to ``mb`` MiB from now on (nothing if not :attr:`active`): a new
@@ -125,14 +127,14 @@ class Budget:
         keep resident beside DuckDB's budget (DuckDB's own allocator is flushed by the new limit)."""
         if self.active:
             _release_unused()
-            self.connection.execute(f"SET memory_limit = '{int(mb)}MiB'")
+            self.connection().execute(f"SET memory_limit = '{int(mb)}MiB'")
 
     def __enter__(self) -> Budget:
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self.active:
-            self.connection.execute("RESET memory_limit")
+            self.connection().execute("RESET memory_limit")
 
 
 def release(con: duckdb.DuckDBPyConnection, opened_limit: str | None) -> None:
@@ -240,7 +242,7 @@ class StoreMemory:
         """DuckDB memory budgets for the phases of a long write (:class:`Budget`):
         a store file spills beyond them; an in-memory store, whose tables cannot spill, and a
         limit set by hand are left alone."""
-        return Budget(self.con, self.opened_memory_limit if self.path is not None else None)
+        return Budget(lambda: self.con, self.opened_memory_limit if self.path is not None else None)
 
     def release_cache(self) -> None:
         """Let DuckDB drop the blocks of the store file it keeps cached (they are read from the

@@ -338,9 +338,9 @@ def test_duckdb_inserts_on_one_thread_and_checkpoints_each_batch_unvacuumed_and_
         load_json_dump(SAMPLE, store, workers=2)
         assert len(seen) > 6 and set(seen) == {(1, "4.0 MiB", 0, budget)}
         # a new connection after every third batch
-        assert [len({id(c) for c in connections[i:i + 3]}) for i in range(0, len(connections), 3)] \
-            == [1] * -(-len(connections) // 3)
-        assert len({id(c) for c in connections}) == -(-len(connections) // 3)
+        groups = [connections[i:i + 3] for i in range(0, len(connections), 3)]
+        assert all(c is group[0] for group in groups for c in group)
+        assert len({id(group[0]) for group in groups}) == len(groups)
         assert store.con.execute(settings).fetchall()[0] == (3, "32.0 MiB", 7, opened)
         with pytest.raises(BadDumpLine):
             load_json_dump(bad, store, workers=2)

@@ -151,9 +151,18 @@ def test_a_library_of_another_source_is_never_loaded(monkeypatch: pytest.MonkeyP
     assert nt_native.library.__wrapped__() is None
 
 
-def test_the_compiler_is_cc_when_set_else_one_that_is_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_compiler_is_cc_when_set_else_one_that_is_installed(monkeypatch: pytest.MonkeyPatch,
+                                                                 tmp_path: Path) -> None:
     monkeypatch.setenv("CC", "ccache gcc -m64")
     assert nt_native.compiler() == ["ccache", "gcc", "-m64"]
     monkeypatch.delenv("CC")
+    clang = tmp_path / "clang"  # the only compiler installed: Python's (gcc here) is not
+    clang.write_text("#!/bin/sh\n")
+    clang.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(nt_native.sysconfig, "get_config_var", lambda name: "gcc -pthread")
+    assert nt_native.compiler() == ["clang"]
+    monkeypatch.setattr(nt_native.sysconfig, "get_config_var", lambda name: "clang -pthread")
+    assert nt_native.compiler() == ["clang", "-pthread"]  # Python's, installed: with its flags
     monkeypatch.setenv("PATH", "")  # none installed: the plain name, which then fails to run
     assert nt_native.compiler() == ["cc"]

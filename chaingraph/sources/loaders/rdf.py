@@ -545,8 +545,9 @@ def _entities(store: Store, t: str) -> dict[str, int]:
                             unique=True)
     finally:
         store.con.unregister("_cg_ptypes")
-    return {"entities": _one(store.con, "SELECT count(*) FROM _cg_ent WHERE id[1] = 'Q'"),
-            "properties": _one(store.con, "SELECT count(*) FROM _cg_ent WHERE id[1] = 'P'")}
+    items, properties = store.con.execute("SELECT count(*) FILTER (WHERE id[1] = 'Q'), "
+                                          "count(*) FILTER (WHERE id[1] = 'P') FROM _cg_ent").fetchall()[0]
+    return {"entities": int(items), "properties": int(properties)}
 
 
 def _write_entities(store: Store) -> None:
