@@ -1,6 +1,6 @@
 """Loading Wikidata dumps: chaingraph's store against pyoxigraph, rdflib and DuckDB, same facts.
 
-    python benchmarks/bench_load.py [--quick] [--json | --nt] [--scale N] [--before ROOT]
+    python benchmarks/bench_load.py [--quick] [--json | --nt] [--memory] [--scale N] [--before ROOT]
 
 Input: ``world/codex-m`` (227,878 statements; the JSON dump and its N-Triples, 1.39 M
 triples) — ``--quick`` uses ``world/codex-s`` (39,985 statements). Every case runs in a
@@ -53,7 +53,7 @@ join or aggregate at a time, spilling to disk beyond them; JSON batches are writ
 one, the store file opened again every 16 batches so that what DuckDB keeps of the row
 groups written does not pile up). The dump itself stays below them: it is too small to
 fill DuckDB's budgets (N-Triples) or to reach the steady state of the batch writes (JSON).
-``--scale 20`` checks 20× and 40×.
+``--scale 20`` checks 20× and 40×; ``--memory`` runs the memory check alone.
 
 Peak MB is the resident-memory high-water mark above the process's post-setup baseline.
 Every case (but rdflib) is measured in two rounds, the second in reverse order, and the
@@ -389,10 +389,11 @@ def main(argv: list[str]) -> int:
     if "--nt" in argv:  # the N-Triples cases and their peers only
         cases = [c for c in cases if "N-Triples" in c.name or c.name.startswith("pyoxigraph")]
     print(f"<!-- load average before: {_load_average()} -->", file=sys.stderr, flush=True)
-    results = _rounds(cases)
-    baseline = "pyoxigraph bulk_load" if "--nt" in argv else "chaingraph JSON (row at a time)"
-    print(markdown_table(f"Load world/{name} ({STATEMENTS[name]:,} statements) into a store",
-                         results, baseline=baseline, unit="statements"))
+    if "--memory" not in argv:
+        results = _rounds(cases)
+        baseline = "pyoxigraph bulk_load" if "--nt" in argv else "chaingraph JSON (row at a time)"
+        print(markdown_table(f"Load world/{name} ({STATEMENTS[name]:,} statements) into a store",
+                             results, baseline=baseline, unit="statements"))
     # memory flat in the dump size: the dump and one `scale` times larger, each into a store file
     formats = [] if "--nt" in argv else [("JSON dump", "json.gz", synthetic_dump)]
     if "--json" not in argv:

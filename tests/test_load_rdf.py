@@ -9,6 +9,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 from chaingraph.sources.loaders import load
@@ -315,13 +316,16 @@ def test_snak_hashes_in_slices_give_the_same_store(monkeypatch: pytest.MonkeyPat
 def test_a_store_file_loads_within_the_memory_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Loading RDF into a store file holds DuckDB to DEFAULT_STAGING_MEMORY_MB while staging
     and to DEFAULT_LOAD_MEMORY_MB while building (so it spills instead of growing with the
-    dump) and gives the store its own limit back; a limit set by hand is left alone."""
+    dump) and gives the store its own limit back; a limit set by hand is left alone. Arrow
+    allocates with malloc meanwhile, and its default pool is back afterwards."""
     from chaingraph.settings import DEFAULT_LOAD_MEMORY_MB, DEFAULT_STAGING_MEMORY_MB
     from chaingraph.sources.loaders import rdf
     from chaingraph.store_memory import memory_limit
 
     seen: list[str] = []
+    pools: list[str] = []  # Arrow's default pool while staging (see system_arrow_memory)
     build, stage = rdf._build, rdf.stage_ntriples
+    default_pool = pa.default_memory_pool().backend_name
 
     def spy_build(store: Store, t: str, source_id: str, **options: Any) -> dict[str, int]:
         seen.append(memory_limit(store.con))
@@ -329,6 +333,7 @@ def test_a_store_file_loads_within_the_memory_budget(tmp_path: Path, monkeypatch
 
     def spy_stage(stream: Any, con: Any, *args: Any) -> int:
         seen.append(memory_limit(con))
+        pools.append(pa.default_memory_pool().backend_name)
         return stage(stream, con, *args)
 
     monkeypatch.setattr(rdf, "_build", spy_build)
@@ -342,6 +347,7 @@ def test_a_store_file_loads_within_the_memory_budget(tmp_path: Path, monkeypatch
         assert memory_limit(store.con) == "1.0 GiB"
     assert seen == [f"{DEFAULT_STAGING_MEMORY_MB:.1f} MiB", f"{DEFAULT_LOAD_MEMORY_MB:.1f} MiB",
                     "1.0 GiB", "1.0 GiB"]
+    assert pools == ["system", "system"] and pa.default_memory_pool().backend_name == default_pool
     with Store() as store:  # an in-memory store cannot spill its tables: no budget
         opened = memory_limit(store.con)
         load([FIXTURES / "values.nt"], store)
@@ -352,9 +358,10 @@ def test_a_store_file_loads_within_the_memory_budget(tmp_path: Path, monkeypatch
 def test_the_build_fits_in_40_mib_and_items_written_in_chunks_change_nothing(
         shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The build takes one join or aggregate at a time, each of which spills, and writes the
-    items in chunks, a transaction each: codex-m's N-Triples build in 40 MiB (the build as
-    one query of five joins and aggregates ran out of memory below 48), items 1,000 a
-    transaction, into exactly the store an in-memory load gives."""
+    items in chunks, a transaction each, in id order (each chunk adds to one part of the
+    entity index): codex-m's N-Triples build in 40 MiB (the build as one query of five joins
+    and aggregates ran out of memory below 48), items 1,000 a transaction, into exactly the
+    store an in-memory load gives."""
     from chaingraph.sources.loaders import rdf
 
     dump = shared_data / "world" / "codex-m.nt.gz"
@@ -362,7 +369,55 @@ def test_the_build_fits_in_40_mib_and_items_written_in_chunks_change_nothing(
     expected = contents(loaded(dump), tables)
     monkeypatch.setattr(rdf, "DEFAULT_LOAD_MEMORY_MB", 40)
     monkeypatch.setattr(rdf, "ENTITY_CHUNK", 1000)
+    write, in_rowid_order = rdf._write_entities, []
+
+    def spy_write(store: Store) -> None:
+        rows = store.con.execute("SELECT id FROM _cg_ent ORDER BY rowid").fetchall()
+        in_rowid_order.extend(r[0] for r in rows)
+        write(store)
+
+    monkeypatch.setattr(rdf, "_write_entities", spy_write)
     with Store(tmp_path / "s.duckdb") as store:
         load([dump], store)
         got = contents(store, tables)
     assert len(got["entities"]) > 10 * 1000 and got == expected
+    assert len(in_rowid_order) > 10 * 1000 and in_rowid_order == sorted(in_rowid_order)
+
+
+def test_arrow_uses_malloc_until_the_last_of_nested_and_concurrent_loads_ends() -> None:
+    """system_arrow_memory switches Arrow's default pool once for every block open at a time,
+    on any thread, and the pool it found comes back when the last one ends (also on an error)."""
+    import threading
+
+    from chaingraph.sources.loaders.common import system_arrow_memory
+
+    others = [b for b in pa.supported_memory_backends() if b != "system"]
+    if not others:
+        pytest.skip("this pyarrow has no allocator but malloc")
+    original = pa.default_memory_pool()  # chaingraph expand's process sets malloc for good
+    pa.set_memory_pool(getattr(pa, f"{others[0]}_memory_pool")())
+    inner_open, outer_may_end = threading.Event(), threading.Event()
+    seen: list[str] = []
+
+    def other_load() -> None:
+        with system_arrow_memory():
+            inner_open.set()
+            outer_may_end.wait(10)
+            seen.append(pa.default_memory_pool().backend_name)
+
+    try:
+        with pytest.raises(KeyError), system_arrow_memory():
+            thread = threading.Thread(target=other_load)
+            thread.start()
+            inner_open.wait(10)
+            with system_arrow_memory():
+                seen.append(pa.default_memory_pool().backend_name)
+            seen.append(pa.default_memory_pool().backend_name)
+            raise KeyError("the first load fails")
+        seen.append(pa.default_memory_pool().backend_name)  # the other one is still loading
+        outer_may_end.set()
+        thread.join()
+        assert seen == ["system", "system", "system", "system"]
+        assert pa.default_memory_pool().backend_name == others[0]
+    finally:
+        pa.set_memory_pool(original)

@@ -207,3 +207,45 @@ def test_surely_entity_values_never_vouches_for_a_value_the_regex_refuses(ids: l
     for row, vouched in zip(rows, sure):
         assert not vouched or _VALUE.fullmatch(terms[row]), terms[row]
     assert sure[-1]
+
+
+class _CountingConnection:
+    """A DuckDB connection that counts the INSERTs run through it."""
+
+    def __init__(self, con: Any) -> None:
+        self.con, self.inserts = con, 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.con, name)
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        self.inserts += sql.startswith("INSERT")
+        return self.con.execute(sql, *args)
+
+
+def test_held_rows_go_to_duckdb_a_piece_at_a_time_in_file_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first HOLD_BYTES of staged rows are appended APPEND_BYTES an INSERT, and each piece
+    is taken out of the held rows as it goes: the held rows and their copy in DuckDB are not
+    both whole at once. The rows arrive whole and in order."""
+    import duckdb
+    import pyarrow as pa
+
+    from chaingraph.sources.loaders.common import LineGuard
+
+    def rows(first: int) -> pa.Table:
+        n = 1000
+        return pa.table({"line": pa.array(range(first, first + n), pa.int64()), "k": ["label"] * n,
+                         "pid": pa.nulls(n, pa.string()), "s": [f"Q{i:06d}" for i in range(first, first + n)],
+                         "o": ['"x"@en'] * n})
+
+    with duckdb.connect() as raw:
+        ntriples.create_staging(raw, "_cg_t")
+        con = _CountingConnection(raw)
+        stager = ntriples._Stager(con, "_cg_t", LineGuard("t.nt", skip=False))  # type: ignore[arg-type]
+        held = [rows(i * 1000) for i in range(6)]
+        monkeypatch.setattr(ntriples, "APPEND_BYTES", 2 * held[0].nbytes)
+        pending = {"terms": list(held)}
+        stager._insert(pending)
+        assert con.inserts == 3 and pending == {}
+        lines = [r[0] for r in raw.execute("SELECT line FROM _cg_t_terms ORDER BY rowid").fetchall()]
+        assert lines == list(range(6000))

@@ -25,7 +25,9 @@ every :data:`APPEND_BYTES` on a thread of their own (:meth:`_Stager.drain`), aft
   :func:`~chaingraph.sources.loaders.compression.read_blocks_into`).
 
 Memory is a few blocks plus what DuckDB keeps (for a store file it is held to a budget and
-spills to disk beyond it: see :mod:`~chaingraph.sources.loaders.rdf`).
+spills to disk beyond it: see :mod:`~chaingraph.sources.loaders.rdf`, which also has Arrow
+allocate from ``malloc`` meanwhile:
+:func:`~chaingraph.sources.loaders.common.system_arrow_memory`).
 Lines the fast path does not take (comments, tabs, several spaces) go through a regular
 expression one by one; lines that match nothing are bad lines
 (:class:`~chaingraph.sources.loaders.common.LineGuard`), and the first one stops staging
@@ -217,8 +219,8 @@ APPEND_BYTES = 8 << 20
 #: file that stages less is never copied into DuckDB, its held tables become the staging tables
 #: (:meth:`_Stager.finish`). Appending costs DuckDB about 8 ms per MB, beside the workers, and the
 #: last append was the end of staging: codex-m and ILPC-large stage 23 and 26 MB. Held rows are
-#: outside DuckDB's memory budget of a store file; this bounds them (a larger dump: 10x and 20x
-#: codex-m peak as before, 266 and 269 MB).
+#: outside DuckDB's memory budget of a store file; this bounds them, and a larger file's first
+#: held rows go to DuckDB :data:`APPEND_BYTES` an INSERT (:meth:`_Stager._insert`).
 HOLD_BYTES = 32 << 20
 _STAGED = pa.schema([("line", pa.int64()), ("k", pa.string()), ("pid", pa.string()), ("s", pa.string()),
                      ("o", pa.string())])
@@ -395,9 +397,21 @@ class _Stager:
             wait([self._appending])
 
     def _insert(self, pending: dict[str, list[pa.Table]]) -> None:
-        for group, tables in pending.items():
-            self.con.register("_cg_block", pa.concat_tables(tables))
-            columns = ", ".join(tables[0].column_names)
+        """One INSERT per group and :data:`APPEND_BYTES` (the first :data:`HOLD_BYTES` take
+        several), each piece let go of once DuckDB has it: the held rows and their copy in
+        DuckDB are not both whole at once."""
+        while pending:
+            group, tables = next(iter(pending.items()))
+            piece: list[pa.Table] = []
+            size = 0
+            while tables and (not piece or size + tables[0].nbytes <= APPEND_BYTES):
+                size += tables[0].nbytes
+                piece.append(tables.pop(0))
+            if not tables:
+                del pending[group]
+            columns = ", ".join(piece[0].column_names)
+            self.con.register("_cg_block", pa.concat_tables(piece))
+            del piece
             try:
                 self.con.execute(f"INSERT INTO {self.table}_{group} ({columns}) "
                                  f"SELECT {columns} FROM _cg_block")

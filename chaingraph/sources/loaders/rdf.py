@@ -51,7 +51,13 @@ from chaingraph.errors import BadDumpLine, ChaingraphError, StoreError
 from chaingraph.ids import ENTITY_PATTERN, VALUE_ENTITY_PATTERN
 from chaingraph.progress import Progress
 from chaingraph.settings import DEFAULT_LOAD_MEMORY_MB, DEFAULT_STAGING_MEMORY_MB
-from chaingraph.sources.loaders.common import FileReport, LineGuard, coordinate_digits, loaded_bytes
+from chaingraph.sources.loaders.common import (
+    FileReport,
+    LineGuard,
+    coordinate_digits,
+    loaded_bytes,
+    system_arrow_memory,
+)
 from chaingraph.sources.loaders.compression import Format, dump_date, open_dump
 from chaingraph.sources.loaders.nt_ids import STATEMENT_ID_PATTERN, staged_entity_id
 from chaingraph.sources.loaders.ntriples import (
@@ -529,10 +535,10 @@ def _entities(store: Store, t: str) -> dict[str, int]:
     CREATE OR REPLACE TEMP TABLE _cg_described AS  -- and the description's
       SELECT n.*, d.text AS description
       FROM _cg_named n LEFT JOIN _cg_terms d ON d.line = n.description_key % {_MUL_BIT};
-    CREATE OR REPLACE TEMP TABLE _cg_ent AS  -- and the aliases
+    CREATE OR REPLACE TEMP TABLE _cg_ent AS  -- and the aliases, in id order (see _write_entities)
       SELECT e.id, e.label, e.label_lang, e.description, a.aliases, e.sitelinks, e.revision, e.modified,
              e.ptype
-      FROM _cg_described e LEFT JOIN _cg_alias a USING (id);
+      FROM _cg_described e LEFT JOIN _cg_alias a USING (id) ORDER BY e.id;
     """)
     ptypes = [r[0] for r in store.con.execute(
         "SELECT DISTINCT ptype FROM _cg_ent WHERE ptype IS NOT NULL").fetchall()]
@@ -551,11 +557,14 @@ def _entities(store: Store, t: str) -> dict[str, int]:
 
 
 def _write_entities(store: Store) -> None:
-    """Upsert the items :func:`_entities` gathered, :data:`ENTITY_CHUNK` a transaction. The
-    entity table's primary-key index grows by every item written; within one transaction
-    DuckDB keeps what it added in memory to the end (~100 bytes an item: a 40x synthetic
-    dump's 600k items did not fit in a budget of 96 MiB), while a committed and checkpointed
-    index is read from the file as needed."""
+    """Upsert the items :func:`_entities` gathered, :data:`ENTITY_CHUNK` a transaction, in id
+    order. The entity table's primary-key index must be in memory where an upsert looks a
+    key up or adds one, and the part a transaction added stays there until it commits and
+    is checkpointed (DuckDB checkpoints a commit past its WAL threshold); ids in a random
+    order reach every part of the index in every chunk, so its memory grew with the items
+    written (a 40x synthetic dump's 700k items: 6, 10, 14 ... 29 MB a chunk, out of a budget
+    of 80 MiB at the seventh), while ids in order reach the part they are added to (6-14 MB
+    a chunk, flat)."""
     rows = _one(store.con, "SELECT count(*) FROM _cg_ent")
     for start in range(0, rows, ENTITY_CHUNK):
         store.insert_select("entities", "SELECT id, label, label_lang, description, aliases, sitelinks, "
@@ -594,8 +603,9 @@ def load_rdf(path: str | Path, store: Store, *, fmt: Format = "nt", skip_bad_lin
     table = "_cg_triples"
     con = store.con
     totals = {"entities": 0, "properties": 0, "statements": 0, "qualifiers": 0, "references": 0}
-    # a store file: DuckDB spills beyond a fixed budget (an in-memory store cannot)
-    with stream, store.memory_budget() as budget:
+    # a store file: DuckDB spills beyond a fixed budget (an in-memory store cannot); the
+    # staged Arrow tables come and go on several threads (see system_arrow_memory)
+    with stream, store.memory_budget() as budget, system_arrow_memory():
         source_id = store.add_source("rdf-dump", location, dump_date=dump_date(path))
         create_staging(con, table)
         budget.hold(DEFAULT_STAGING_MEMORY_MB)  # appends spill as they go
