@@ -237,6 +237,9 @@ def synthetic_ntriples(name: str, scale: int) -> Path:
     return target
 
 
+MEMORY_TAGS = "SELECT tag, memory_usage_bytes FROM duckdb_memory()"
+
+
 def chaingraph_file_load(path: str) -> Run:
     """Load ``path`` into a new store file (in the bench cache) and report its statements,
     with the peak of each kind of DuckDB's own memory (``duckdb_memory()``, MB, sampled every
@@ -257,14 +260,17 @@ def chaingraph_file_load(path: str) -> Run:
         with Store(store_path) as store:
 
             def sample() -> None:
-                # a cursor a sample: the load reconnects every few batches, closing the
-                # cursors of the connection it had (a sample then caught in the act is lost)
+                # a cursor of its own, taken again when the load reconnects (every few
+                # batches, closing the cursors of the connection it had; a sample then caught
+                # in the act is lost). Not a cursor a sample: taking one is a call on the
+                # store's connection, and DuckDB refuses a call of the load's meanwhile
+                cursor = None
                 while not done.wait(0.02):
                     try:
-                        with store.con.cursor() as cursor:
-                            rows = cursor.execute("SELECT tag, memory_usage_bytes FROM duckdb_memory()")\
-                                .fetchall()
+                        cursor = cursor or store.con.cursor()
+                        rows = cursor.execute(MEMORY_TAGS).fetchall()
                     except duckdb.Error:
+                        cursor = None
                         continue
                     for tag, used in rows:
                         peaks[tag] = max(peaks.get(tag, 0.0), used / 2**20)

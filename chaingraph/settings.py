@@ -78,14 +78,14 @@ DEFAULT_DEADLINE = 120.0
 #: flight take memory of their own) and building the statement model (its joins and
 #: aggregates spill beyond it), so a larger dump does not take more memory; the store's own
 #: limit is back afterwards. codex-m's N-Triples (1.4 M triples) does not fill them; its 10x,
-#: 20x and 40x synthetic dumps do. The build fits any size since it takes one join or
-#: aggregate at a time and writes the items in chunks in id order (rdf._entities,
-#: rdf._write_entities). They are as small as the dump itself needs, so that a larger one
-#: peaks no higher: on 10x, alternated runs, 80 and 16 MiB took 12.7-13.5 s against
-#: 12.5-12.6 s at 96 and 32 MiB, and peaked 251-257 MB (whole process) against 274-279 MB;
-#: codex-m itself peaks at 235-250 MB either way
-DEFAULT_STAGING_MEMORY_MB = 16
-DEFAULT_LOAD_MEMORY_MB = 80
+#: 20x and 40x synthetic dumps do. The build takes one join or aggregate at a time and
+#: writes the items in chunks in id order (rdf._entities, rdf._write_entities). Smaller
+#: budgets cost more than they save (10x dump, alternated runs): at 80 and 16 MiB it peaked
+#: 251-257 MB (whole process) against 274-279 at 96 and 32 in 12.7-13.5 s against 12.5-12.6,
+#: and the 80x dump ran out of memory in the entity step's aggregate at 80 MiB (its text
+#: aggregates do not spill), which 96 MiB holds
+DEFAULT_STAGING_MEMORY_MB = 32
+DEFAULT_LOAD_MEMORY_MB = 96
 #: DuckDB's memory budget (MiB) while a JSON dump load checks the keys a store *file* already
 #: holds (:class:`~chaingraph.store_load.BulkLoad`: one pass of anti-joins over the statement
 #: tables, whose hash tables grow with the store): over a store of 4.6 M statements (the
