@@ -288,8 +288,6 @@ _TEMPS = ("_cg_vn", "_cg_nodes", "_cg_snak", "_cg_val", "_cg_statements", "_cg_s
           "_cg_alias", "_cg_facts", "_cg_named", "_cg_described", "_cg_ent", "_cg_hash")
 #: items upserted per transaction at the end of an RDF file's build (:func:`_write_entities`)
 ENTITY_CHUNK = 100_000
-#: the alias lists of the entities whose ids match ``{ids}``, in file order
-_ALIASES = "SELECT id, list(text ORDER BY line) AS aliases FROM _cg_alias WHERE {ids} GROUP BY id"
 #: 2^62: a term's sort key is its line, plus this when it is not in English (see _entities)
 _MUL_BIT = 1 << 62
 _TEMP_VIEWS = ("_cg_values", "_cg_st")
@@ -494,12 +492,10 @@ def _entities(store: Store, t: str) -> dict[str, int]:
     CREATE OR REPLACE TEMP TABLE _cg_terms AS  -- terms in English or mul (see _TERM_LANG)
       SELECT {owner} AS id, k, {_TERM_LANG} AS lang, {_TERM_TEXT} AS text, line FROM {terms}
       WHERE k IN ('label', 'description', 'alias') AND (ends_with(o, '"@en') OR ends_with(o, '"@mul'));
-    CREATE OR REPLACE TEMP TABLE _cg_alias AS  -- the aliases in the first of their languages,
-      -- a row each in id order: listed a chunk of ids at a time (_ALIASES), as a list aggregate
-      -- keeps every value in memory (of an 80x dump's aliases, more than a budget of 80 MiB)
+    CREATE OR REPLACE TEMP TABLE _cg_alias AS  -- the aliases in the first of their languages
       WITH alias_lang AS (SELECT id, min(lang) AS lang FROM _cg_terms WHERE k = 'alias' GROUP BY id)
-      SELECT a.id, a.line, a.text FROM _cg_terms a
-      JOIN alias_lang l ON l.id = a.id AND l.lang = a.lang WHERE a.k = 'alias' ORDER BY a.id, a.line;
+      SELECT a.id, list(a.text ORDER BY a.line) AS aliases FROM _cg_terms a
+      JOIN alias_lang l ON l.id = a.id AND l.lang = a.lang WHERE a.k = 'alias' GROUP BY a.id;
     CREATE OR REPLACE TEMP TABLE _cg_facts AS  -- one row per entity, terms as the line of the one kept
       WITH facts AS (  -- what tells of an entity, a row each: 'id' rows name the entities
         SELECT subject AS id, 'id' AS k, NULL::VARCHAR AS lang, NULL::VARCHAR AS text,
@@ -539,9 +535,10 @@ def _entities(store: Store, t: str) -> dict[str, int]:
     CREATE OR REPLACE TEMP TABLE _cg_described AS  -- and the description's
       SELECT n.*, d.text AS description
       FROM _cg_named n LEFT JOIN _cg_terms d ON d.line = n.description_key % {_MUL_BIT};
-    CREATE OR REPLACE TEMP TABLE _cg_ent AS  -- in id order (see _write_entities)
-      SELECT id, label, label_lang, description, sitelinks, revision, modified, ptype
-      FROM _cg_described ORDER BY id;
+    CREATE OR REPLACE TEMP TABLE _cg_ent AS  -- and the aliases, in id order (see _write_entities)
+      SELECT e.id, e.label, e.label_lang, e.description, a.aliases, e.sitelinks, e.revision, e.modified,
+             e.ptype
+      FROM _cg_described e LEFT JOIN _cg_alias a USING (id) ORDER BY e.id;
     """)
     ptypes = [r[0] for r in store.con.execute(
         "SELECT DISTINCT ptype FROM _cg_ent WHERE ptype IS NOT NULL").fetchall()]
@@ -549,10 +546,9 @@ def _entities(store: Store, t: str) -> dict[str, int]:
                         "datatype": pa.array([datatype_from_rdf(p) for p in ptypes], pa.string())})
     store.con.register("_cg_ptypes", mapping)
     try:  # an entity a row (grouped by id above): not grouped again
-        aliases = _ALIASES.format(ids="id[1] = 'P'")
         store.insert_select("properties", "SELECT e.id, label, label_lang, description, aliases, m.datatype "
-                            "FROM _cg_ent e LEFT JOIN _cg_ptypes m USING (ptype) "
-                            f"LEFT JOIN ({aliases}) USING (id) WHERE id[1] = 'P'", unique=True)
+                            "FROM _cg_ent e LEFT JOIN _cg_ptypes m USING (ptype) WHERE id[1] = 'P'",
+                            unique=True)
     finally:
         store.con.unregister("_cg_ptypes")
     items, properties = store.con.execute("SELECT count(*) FILTER (WHERE id[1] = 'Q'), "
@@ -568,18 +564,12 @@ def _write_entities(store: Store) -> None:
     order reach every part of the index in every chunk, so its memory grew with the items
     written (a 40x synthetic dump's 700k items: 6, 10, 14 ... 29 MB a chunk, out of a budget
     of 80 MiB at the seventh), while ids in order reach the part they are added to (6-14 MB
-    a chunk, flat). Each chunk's alias lists are made with it, from the alias rows of its
-    range of ids."""
+    a chunk, flat)."""
     rows = _one(store.con, "SELECT count(*) FROM _cg_ent")
     for start in range(0, rows, ENTITY_CHUNK):
-        chunk = "rowid >= ? AND rowid < ?"
-        first, last = store.con.execute(f"SELECT min(id), max(id) FROM _cg_ent WHERE {chunk}",
-                                        [start, start + ENTITY_CHUNK]).fetchall()[0]
-        aliases = _ALIASES.format(ids="id >= ? AND id <= ?")
         store.insert_select("entities", "SELECT id, label, label_lang, description, aliases, sitelinks, "
-                            f"revision, modified FROM _cg_ent LEFT JOIN ({aliases}) USING (id) "
-                            f"WHERE id[1] = 'Q' AND {chunk}",
-                            [first, last, start, start + ENTITY_CHUNK], unique=True)
+                            "revision, modified FROM _cg_ent WHERE id[1] = 'Q' AND rowid >= ? AND rowid < ?",
+                            [start, start + ENTITY_CHUNK], unique=True)
 
 
 def _validate_ids(store: Store, t: str, guard: LineGuard) -> int | None:
