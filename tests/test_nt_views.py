@@ -210,16 +210,18 @@ def test_surely_entity_values_never_vouches_for_a_value_the_regex_refuses(ids: l
 
 
 class _CountingConnection:
-    """A DuckDB connection that counts the INSERTs run through it."""
+    """A DuckDB connection that records, at each INSERT run through it, how many rows
+    ``held`` (the pending rows of a stager) still holds."""
 
-    def __init__(self, con: Any) -> None:
-        self.con, self.inserts = con, 0
+    def __init__(self, con: Any, held: dict[str, list[Any]]) -> None:
+        self.con, self.held, self.inserts = con, held, list[int]()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.con, name)
 
     def execute(self, sql: str, *args: Any) -> Any:
-        self.inserts += sql.startswith("INSERT")
+        if sql.startswith("INSERT"):
+            self.inserts.append(sum(t.num_rows for tables in self.held.values() for t in tables))
         return self.con.execute(sql, *args)
 
 
@@ -240,12 +242,12 @@ def test_held_rows_go_to_duckdb_a_piece_at_a_time_in_file_order(monkeypatch: pyt
 
     with duckdb.connect() as raw:
         ntriples.create_staging(raw, "_cg_t")
-        con = _CountingConnection(raw)
-        stager = ntriples._Stager(con, "_cg_t", LineGuard("t.nt", skip=False))  # type: ignore[arg-type]
         held = [rows(i * 1000) for i in range(6)]
         monkeypatch.setattr(ntriples, "APPEND_BYTES", 2 * held[0].nbytes)
         pending = {"terms": list(held)}
+        con = _CountingConnection(raw, pending)
+        stager = ntriples._Stager(con, "_cg_t", LineGuard("t.nt", skip=False))  # type: ignore[arg-type]
         stager._insert(pending)
-        assert con.inserts == 3 and pending == {}
+        assert con.inserts == [4000, 2000, 0] and pending == {}  # each piece out before its INSERT
         lines = [r[0] for r in raw.execute("SELECT line FROM _cg_t_terms ORDER BY rowid").fetchall()]
         assert lines == list(range(6000))

@@ -398,25 +398,23 @@ class _Stager:
 
     def _insert(self, pending: dict[str, list[pa.Table]]) -> None:
         """One INSERT per group and :data:`APPEND_BYTES` (the first :data:`HOLD_BYTES` take
-        several), each piece let go of once DuckDB has it: the held rows and their copy in
-        DuckDB are not both whole at once."""
-        while pending:
-            group, tables = next(iter(pending.items()))
-            piece: list[pa.Table] = []
-            size = 0
-            while tables and (not piece or size + tables[0].nbytes <= APPEND_BYTES):
-                size += tables[0].nbytes
-                piece.append(tables.pop(0))
-            if not tables:
-                del pending[group]
-            columns = ", ".join(piece[0].column_names)
-            self.con.register("_cg_block", pa.concat_tables(piece))
-            del piece
-            try:
-                self.con.execute(f"INSERT INTO {self.table}_{group} ({columns}) "
-                                 f"SELECT {columns} FROM _cg_block")
-            finally:
-                self.con.unregister("_cg_block")
+        several), each piece taken out of ``pending`` as it goes, so it is let go of once
+        DuckDB has it: the held rows and their copy in DuckDB are not both whole at once."""
+        for group, tables in list(pending.items()):
+            while tables:
+                piece = [tables.pop(0)]
+                size = piece[0].nbytes
+                while tables and size + tables[0].nbytes <= APPEND_BYTES:
+                    size += tables[0].nbytes
+                    piece.append(tables.pop(0))
+                columns = ", ".join(piece[0].column_names)
+                self.con.register("_cg_block", pa.concat_tables(piece))
+                try:
+                    self.con.execute(f"INSERT INTO {self.table}_{group} ({columns}) "
+                                     f"SELECT {columns} FROM _cg_block")
+                finally:
+                    self.con.unregister("_cg_block")
+            del pending[group]
 
     def _around_bad_bytes(self, data: Block, exc: UnicodeDecodeError, first_line: int,
                           flush: Callable[[], None]) -> int:

@@ -69,6 +69,7 @@ from chaingraph.sources.loaders.ntriples import (
 )
 from chaingraph.sources.loaders.turtle import stage_turtle
 from chaingraph.store import Store, snak_hash_columns
+from chaingraph.store_memory import repeats
 from chaingraph.values import VALUE_COLUMNS, TimeValue
 
 __all__ = ["datatype_from_rdf", "load_rdf", "unescape_literal"]
@@ -424,8 +425,8 @@ def _statements(store: Store, plain: str, other: str, source_id: str) -> int:
     con.execute(f"CREATE OR REPLACE TEMP TABLE _cg_statements_v AS {other}")
     both = ("(SELECT statement_id, subject FROM _cg_statements "
             "UNION ALL SELECT statement_id, subject FROM _cg_statements_v)")
-    n_rows, distinct = con.execute(f"SELECT count(*), count(DISTINCT statement_id) FROM {both}").fetchall()[0]
-    unique = n_rows == distinct  # then the fast insert path applies
+    unique = not repeats(con, both, "statement_id")  # then the fast insert path applies
+    distinct = _one(con, f"SELECT {'count(*)' if unique else 'count(DISTINCT statement_id)'} FROM {both}")
     for part in ("_cg_statements", "_cg_statements_v"):  # a key in both: the first is kept
         store.insert_select("statements", f"SELECT * FROM {part}", unique=unique)
     store.insert_select("statement_sources",
