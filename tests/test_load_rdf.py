@@ -267,6 +267,26 @@ def test_a_file_that_repeats_a_statement_gives_a_new_store_each_row_once(tmp_pat
     assert store.statement_count() == once.statement_count() == len(expected["statements"]) > 0
 
 
+def test_the_greatest_modified_time_and_a_property_type_are_kept(tmp_path: Path) -> None:
+    """An item's modified time is the greatest of its ``schema:dateModified`` triples (a file
+    that joins two dumps has one from each), whichever line comes first, and a property's
+    datatype comes from its ``wikibase:propertyType``. They are chosen by a sort, not by an
+    aggregate over text (which does not spill), and must be what ``max`` gave."""
+    data = "https://www.wikidata.org/wiki/Special:EntityData/"
+    stamp = '"{}"^^<http://www.w3.org/2001/XMLSchema#dateTime>'
+    modified = f"<{data}Q1001> <http://schema.org/dateModified> {stamp} .\n"
+    dump = tmp_path / "two.nt"
+    dump.write_text((FIXTURES / "values.nt").read_text()
+                    + modified.format("2025-03-04T05:06:07Z") + modified.format("2023-12-31T00:00:00Z")
+                    + f"<{data}Q1002> <http://schema.org/about> <{WD}Q1002> .\n")
+    store = loaded(dump)
+    rows = dict(store.con.execute("SELECT id, modified FROM entities WHERE id IN ('Q1001', 'Q1002')")
+                .fetchall())
+    assert rows == {"Q1001": "2025-03-04T05:06:07Z", "Q1002": None}
+    datatypes = dict(store.con.execute("SELECT id, datatype FROM properties").fetchall())
+    assert datatypes["P569"] == "time" and datatypes["P2046"] == "quantity"
+
+
 def test_an_invalid_entity_iri_value_is_never_stored_as_an_entity_id(tmp_path: Path) -> None:
     path = tmp_path / "odd.nt"
     st = f"<{WD}statement/Q9-V1>"
@@ -320,7 +340,7 @@ def test_a_store_file_loads_within_the_memory_budget(tmp_path: Path, monkeypatch
     allocates with malloc meanwhile, and its default pool is back afterwards."""
     from chaingraph.settings import DEFAULT_LOAD_MEMORY_MB, DEFAULT_STAGING_MEMORY_MB
     from chaingraph.sources.loaders import rdf
-    from chaingraph.store_memory import memory_limit
+    from chaingraph.store_memory import memory_limit, setting
 
     seen: list[str] = []
     pools: list[str] = []  # Arrow's default pool while staging (see system_arrow_memory)
@@ -339,9 +359,10 @@ def test_a_store_file_loads_within_the_memory_budget(tmp_path: Path, monkeypatch
     monkeypatch.setattr(rdf, "_build", spy_build)
     monkeypatch.setattr(rdf, "stage_ntriples", spy_stage)
     with Store(tmp_path / "s.duckdb") as store:
-        opened = memory_limit(store.con)
+        opened, threshold = memory_limit(store.con), setting(store.con, "checkpoint_threshold")
         load([FIXTURES / "values.nt"], store)
-        assert memory_limit(store.con) == opened
+        # and its checkpoint threshold, lowered while items are written (see _write_entities)
+        assert memory_limit(store.con) == opened and setting(store.con, "checkpoint_threshold") == threshold
         store.con.execute("SET memory_limit = '1GiB'")
         load([FIXTURES / "values.nt"], store)
         assert memory_limit(store.con) == "1.0 GiB"

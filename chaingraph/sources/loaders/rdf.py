@@ -69,7 +69,8 @@ from chaingraph.sources.loaders.ntriples import (
 )
 from chaingraph.sources.loaders.turtle import stage_turtle
 from chaingraph.store import Store, snak_hash_columns
-from chaingraph.store_memory import repeats
+from chaingraph.store_load import CHECKPOINT_THRESHOLD
+from chaingraph.store_memory import repeats, setting
 from chaingraph.values import VALUE_COLUMNS, TimeValue
 
 __all__ = ["datatype_from_rdf", "load_rdf", "unescape_literal"]
@@ -286,7 +287,8 @@ _VN_KINDS = {"tv": "timeValue", "tp": "timePrecision", "ttz": "timeTimezone", "t
              "qlb": "quantityLowerBound", "glat": "geoLatitude", "glon": "geoLongitude",
              "gprec": "geoPrecision", "gglobe": "geoGlobe"}
 _TEMPS = ("_cg_vn", "_cg_nodes", "_cg_snak", "_cg_val", "_cg_statements", "_cg_statements_v", "_cg_terms",
-          "_cg_alias", "_cg_facts", "_cg_named", "_cg_described", "_cg_ent", "_cg_hash")
+          "_cg_alias", "_cg_facts", "_cg_latest", "_cg_named", "_cg_described", "_cg_dated", "_cg_ent",
+          "_cg_hash")
 #: items upserted per transaction at the end of an RDF file's build (:func:`_write_entities`)
 ENTITY_CHUNK = 100_000
 #: 2^62: a term's sort key is its line, plus this when it is not in English (see _entities)
@@ -510,25 +512,29 @@ def _entities(store: Store, t: str) -> dict[str, int]:
         UNION ALL
         SELECT id, k, lang, text, line, NULL FROM _cg_terms WHERE k IN ('label', 'description')
         UNION ALL
-        SELECT {owner}, k, NULL, CASE k WHEN 'ptype' THEN o ELSE {lex} END, NULL, TRY_CAST({lex} AS BIGINT)
-        FROM {terms} WHERE k IN ('sitelinks', 'version', 'modified', 'ptype')
+        SELECT {owner}, k, NULL, NULL, NULL, TRY_CAST({lex} AS BIGINT) FROM {terms}
+        WHERE k IN ('sitelinks', 'version')
         UNION ALL  -- sitelinks counted from the articles about the entity, where no count is given
         SELECT {_ENTITY_LOCAL.format(c='o')}, 'about', NULL, NULL, NULL, NULL FROM {terms}
         WHERE k = 'about' AND {_local('s', DATA)} IS NULL)
       -- the English term first, then the earliest: the least of line + (not English) * 2^62
-      -- (a number: with arg_min's text kept for every group, DuckDB ran out of memory instead
-      -- of spilling)
+      -- (numbers only: an aggregate that keeps a text for every group, as arg_min or max of a
+      -- text does, ran out of memory instead of spilling)
       SELECT f.id,
              min(line + {_MUL_BIT} * (lang <> 'en')::BIGINT) FILTER (WHERE k = 'label') AS label_key,
              min(line + {_MUL_BIT} * (lang <> 'en')::BIGINT) FILTER (WHERE k = 'description')
                AS description_key,
              coalesce(max(n) FILTER (WHERE k = 'sitelinks'),
                       nullif(count(*) FILTER (WHERE k = 'about'), 0))::INTEGER AS sitelinks,
-             max(n) FILTER (WHERE k = 'version') AS revision,
-             max(text) FILTER (WHERE k = 'modified') AS modified,
-             max(text) FILTER (WHERE k = 'ptype') AS ptype
+             max(n) FILTER (WHERE k = 'version') AS revision
       FROM facts f GROUP BY f.id
       HAVING bool_or(k = 'id') AND regexp_full_match(coalesce(f.id, ''), '{ENTITY_PATTERN}');
+    CREATE OR REPLACE TEMP TABLE _cg_latest AS  -- the greatest modified and property type of each
+      -- entity, as max(text) would give them, by a sort (which spills) in place of an aggregate
+      SELECT id, k, text FROM (
+        SELECT {owner} AS id, k, CASE k WHEN 'ptype' THEN o ELSE {lex} END AS text FROM {terms}
+        WHERE k IN ('modified', 'ptype'))
+      QUALIFY row_number() OVER (PARTITION BY id, k ORDER BY text DESC NULLS LAST) = 1;
     CREATE OR REPLACE TEMP TABLE _cg_named AS  -- the label's text (a line is one triple)
       SELECT f.*, l.text AS label,
              CASE WHEN f.label_key >= {_MUL_BIT} THEN 'mul' WHEN f.label_key >= 0 THEN 'en' END AS label_lang
@@ -536,10 +542,15 @@ def _entities(store: Store, t: str) -> dict[str, int]:
     CREATE OR REPLACE TEMP TABLE _cg_described AS  -- and the description's
       SELECT n.*, d.text AS description
       FROM _cg_named n LEFT JOIN _cg_terms d ON d.line = n.description_key % {_MUL_BIT};
-    CREATE OR REPLACE TEMP TABLE _cg_ent AS  -- and the aliases, in id order (see _write_entities)
+    CREATE OR REPLACE TEMP TABLE _cg_dated AS  -- and the modified time
+      SELECT d.*, m.text AS modified
+      FROM _cg_described d LEFT JOIN (SELECT id, text FROM _cg_latest WHERE k = 'modified') m USING (id);
+    CREATE OR REPLACE TEMP TABLE _cg_ent AS  -- the aliases and property type, in id order (_write_entities)
       SELECT e.id, e.label, e.label_lang, e.description, a.aliases, e.sitelinks, e.revision, e.modified,
-             e.ptype
-      FROM _cg_described e LEFT JOIN _cg_alias a USING (id) ORDER BY e.id;
+             p.text AS ptype
+      FROM _cg_dated e LEFT JOIN _cg_alias a USING (id)
+      LEFT JOIN (SELECT id, text FROM _cg_latest WHERE k = 'ptype') p USING (id)  -- properties: few
+      ORDER BY e.id;
     """)
     ptypes = [r[0] for r in store.con.execute(
         "SELECT DISTINCT ptype FROM _cg_ent WHERE ptype IS NOT NULL").fetchall()]
@@ -565,12 +576,21 @@ def _write_entities(store: Store) -> None:
     order reach every part of the index in every chunk, so its memory grew with the items
     written (a 40x synthetic dump's 700k items: 6, 10, 14 ... 29 MB a chunk, out of a budget
     of 80 MiB at the seventh), while ids in order reach the part they are added to (6-14 MB
-    a chunk, flat)."""
-    rows = _one(store.con, "SELECT count(*) FROM _cg_ent")
-    for start in range(0, rows, ENTITY_CHUNK):
-        store.insert_select("entities", "SELECT id, label, label_lang, description, aliases, sitelinks, "
-                            "revision, modified FROM _cg_ent WHERE id[1] = 'Q' AND rowid >= ? AND rowid < ?",
-                            [start, start + ENTITY_CHUNK], unique=True)
+    a chunk, flat). Each chunk's commit is checkpointed (:data:`CHECKPOINT_THRESHOLD`), so
+    the part of the index it added is written to the store file and let go of: unwritten, the
+    index stayed whole in memory and grew with the items (33 MB at 1.1 M ids in plain DuckDB),
+    and a 40x dump ran out of a 64 MiB budget in this step."""
+    con = store.con
+    rows = _one(con, "SELECT count(*) FROM _cg_ent")
+    threshold = setting(con, "checkpoint_threshold")
+    con.execute(f"SET checkpoint_threshold = '{CHECKPOINT_THRESHOLD}'")
+    try:
+        for start in range(0, rows, ENTITY_CHUNK):
+            store.insert_select("entities", "SELECT id, label, label_lang, description, aliases, sitelinks, "
+                                "revision, modified FROM _cg_ent WHERE id[1] = 'Q' AND rowid >= ? "
+                                "AND rowid < ?", [start, start + ENTITY_CHUNK], unique=True)
+    finally:
+        con.execute(f"SET checkpoint_threshold = '{threshold}'")
 
 
 def _validate_ids(store: Store, t: str, guard: LineGuard) -> int | None:
