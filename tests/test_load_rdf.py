@@ -381,8 +381,8 @@ def test_the_build_fits_in_40_mib_and_items_written_in_chunks_change_nothing(
     """The build takes one join or aggregate at a time, each of which spills, and writes the
     items in chunks, a transaction each, in id order (each chunk adds to one part of the
     entity index): codex-m's N-Triples build in 40 MiB (the build as one query of five joins
-    and aggregates ran out of memory below 48), items 1,000 a transaction, into exactly the
-    store an in-memory load gives."""
+    and aggregates ran out of memory below 48), items 1,000 a transaction and aliases in
+    passes of 1,000 rows, into exactly the store an in-memory load gives."""
     from chaingraph.sources.loaders import rdf
 
     dump = shared_data / "world" / "codex-m.nt.gz"
@@ -390,6 +390,7 @@ def test_the_build_fits_in_40_mib_and_items_written_in_chunks_change_nothing(
     expected = contents(loaded(dump), tables)
     monkeypatch.setattr(rdf, "DEFAULT_LOAD_MEMORY_MB", 40)
     monkeypatch.setattr(rdf, "ENTITY_CHUNK", 1000)
+    monkeypatch.setattr(rdf, "ALIAS_ROWS_PER_PASS", 1000)  # codex-m's 8,089 aliases: 9 passes
     write, in_rowid_order = rdf._write_entities, []
 
     def spy_write(store: Store) -> None:
