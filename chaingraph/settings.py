@@ -75,17 +75,18 @@ DEFAULT_MAX_RESPONSE_BYTES = 128 * 1024 * 1024
 DEFAULT_DEADLINE = 120.0
 #: DuckDB's memory budgets (MiB) while an RDF dump loads into a store *file*: staging (the
 #: staged triples spill to the store's temporary directory beyond it, while the blocks in
-#: flight take memory of their own) and building the statement model (its joins and
-#: aggregates spill beyond it), so a larger dump does not take more memory; the store's own
-#: limit is back afterwards. codex-m's N-Triples (1.4 M triples) does not fill them; its 10x,
-#: 20x and 40x synthetic dumps do. The build takes one join or aggregate at a time and
-#: writes the items in chunks in id order (rdf._entities, rdf._write_entities). Smaller
-#: budgets cost more than they save (10x dump, alternated runs): at 80 and 16 MiB it peaked
-#: 251-257 MB (whole process) against 274-279 at 96 and 32 in 12.7-13.5 s against 12.5-12.6,
-#: and the 80x dump ran out of memory in the entity step's aggregate at 80 MiB (its text
-#: aggregates do not spill), which 96 MiB holds
-DEFAULT_STAGING_MEMORY_MB = 32
-DEFAULT_LOAD_MEMORY_MB = 96
+#: flight take memory of their own) and building the statement model (its joins, aggregates
+#: and sorts spill beyond it); the store's own limit is back afterwards. codex-m's N-Triples
+#: (1.4 M triples) does not fill them; its 10x to 80x synthetic dumps do. For the build to
+#: hold to a budget, each step is one join, aggregate or sort, no aggregate keeps a text per
+#: group (those do not spill), aliases are gathered in passes (rdf.ALIAS_ROWS_PER_PASS), and
+#: the items are written in chunks in id order, a checkpoint each (rdf._entities,
+#: rdf._write_entities). Then 64 and 16 hold to 80x: the process peaked (above its
+#: baseline, one run each) at 147, 162 and 190 MB on the 10x, 40x and 80x dumps, against
+#: 167-169, 194 and 224 at 96 and 32, in the same time (10x: 19.0-19.9 s against 18.4-20.4,
+#: two alternated runs each), while the dump itself peaked at 136-138 MB either way
+DEFAULT_STAGING_MEMORY_MB = 16
+DEFAULT_LOAD_MEMORY_MB = 64
 #: DuckDB's memory budget (MiB) while a JSON dump load checks the keys a store *file* already
 #: holds (:class:`~chaingraph.store_load.BulkLoad`: one pass of anti-joins over the statement
 #: tables, whose hash tables grow with the store): over a store of 4.6 M statements (the

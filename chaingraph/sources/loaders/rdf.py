@@ -32,9 +32,10 @@ Memory: the staged triples live in DuckDB. For a store *file* DuckDB is held to
 blocks in flight take the rest) and to :data:`~chaingraph.settings.DEFAULT_LOAD_MEMORY_MB`
 while the statement model is built (:class:`~chaingraph.store_memory.Budget`), so the
 staging tables and the build's joins spill to the store's temporary directory instead of
-growing with the dump (each step of the build is one join or aggregate, which can), and
-snak hashes are computed :data:`HASH_BATCH` rows at a time; an in-memory store keeps it
-all in memory, as it keeps the store.
+growing with the dump (each step of the build is one join, aggregate or sort, and no
+aggregate keeps a text per group: those cannot spill), snak hashes are computed
+:data:`HASH_BATCH` rows at a time and aliases gathered :data:`ALIAS_ROWS_PER_PASS` rows a
+pass; an in-memory store keeps it all in memory, as it keeps the store.
 """
 
 from __future__ import annotations
@@ -287,8 +288,8 @@ _VN_KINDS = {"tv": "timeValue", "tp": "timePrecision", "ttz": "timeTimezone", "t
              "qlb": "quantityLowerBound", "glat": "geoLatitude", "glon": "geoLongitude",
              "gprec": "geoPrecision", "gglobe": "geoGlobe"}
 _TEMPS = ("_cg_vn", "_cg_nodes", "_cg_snak", "_cg_val", "_cg_statements", "_cg_statements_v", "_cg_terms",
-          "_cg_alias", "_cg_facts", "_cg_latest", "_cg_named", "_cg_described", "_cg_dated", "_cg_ent",
-          "_cg_hash")
+          "_cg_alias", "_cg_facts", "_cg_latest", "_cg_named", "_cg_described", "_cg_dated", "_cg_aliased",
+          "_cg_ent", "_cg_hash")
 #: items upserted per transaction at the end of an RDF file's build (:func:`_write_entities`)
 ENTITY_CHUNK = 100_000
 #: 2^62: a term's sort key is its line, plus this when it is not in English (see _entities)
@@ -544,12 +545,12 @@ def _entities(store: Store, t: str) -> dict[str, int]:
     CREATE OR REPLACE TEMP TABLE _cg_dated AS  -- and the modified time
       SELECT d.*, m.text AS modified
       FROM _cg_described d LEFT JOIN (SELECT id, text FROM _cg_latest WHERE k = 'modified') m USING (id);
-    CREATE OR REPLACE TEMP TABLE _cg_ent AS  -- the aliases and property type, in id order (_write_entities)
+    CREATE OR REPLACE TEMP TABLE _cg_aliased AS  -- and the aliases and property type
       SELECT e.id, e.label, e.label_lang, e.description, a.aliases, e.sitelinks, e.revision, e.modified,
              p.text AS ptype
       FROM _cg_dated e LEFT JOIN _cg_alias a USING (id)
-      LEFT JOIN (SELECT id, text FROM _cg_latest WHERE k = 'ptype') p USING (id)  -- properties: few
-      ORDER BY e.id;
+      LEFT JOIN (SELECT id, text FROM _cg_latest WHERE k = 'ptype') p USING (id);  -- properties: few
+    CREATE OR REPLACE TEMP TABLE _cg_ent AS SELECT * FROM _cg_aliased ORDER BY id;  -- see _write_entities
     """)
     ptypes = [r[0] for r in store.con.execute(
         "SELECT DISTINCT ptype FROM _cg_ent WHERE ptype IS NOT NULL").fetchall()]
