@@ -44,7 +44,7 @@ The store is the same either way.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from contextlib import suppress
+from contextlib import ExitStack, suppress
 from typing import TYPE_CHECKING
 
 import duckdb
@@ -53,7 +53,7 @@ import pyarrow.compute as pc
 
 from chaingraph.errors import StoreError
 from chaingraph.settings import DEFAULT_BULK_LOAD_MEMORY_MB, DEFAULT_KEY_CHECK_MEMORY_MB
-from chaingraph.store_memory import Budget, setting
+from chaingraph.store_memory import held_settings
 from chaingraph.store_schema import INDEXLESS, TABLE_COLUMNS
 
 if TYPE_CHECKING:
@@ -147,8 +147,7 @@ class BulkLoad:
     def __init__(self, store: Store, *, threads: int | None = None) -> None:
         self.store = store
         self.threads = threads
-        self._before: dict[str, str] = {}
-        self._budget: Budget | None = None
+        self._held = ExitStack()  # the settings and budget held from __enter__ to __exit__
         #: whether no key of a batch can be in the store yet (see the module's docstring)
         self.unchecked = not self._loose_keys()
         #: batches written with the anti-join of :meth:`Store.write_arrow`
@@ -174,23 +173,16 @@ class BulkLoad:
         if self.store.path is not None:
             held["checkpoint_threshold"] = CHECKPOINT_THRESHOLD
             held["max_vacuum_tasks"] = VACUUM_TASKS
-        con = self.store.con
-        for name, value in held.items():
-            # DuckDB reads a setting back as it shows it (16 MiB: '16.0 MiB'), so as set;
-            # every one of these takes its value as a string
-            self._before[name] = f"'{setting(con, name)}'"
-            con.execute(f"SET {name} = '{value}'")
-        self._budget = self.store.memory_budget()  # a store file's, unless a limit was set by hand
-        self._budget.hold(DEFAULT_BULK_LOAD_MEMORY_MB)
+        with ExitStack() as stack:  # what is entered is left again if the rest fails
+            stack.enter_context(held_settings(lambda: self.store.con, held))
+            # a store file's budget, unless a limit was set by hand
+            stack.enter_context(self.store.memory_budget()).hold(DEFAULT_BULK_LOAD_MEMORY_MB)
+            self._held = stack.pop_all()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        for name, value in self._before.items():
-            self.store.con.execute(f"SET {name} = {value}")
-        self._before = {}
-        if self._budget is not None:
-            self._budget.__exit__()
-            self._budget = None
+        held, self._held = self._held, ExitStack()
+        held.close()
 
     def write(self, tables: Mapping[str, pa.Table | Sequence[pa.Table]], *, replace: Collection[str],
               unique: Collection[str] = (), prefixed: bool) -> None:

@@ -26,8 +26,8 @@ True
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from contextlib import suppress
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager, suppress
 from functools import cache
 from pathlib import Path
 
@@ -35,12 +35,39 @@ import duckdb
 
 from chaingraph.errors import StoreError
 
-__all__ = ["Budget", "StoreMemory", "malloc_trim", "memory_limit", "release", "reopen", "repeats", "setting"]
+__all__ = ["Budget", "StoreMemory", "held_settings", "malloc_trim", "memory_limit", "release", "reopen",
+           "repeats", "setting"]
 
 
 def setting(con: duckdb.DuckDBPyConnection, name: str) -> str:
     """A DuckDB setting of ``con`` as DuckDB shows it (``memory_limit``: ``"18.8 GiB"``)."""
     return str(con.execute("SELECT current_setting(?)", [name]).fetchall()[0][0])
+
+
+@contextmanager
+def held_settings(connection: Callable[[], duckdb.DuckDBPyConnection],
+                  values: Mapping[str, object]) -> Iterator[None]:
+    """DuckDB settings ``values`` for the block, each set back as it was on leaving (after an
+    error too), on the connection ``connection`` gives then: the block may open the store
+    again (:meth:`StoreMemory.reconnect`). DuckDB shows a setting as it takes it back
+    (``'16.0 MiB'``), so what :func:`setting` read is set back as it is.
+
+    >>> con = duckdb.connect()
+    >>> with held_settings(lambda: con, {"checkpoint_threshold": "4MiB"}):
+    ...     setting(con, "checkpoint_threshold")
+    '4.0 MiB'
+    >>> setting(con, "checkpoint_threshold")
+    '16.0 MiB'
+    """
+    con = connection()
+    before = {name: setting(con, name) for name in values}
+    for name, value in values.items():
+        con.execute(f"SET {name} = '{value}'")
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            connection().execute(f"SET {name} = '{value}'")
 
 
 def reopen(con: duckdb.DuckDBPyConnection, path: str, *,

@@ -71,7 +71,7 @@ from chaingraph.sources.loaders.ntriples import (
 from chaingraph.sources.loaders.turtle import stage_turtle
 from chaingraph.store import Store, snak_hash_columns
 from chaingraph.store_load import CHECKPOINT_THRESHOLD
-from chaingraph.store_memory import repeats, setting
+from chaingraph.store_memory import held_settings, repeats
 from chaingraph.values import VALUE_COLUMNS, TimeValue
 
 __all__ = ["datatype_from_rdf", "load_rdf", "unescape_literal"]
@@ -581,8 +581,8 @@ def _aliases(con: duckdb.DuckDBPyConnection) -> None:
     rows = _one(con, "SELECT count(*) FROM _cg_terms WHERE k = 'alias'")
     parts = max(1, -(-rows // ALIAS_ROWS_PER_PASS))
     con.execute("CREATE OR REPLACE TEMP TABLE _cg_alias (id VARCHAR, aliases VARCHAR[])")
-    for part in range(parts):
-        alias = f"k = 'alias' AND hash(id) % {parts} = {part}"
+    for part in range(parts):  # one pass (the usual case): no hash to compute
+        alias = f"k = 'alias' AND hash(id) % {parts} = {part}" if parts > 1 else "k = 'alias'"
         con.execute(f"""
           INSERT INTO _cg_alias
           WITH alias_lang AS (SELECT id, min(lang) AS lang FROM _cg_terms WHERE {alias} GROUP BY id)
@@ -604,18 +604,14 @@ def _write_entities(store: Store) -> None:
     1.1 M ids in plain DuckDB), and a 40x dump ran out of a 64 MiB budget in this step (an
     in-memory store keeps the index anyway, and checkpoints there took ~0.1 s of codex-m's
     1.3 s load)."""
-    con = store.con
-    rows = _one(con, "SELECT count(*) FROM _cg_ent")
-    threshold = setting(con, "checkpoint_threshold")
-    if store.path is not None:  # an in-memory store keeps its index anyway: checkpoints only cost
-        con.execute(f"SET checkpoint_threshold = '{CHECKPOINT_THRESHOLD}'")
-    try:
+    rows = _one(store.con, "SELECT count(*) FROM _cg_ent")
+    # an in-memory store keeps its index anyway: checkpoints there only cost
+    lowered = {"checkpoint_threshold": CHECKPOINT_THRESHOLD} if store.path is not None else {}
+    with held_settings(lambda: store.con, lowered):
         for start in range(0, rows, ENTITY_CHUNK):
             store.insert_select("entities", "SELECT id, label, label_lang, description, aliases, sitelinks, "
                                 "revision, modified FROM _cg_ent WHERE id[1] = 'Q' AND rowid >= ? "
                                 "AND rowid < ?", [start, start + ENTITY_CHUNK], unique=True)
-    finally:
-        con.execute(f"SET checkpoint_threshold = '{threshold}'")
 
 
 def _validate_ids(store: Store, t: str, guard: LineGuard) -> int | None:
