@@ -162,6 +162,35 @@ def test_small_blocks_on_worker_threads_give_the_store_one_block_gives(
     assert (len(appends) > 100) if append_bytes else appends == []
 
 
+def test_staging_holds_a_block_per_worker_and_one_more(codex_s_lines: list[bytes], tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blocks read but not yet committed: one per worker and the next one waiting, so no
+    worker waits and no more blocks (with their arrays) are held."""
+    path = tmp_path / "codex-s.nt"
+    path.write_bytes(b"\n".join(codex_s_lines))
+    monkeypatch.setattr(ntriples, "BLOCK_BYTES", 1 << 16)
+    read, committed, most = [0], [0], [0]
+    blocks, commit = ntriples.read_blocks_into, ntriples._Stager.commit
+
+    def counted_blocks(*args: Any, **kwargs: Any) -> Any:
+        for block in blocks(*args, **kwargs):
+            read[0] += 1
+            most[0] = max(most[0], read[0] - committed[0])
+            yield block
+
+    def counted_commit(self: ntriples._Stager, *args: Any, **kwargs: Any) -> int:
+        committed[0] += 1
+        return commit(self, *args, **kwargs)
+
+    monkeypatch.setattr(ntriples, "read_blocks_into", counted_blocks)
+    monkeypatch.setattr(ntriples._Stager, "commit", counted_commit)
+    with Store() as store:
+        load([path], store)
+        assert store.statement_count() == 39_985
+    assert read[0] == committed[0] > 100
+    assert most[0] == ntriples.STAGING_THREADS + 1
+
+
 @pytest.mark.parametrize("append_bytes", [None, 1 << 12])
 def test_bad_lines_in_later_blocks_stop_or_count_exactly(codex_s_lines: list[bytes], tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch,

@@ -638,6 +638,10 @@ def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str
     line = 1
     pending: deque[Future[_Prepared]] = deque()
     workers = max(threads, 1)
+    # A block per worker and the next one waiting: no worker waits for this thread, and no
+    # more blocks (and their arrays) are held. At 10x codex-m the peak of staging was ~10 MB
+    # lower than with two blocks waiting per worker, in the same time.
+    in_flight = workers + 1
 
     def commit_one() -> None:
         nonlocal line
@@ -655,7 +659,7 @@ def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str
                 try:
                     for data in blocks:
                         pending.append(pool.submit(stager.prepare, data))
-                        while len(pending) > 2 * workers:  # the next blocks queued: no worker waits
+                        while len(pending) >= in_flight:
                             commit_one()
                 except (EOFError, OSError, zlib.error) as exc:
                     failure = exc  # every whole line before the damage is still staged
