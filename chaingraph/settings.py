@@ -100,9 +100,13 @@ DEFAULT_KEY_CHECK_MEMORY_MB = 64
 #: size of the dump, while a batch's own rows (~35 MB) still fit. Unheld, DuckDB's memory at
 #: a batch's commit was ~46 MB for codex-m's dump and ~63 MB for its 10x and 20x synthetic
 #: dumps; held to 48, the load's peak (whole process, one run each) was 224, 233 and 237 MB for
-#: 1x, 10x and 40x against 227, 244 and 250 unheld, in the same time (40x: 38 s against 36);
-#: at 32 the 10x load took 13 % longer
-DEFAULT_BULK_LOAD_MEMORY_MB = 48
+#: 1x, 10x and 40x against 227, 244 and 250 unheld, in the same time (40x: 38 s against 36).
+#: It is now 36, about what codex-m's own dump takes (31-35 MiB), so that a larger dump, which
+#: fills the budget, does not take more: held to 36 the 10x dump peaked at 119-120 MB above
+#: the baseline against 129-134 at 48, and the dump itself at 112-113 either way (two runs
+#: each); 10x took ~5 % longer (seven alternated runs at 32 against 48, medians 24.6 and
+#: 22.9 s; four at 36, 24.5 against 23.8), the dump itself the same time (2.84 against 2.93 s)
+DEFAULT_BULK_LOAD_MEMORY_MB = 36
 
 
 def _sparqlwrapper_version() -> str:
