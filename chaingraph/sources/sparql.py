@@ -465,7 +465,7 @@ def datatype_name(iri: str) -> str:
     >>> datatype_name("http://wikiba.se/ontology#WikibaseItem"), datatype_name(WIKIBASE + "NewThing")
     ('wikibase-item', 'new-thing')
     """
-    from chaingraph.sources.loaders.rdf import datatype_from_rdf  # DuckDB: load it when used
+    from chaingraph.sources.loaders.rdf_terms import datatype_from_rdf  # DuckDB: load it when used
 
     return datatype_from_rdf(iri)
 

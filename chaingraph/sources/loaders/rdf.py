@@ -2,7 +2,7 @@
 
 The file is staged by :mod:`chaingraph.sources.loaders.ntriples`; the statement model is then
 rebuilt with set-based SQL inside DuckDB (joins on statement, reference and value-node
-IRIs) and written in one transaction, but for the items, which follow in transactions of
+IRIs; the SQL that reads terms and values is :mod:`~chaingraph.sources.loaders.rdf_terms`) and written in one transaction, but for the items, which follow in transactions of
 :data:`ENTITY_CHUNK` (the entity index DuckDB grows in a transaction stays in memory until
 it ends; should a load stop among them, loading the file again completes it). The result
 is the store the JSON dump of the same entities gives:
@@ -40,22 +40,19 @@ pass; an in-memory store keeps it all in memory, as it keeps the store.
 
 from __future__ import annotations
 
-import contextlib
-import re
 import time
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 
-from chaingraph.errors import BadDumpLine, ChaingraphError, StoreError
-from chaingraph.ids import ENTITY_PATTERN, VALUE_ENTITY_PATTERN
+from chaingraph.errors import BadDumpLine, StoreError
+from chaingraph.ids import ENTITY_PATTERN
 from chaingraph.progress import Progress
 from chaingraph.settings import DEFAULT_LOAD_MEMORY_MB, DEFAULT_STAGING_MEMORY_MB
 from chaingraph.sources.loaders.common import (
     FileReport,
     LineGuard,
-    coordinate_digits,
     loaded_bytes,
     system_arrow_memory,
 )
@@ -68,225 +65,34 @@ from chaingraph.sources.loaders.ntriples import (
     drop_staging,
     stage_ntriples,
 )
+from chaingraph.sources.loaders.rdf_terms import (
+    DATA,
+    ENT,
+    ENTITY_LOCAL,
+    NODE_LOCAL,
+    NOVALUE,
+    PLAIN_ENTITY,
+    REF,
+    STAGED_TERM,
+    TERM_LANG,
+    TERM_TEXT,
+    VALUE_NODE_KINDS,
+    WB,
+    datatype_from_rdf,
+    lexical_form,
+    local_name,
+    plain_values,
+    register_functions,
+    value_sql,
+)
 from chaingraph.sources.loaders.turtle import stage_turtle
 from chaingraph.store import Store, snak_hash_columns
 from chaingraph.store_load import CHECKPOINT_THRESHOLD
 from chaingraph.store_memory import held_settings, repeats
-from chaingraph.values import VALUE_COLUMNS, TimeValue
+from chaingraph.values import VALUE_COLUMNS
 
-__all__ = ["datatype_from_rdf", "load_rdf", "unescape_literal"]
+__all__ = ["load_rdf"]
 
-ENT = WD_ENTITY = "http://www.wikidata.org/entity/"
-STMT = "http://www.wikidata.org/entity/statement/"
-REF = "http://www.wikidata.org/reference/"
-DATA = "https://www.wikidata.org/wiki/Special:EntityData/"
-NOVALUE = "http://www.wikidata.org/prop/novalue/"
-WB = "http://wikiba.se/ontology#"
-XSD = "http://www.w3.org/2001/XMLSchema#"
-
-_DATATYPES = {"WikibaseItem": "wikibase-item", "WikibaseProperty": "wikibase-property",
-              "WikibaseLexeme": "wikibase-lexeme", "WikibaseForm": "wikibase-form",
-              "WikibaseSense": "wikibase-sense", "ExternalId": "external-id", "Quantity": "quantity",
-              "Time": "time", "String": "string", "Monolingualtext": "monolingualtext",
-              "GlobeCoordinate": "globe-coordinate", "Globecoordinate": "globe-coordinate",
-              "Url": "url", "CommonsMedia": "commonsMedia", "GeoShape": "geo-shape",
-              "TabularData": "tabular-data", "Math": "math", "MusicalNotation": "musical-notation",
-              "EntitySchema": "entity-schema"}
-_ESCAPE = re.compile(r"\\(?:u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|(.))")
-_SIMPLE_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
-
-
-def datatype_from_rdf(iri: str) -> str:
-    """JSON spelling of a ``wikibase:propertyType`` IRI.
-
-    >>> datatype_from_rdf("http://wikiba.se/ontology#WikibaseItem"), datatype_from_rdf("<http://wikiba.se/ontology#CommonsMedia>")
-    ('wikibase-item', 'commonsMedia')
-    """
-    name = iri.strip("<>").rsplit("#", 1)[-1]
-    return _DATATYPES.get(name) or re.sub(r"(?<!^)(?=[A-Z])", "-", name).lower()
-
-
-def unescape_literal(text: str) -> str:
-    r"""Undo N-Triples string escapes.
-
-    >>> unescape_literal(r'Eug\u00E8ne \"Loiseau\"\n')
-    'Eugène "Loiseau"\n'
-    """
-    def repl(m: re.Match[str]) -> str:
-        if m.group(1) or m.group(2):
-            return chr(int(m.group(1) or m.group(2), 16))
-        return _SIMPLE_ESCAPES.get(m.group(3), m.group(0))
-    return _ESCAPE.sub(repl, text)
-
-
-def _time_json(lexical: str | None, precision: int | None, calendar: str | None) -> str | None:
-    if lexical is None or precision is None:
-        return None
-    return TimeValue.from_rdf(lexical, precision=int(precision), calendar=calendar).time
-
-
-def _register_functions(con: duckdb.DuckDBPyConnection) -> None:
-    def time_udf(lex: pa.Array, prec: pa.Array, cal: pa.Array) -> pa.Array:
-        out = []
-        for lx, pr, ca in zip(lex.to_pylist(), prec.to_pylist(), cal.to_pylist()):
-            try:
-                out.append(_time_json(lx, pr, ca))
-            except ChaingraphError:
-                out.append(None)
-        return pa.array(out, pa.string())
-
-    def unescape_udf(text: pa.Array) -> pa.Array:
-        return pa.array([None if t is None else unescape_literal(t) for t in text.to_pylist()], pa.string())
-
-    def digits_udf(x: pa.Array) -> pa.Array:
-        return pa.array([coordinate_digits(v) for v in x.to_pylist()], pa.float64())
-
-    for name, fn, params, returns in (
-            ("_cg_time", time_udf, ["VARCHAR", "INTEGER", "VARCHAR"], "VARCHAR"),
-            ("_cg_unescape", unescape_udf, ["VARCHAR"], "VARCHAR"),
-            ("_cg_digits", digits_udf, ["DOUBLE"], "DOUBLE")):
-        with contextlib.suppress(duckdb.InvalidInputException, duckdb.CatalogException):
-            con.remove_function(name)
-        con.create_function(name, fn, params, returns, type="arrow",  # type: ignore[call-overload]
-                            side_effects=False)
-
-
-def _local(col: str, prefix: str) -> str:
-    return (f"CASE WHEN starts_with({col}, '<{prefix}') AND ends_with({col}, '>') "
-            f"THEN {col}[{len(prefix) + 2}:-2] END")
-
-
-_ENTITY_LOCAL = _local("{c}", ENT)
-#: the local name of a statement node staged without its namespace (``Q42-GUID>``, see ``NODE_PREFIX``);
-#: NULL for other terms
-_NODE_LOCAL = "CASE WHEN NOT starts_with({c}, '<') AND NOT starts_with({c}, '_:') THEN {c}[:-2] END"
-#: is the staged term ``{c}`` an N-Triples term as written? (Not an id: see ``NODE_PREFIX``)
-_STAGED_TERM = "(left({c}, 1) IN ('<', '\"') OR starts_with({c}, '_:'))"
-#: ids an entity value may have (items, properties, lexemes and their forms/senses, schemas, media);
-#: any other IRI under wd: is kept as a string, never as an entity id
-_VALUE_ENTITY = VALUE_ENTITY_PATTERN
-#: the language tag of a literal in ``o`` ('' when it has none)
-_LANG = "regexp_extract(o, '\"@([A-Za-z0-9-]+)$', 1)"
-_LEX = "_cg_unescape(regexp_extract({c}, '^\"(.*)\"', 1))"
-
-
-#: the language and text (as :func:`_lex` reads it) of a staged term in English or ``mul``
-#: (``o`` ends with ``"@en`` or ``"@mul``), by string functions: the regular expressions
-#: took most of the time of the entities' build
-_TERM_LANG = "CASE WHEN ends_with(o, '\"@en') THEN 'en' ELSE 'mul' END"
-_TERM_BODY = "CASE WHEN ends_with(o, '\"@en') THEN o[2:-5] ELSE o[2:-6] END"  # between the quotes
-_TERM_TEXT = (f"CASE WHEN NOT starts_with(o, '\"') THEN '' "
-              f"WHEN contains(o, '\\') THEN _cg_unescape({_TERM_BODY}) ELSE {_TERM_BODY} END")
-
-
-def _lex(col: str) -> str:
-    return (f"CASE WHEN contains({col}, '\\') THEN {_LEX.format(c=col)} "
-            f"ELSE regexp_extract({col}, '^\"(.*)\"', 1) END")
-
-
-def _signed(expr: str) -> str:
-    return (f"CASE WHEN {expr} IS NULL THEN NULL WHEN {expr}[1] IN ('+', '-') THEN {expr} "
-            f"ELSE '+' || {expr} END")
-
-
-# precision of a time literal that has no value node: the coarsest its lexical form allows
-_INFERRED_PRECISION = ("(CASE WHEN md['d'] NOT IN ('01', '00') THEN 11 "
-                       "WHEN md['m'] NOT IN ('01', '00') THEN 10 ELSE 9 END)")
-
-
-def _value_sql() -> str:
-    """SELECT over the snaks of ``_cg_snak`` (owner, role, pid, o, vn) that are not plain entity
-    values, giving snaktype + the value columns."""
-    local_o = _ENTITY_LOCAL.format(c="o")
-    eid = f"CASE WHEN regexp_full_match({local_o}, '{_VALUE_ENTITY}') THEN {local_o} END"
-    lex = _lex("o")
-    dt = "regexp_extract(o, '\\^\\^<([^>]*)>$', 1)"
-    wkt = (f"regexp_extract({lex}, '^(?:<([^>]*)> )?Point\\(([-+0-9.eE]+) ([-+0-9.eE]+)\\)$', "
-           "['globe', 'lon', 'lat'])")
-    md = "regexp_extract(o, '^\"[+-]?[0-9]+-([0-9][0-9])-([0-9][0-9])T', ['m', 'd'])"
-    vkind = (f"CASE WHEN vn IS NOT NULL THEN (CASE WHEN v.tv IS NOT NULL THEN 'time' "
-             f"WHEN v.qa IS NOT NULL THEN 'quantity' WHEN v.glat IS NOT NULL THEN 'globecoordinate' END) "
-             f"WHEN o IS NULL THEN NULL "
-             f"WHEN starts_with(o, '_:') OR starts_with(o, '<http://www.wikidata.org/.well-known/genid/') "
-             f"THEN 'somevalue' "
-             f"WHEN {eid} IS NOT NULL THEN 'entity' "
-             f"WHEN starts_with(o, '<') THEN 'iri' "
-             f"WHEN {dt} = '{XSD}dateTime' THEN 'time' WHEN {dt} = '{XSD}decimal' THEN 'quantity' "
-             f"WHEN {dt} = 'http://www.opengis.net/ont/geosparql#wktLiteral' THEN 'globecoordinate' "
-             f"WHEN {_LANG} <> '' THEN 'monolingualtext' ELSE 'string' END")
-    def lit(expr: str) -> str:  # only literals need their lexical form, language, ... parsed
-        return f"CASE WHEN starts_with(o, '\"') THEN {expr} END"
-
-    return f"""
-    SELECT owner, role, pid, o, coalesce(tv_lex, lexical) AS raw_lexical,
-      CASE WHEN novalue THEN 'novalue' WHEN kind = 'somevalue' THEN 'somevalue' ELSE 'value' END AS snaktype,
-      CASE WHEN kind = 'entity' THEN (CASE ent[1] WHEN 'Q' THEN 'item' WHEN 'P' THEN 'property'
-                                       WHEN 'L' THEN 'lexeme' ELSE 'entity' END)
-           WHEN kind = 'iri' THEN 'string' WHEN kind = 'somevalue' THEN NULL ELSE kind END AS value_type,
-      CASE WHEN kind = 'entity' THEN ent END AS object,
-      CASE WHEN kind = 'iri' THEN (CASE
-             WHEN starts_with(o, '<http://commons.wikimedia.org/wiki/Special:FilePath/')
-               THEN url_decode(o[53:-2])
-             WHEN starts_with(o, '<http://commons.wikimedia.org/data/main/') THEN url_decode(o[41:-2])
-             ELSE o[2:-2] END)
-           WHEN kind IN ('string', 'monolingualtext') THEN lexical END AS text,
-      CASE WHEN kind = 'monolingualtext' THEN lang END AS lang,
-      CASE WHEN kind = 'time' THEN (CASE WHEN vn IS NOT NULL THEN _cg_time(tv_lex, tp, {_local('tcal', ENT)})
-           ELSE _cg_time(lexical, {_INFERRED_PRECISION}, 'Q1985727') END) END AS time,
-      CASE WHEN kind = 'time' THEN (CASE WHEN vn IS NOT NULL THEN tp ELSE {_INFERRED_PRECISION} END)
-           END::TINYINT AS precision,
-      CASE WHEN kind = 'time' THEN coalesce({_local('tcal', ENT)}, 'Q1985727') END AS calendar,
-      CASE WHEN kind = 'time' THEN coalesce(ttz, 0) END AS timezone,
-      CASE WHEN kind = 'time' THEN 0 END AS before,
-      CASE WHEN kind = 'time' THEN 0 END AS after,
-      CASE WHEN kind = 'quantity' THEN {_signed('coalesce(qa_lex, lexical)')} END AS amount,
-      CASE WHEN kind = 'quantity' THEN (CASE WHEN qunit IS NULL OR qunit IN ('Q199', '1') THEN '1'
-           ELSE qunit END) END AS unit,
-      CASE WHEN kind = 'quantity' THEN {_signed('qub_lex')} END AS upper,
-      CASE WHEN kind = 'quantity' THEN {_signed('qlb_lex')} END AS lower,
-      CASE WHEN kind = 'globecoordinate' THEN _cg_digits(coalesce(glat, TRY_CAST(wkt['lat'] AS DOUBLE)))
-           END AS lat,
-      CASE WHEN kind = 'globecoordinate' THEN _cg_digits(coalesce(glon, TRY_CAST(wkt['lon'] AS DOUBLE)))
-           END AS lon,
-      CASE WHEN kind = 'globecoordinate' THEN _cg_digits(gprec) END AS coord_precision,
-      CASE WHEN kind = 'globecoordinate'
-           THEN coalesce(gglobe, {_local("'<' || wkt['globe'] || '>'", WD_ENTITY)}, 'Q2') END AS globe
-    FROM (
-      SELECT sn.owner, sn.role, sn.pid, sn.o, sn.vn, sn.novalue,
-             CASE WHEN sn.novalue THEN NULL ELSE {vkind} END AS kind,
-             {eid} AS ent, {lit(lex)} AS lexical, {lit(_LANG)} AS lang, {lit(wkt)} AS wkt, {lit(md)} AS md,
-             {_lex('v.tv')} AS tv_lex, TRY_CAST({_lex('v.tp')} AS INTEGER) AS tp, v.tcal,
-             TRY_CAST({_lex('v.ttz')} AS INTEGER) AS ttz,
-             {_lex('v.qa')} AS qa_lex, {_lex('v.qub')} AS qub_lex, {_lex('v.qlb')} AS qlb_lex,
-             {_local('v.qu', ENT)} AS qunit,
-             TRY_CAST({_lex('v.glat')} AS DOUBLE) AS glat, TRY_CAST({_lex('v.glon')} AS DOUBLE) AS glon,
-             TRY_CAST({_lex('v.gprec')} AS DOUBLE) AS gprec, {_local('v.gglobe', ENT)} AS gglobe
-      FROM _cg_snak sn LEFT JOIN _cg_vn v ON v.node = sn.vn
-      WHERE NOT sn.plain)
-    """
-
-
-# The bulk of a dump is item values: they take a short path with no pattern matching and
-# are never materialised with the other value columns.
-#: is the snak in ``_cg_snak`` (columns owner, role, pid, o, vn, novalue) a plain entity
-#: value? Those are staged as the bare id (see ``ENTITY_PREFIX``), every other term starts
-#: with ``<``, ``_:`` or ``"``.
-_PLAIN_ENTITY = "NOT novalue AND vn IS NULL AND left(o, 1) IN ('Q', 'P', 'L', 'E', 'M')"
-
-
-def _plain_values(alias: str = "", *, narrow: bool = False, column: str = "o") -> str:
-    """The value columns of a plain entity snak of ``_cg_snak`` (table alias ``alias``; the id in
-    ``column``); with ``narrow`` only those that are not NULL (a table insert leaves the others NULL)."""
-    o = f"{alias}{column}"
-    cols = {"value_type": f"CASE {o}[1] WHEN 'Q' THEN 'item' WHEN 'P' THEN 'property' "
-                          f"WHEN 'L' THEN 'lexeme' ELSE 'entity' END", "object": o}
-    return ", ".join(f"{cols.get(c, 'NULL')} AS {c}" for c in VALUE_COLUMNS if not narrow or c in cols)
-
-
-_VN_KINDS = {"tv": "timeValue", "tp": "timePrecision", "ttz": "timeTimezone", "tcal": "timeCalendarModel",
-             "qa": "quantityAmount", "qu": "quantityUnit", "qub": "quantityUpperBound",
-             "qlb": "quantityLowerBound", "glat": "geoLatitude", "glon": "geoLongitude",
-             "gprec": "geoPrecision", "gglobe": "geoGlobe"}
 _TEMPS = ("_cg_vn", "_cg_nodes", "_cg_snak", "_cg_val", "_cg_statements", "_cg_statements_v", "_cg_terms",
           "_cg_alias", "_cg_facts", "_cg_latest", "_cg_named", "_cg_described", "_cg_dated", "_cg_aliased",
           "_cg_ent", "_cg_hash")
@@ -304,16 +110,17 @@ def _build(store: Store, t: str, source_id: str, *, claims_as_ids: bool = False)
     line), so they are read as they are, with none of the checks the terms of a Turtle file
     need, which may be built before its ids are checked (a syntax error, a cut file)."""
     con = store.con
-    _register_functions(con)
-    ent_s, ent_x, ent_owner = (_ENTITY_LOCAL.format(c=c) for c in ("s", "x.s", "v.owner"))
-    pivot = ", ".join(f"first(o) FILTER (WHERE k = '{k}') AS {a}" for a, k in _VN_KINDS.items())
+    register_functions(con)
+    ent_s, ent_x, ent_owner = (ENTITY_LOCAL.format(c=c) for c in ("s", "x.s", "v.owner"))
+    pivot = ", ".join(f"first(o) FILTER (WHERE k = '{k}') AS {a}" for a, k in VALUE_NODE_KINDS.items())
     node_kinds = "('psv', 'pqv', 'prv')"
+    node_predicates = ", ".join(repr(k) for k in VALUE_NODE_KINDS.values())
     role = "CASE WHEN k IN ('ps', 'psv') THEN 'S' WHEN k IN ('pq', 'pqv') THEN 'Q' ELSE 'R' END"
     claims, truthy, main = f"{t}_claim", f"{t}_wdt", f"{t}_main"  # the staging tables (see ntriples)
-    statement_local = _NODE_LOCAL.format(c="o")
+    statement_local = NODE_LOCAL.format(c="o")
     subject, statement_id = ("s", "o") if claims_as_ids else (
-        f"CASE WHEN {_STAGED_TERM.format(c='s')} THEN {ent_s} ELSE s END",
-        f"""CASE WHEN NOT {_STAGED_TERM.format(c='o')} AND NOT ends_with(o, '>') THEN o
+        f"CASE WHEN {STAGED_TERM.format(c='s')} THEN {ent_s} ELSE s END",
+        f"""CASE WHEN NOT {STAGED_TERM.format(c='o')} AND NOT ends_with(o, '>') THEN o
                   WHEN instr({statement_local}, '-') > 0  -- Q42-GUID -> Q42$GUID
                   THEN {statement_local}[:instr({statement_local}, '-') - 1] || '$'
                        || {statement_local}[instr({statement_local}, '-') + 1:]
@@ -324,13 +131,12 @@ def _build(store: Store, t: str, source_id: str, *, claims_as_ids: bool = False)
              v AS value  -- the plain entity value of the statement, staged with it (see pair_statements)
       FROM {claims};
     CREATE OR REPLACE TEMP TABLE _cg_vn AS
-      SELECT s AS node, {pivot} FROM {main} WHERE k IN ({', '.join(repr(k) for k in _VN_KINDS.values())})
-      GROUP BY s;
+      SELECT s AS node, {pivot} FROM {main} WHERE k IN ({node_predicates}) GROUP BY s;
     CREATE OR REPLACE TEMP TABLE _cg_nodes AS  -- snaks with a value node present in the file
       SELECT s AS owner, {role} AS role, pid, NULL AS o, o AS vn, false AS novalue
       FROM {main} WHERE k IN {node_kinds} AND o IN (SELECT node FROM _cg_vn);
     CREATE OR REPLACE TEMP TABLE _cg_snak AS
-      SELECT *, coalesce({_PLAIN_ENTITY}, false) AS plain FROM (
+      SELECT *, coalesce({PLAIN_ENTITY}, false) AS plain FROM (
       SELECT * FROM _cg_nodes
       UNION ALL  -- simple values, where no value node says more (an anti-join with the few
       -- value-node snaks as its build side: NOT EXISTS would group every snak first)
@@ -351,16 +157,16 @@ def _build(store: Store, t: str, source_id: str, *, claims_as_ids: bool = False)
                   WHEN st.node IS NOT NULL THEN 'Q'
                   WHEN {ent_x} IS NOT NULL THEN 'T' ELSE 'R' END AS role,
              x.wpid AS pid, NULL AS o, NULL AS vn, true AS novalue
-      FROM (SELECT s, {_local('o', NOVALUE)} AS wpid FROM {main} WHERE k = 'type') x
+      FROM (SELECT s, {local_name('o', NOVALUE)} AS wpid FROM {main} WHERE k = 'type') x
       LEFT JOIN _cg_st st ON st.node = x.s);
-    CREATE OR REPLACE TEMP TABLE _cg_val AS {_value_sql()};
+    CREATE OR REPLACE TEMP TABLE _cg_val AS {value_sql()};
     UPDATE _cg_val SET value_type = 'string', text = raw_lexical, time = NULL, precision = NULL,
         calendar = NULL, timezone = NULL, before = NULL, after = NULL
       WHERE value_type = 'time' AND time IS NULL;  -- not a valid date: keep the text, as WDQS does
     CREATE OR REPLACE TEMP VIEW _cg_values AS  -- every snak's value, plain entity values included
       SELECT owner, role, pid, o, snaktype, {', '.join(VALUE_COLUMNS)} FROM _cg_val
       UNION ALL
-      SELECT owner, role, pid, o, 'value' AS snaktype, {_plain_values()} FROM _cg_snak WHERE plain;
+      SELECT owner, role, pid, o, 'value' AS snaktype, {plain_values()} FROM _cg_snak WHERE plain;
     """)
     rank = (f"CASE r.o WHEN '<{WB}PreferredRank>' THEN 'preferred' WHEN '<{WB}DeprecatedRank>' "
             "THEN 'deprecated' ELSE 'normal' END")
@@ -369,12 +175,12 @@ def _build(store: Store, t: str, source_id: str, *, claims_as_ids: bool = False)
     ranks = f"(SELECT s, o FROM {main} WHERE k = 'rank') r ON r.s = st.node"
     plain = f"""  -- plain entity values: the bulk, few columns
       SELECT st.statement_id, st.subject, st.pid AS property, {rank} AS rank, 'value' AS snaktype,
-             {_plain_values("v.", narrow=True)}
+             {plain_values("v.", narrow=True)}
       FROM _cg_st st JOIN _cg_snak v ON v.owner = st.node AND v.role = 'S' AND v.plain
       LEFT JOIN {ranks}
       UNION ALL  -- p: triples staged with their plain value, where no value node says more
       SELECT st.statement_id, st.subject, st.pid AS property, {rank} AS rank, 'value' AS snaktype,
-             {_plain_values("st.", narrow=True, column="value")}
+             {plain_values("st.", narrow=True, column="value")}
       FROM _cg_st st LEFT JOIN (SELECT DISTINCT owner, pid FROM _cg_nodes WHERE role = 'S') n
         ON n.owner = st.node AND n.pid = st.pid
       LEFT JOIN {ranks}
@@ -394,7 +200,8 @@ def _build(store: Store, t: str, source_id: str, *, claims_as_ids: bool = False)
       SELECT st.statement_id, v.pid AS property, v.snaktype, {vcols}
       FROM _cg_values v JOIN _cg_st st ON st.node = v.owner WHERE v.role = 'Q'""")
     _hashed(store, "reference_snaks", f"""
-      SELECT st.statement_id, {_local('d.o', REF)} AS reference_hash, v.pid AS property, v.snaktype, {vcols}
+      SELECT st.statement_id, {local_name('d.o', REF)} AS reference_hash, v.pid AS property, v.snaktype,
+             {vcols}
       FROM (SELECT s, o FROM {main} WHERE k = 'derived') d
       JOIN _cg_st st ON st.node = d.s JOIN _cg_values v ON v.owner = d.o AND v.role = 'R'""")
     counts["references"] = _one(con, f"""
@@ -486,15 +293,15 @@ def _hashed(store: Store, table: str, select: str) -> int:
 
 
 def _entities(store: Store, t: str) -> dict[str, int]:
-    owner = f"coalesce({_ENTITY_LOCAL.format(c='s')}, {_local('s', DATA)})"
+    owner = f"coalesce({ENTITY_LOCAL.format(c='s')}, {local_name('s', DATA)})"
     terms = f"{t}_terms"  # every kind read here is staged there (wdt: in its own table)
-    lex = _lex("o")
+    lex = lexical_form("o")
     # one step at a time, each a single aggregate or join, which spills beyond the build's
     # memory budget: as one query of five joins and aggregates, the step ran out of memory
     # on a dump twice the size of one that fitted in the same budget
     _script(store.con, f"""
-    CREATE OR REPLACE TEMP TABLE _cg_terms AS  -- terms in English or mul (see _TERM_LANG)
-      SELECT {owner} AS id, k, {_TERM_LANG} AS lang, {_TERM_TEXT} AS text, line FROM {terms}
+    CREATE OR REPLACE TEMP TABLE _cg_terms AS  -- terms in English or mul (see TERM_LANG)
+      SELECT {owner} AS id, k, {TERM_LANG} AS lang, {TERM_TEXT} AS text, line FROM {terms}
       WHERE k IN ('label', 'description', 'alias') AND (ends_with(o, '"@en') OR ends_with(o, '"@mul'));
     """)
     _aliases(store.con)
@@ -515,8 +322,8 @@ def _entities(store: Store, t: str) -> dict[str, int]:
         SELECT {owner}, k, NULL, NULL, NULL, TRY_CAST({lex} AS BIGINT) FROM {terms}
         WHERE k IN ('sitelinks', 'version')
         UNION ALL  -- sitelinks counted from the articles about the entity, where no count is given
-        SELECT {_ENTITY_LOCAL.format(c='o')}, 'about', NULL, NULL, NULL, NULL FROM {terms}
-        WHERE k = 'about' AND {_local('s', DATA)} IS NULL)
+        SELECT {ENTITY_LOCAL.format(c='o')}, 'about', NULL, NULL, NULL, NULL FROM {terms}
+        WHERE k = 'about' AND {local_name('s', DATA)} IS NULL)
       -- the English term first, then the earliest: the least of line + (not English) * 2^62
       -- (numbers only: an aggregate that keeps a text for every group, as arg_min or max of a
       -- text does, ran out of memory instead of spilling)
