@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from chaingraph.errors import BadDumpLine
 from chaingraph.sources.loaders import load, ntriples
+from chaingraph.sources.loaders.nt_roles import create_staging, parse_line_slow
 from chaingraph.sources.loaders.nt_views import (
     ESCAPED,
     PLAIN,
@@ -24,7 +25,7 @@ from chaingraph.sources.loaders.nt_views import (
     surely_entity_values,
     views,
 )
-from chaingraph.sources.loaders.ntriples import _LITERAL, _SUFFIX, parse_line_slow
+from chaingraph.sources.loaders.ntriples import _LITERAL, _SUFFIX
 from chaingraph.store import Store
 
 _LITERAL_RE, _SUFFIX_RE = re.compile(_LITERAL), re.compile(_SUFFIX)
@@ -270,7 +271,7 @@ def test_held_rows_go_to_duckdb_a_piece_at_a_time_in_file_order(monkeypatch: pyt
                          "o": ['"x"@en'] * n})
 
     with duckdb.connect() as raw:
-        ntriples.create_staging(raw, "_cg_t")
+        create_staging(raw, "_cg_t")
         held = [rows(i * 1000) for i in range(6)]
         monkeypatch.setattr(ntriples, "APPEND_BYTES", 2 * held[0].nbytes)
         pending = {"terms": list(held)}

@@ -12,13 +12,13 @@ every :data:`APPEND_BYTES` on a thread of their own (:meth:`_Stager.drain`), aft
   way for most of it) and hands them on as Arrow *string views* into the
   block, so no term is copied out of the decompressed bytes; DuckDB checks the literals'
   suffixes and escapes, numpy the ids of ``p:`` triples;
-* each *distinct* predicate is classified once in Python (:func:`classify_predicate`:
-  ``k`` is its role, see :data:`PREDICATES`, ``pid`` its property id), and rows that cannot
+* each *distinct* predicate is classified once in Python (:func:`~.nt_roles.classify_predicate`:
+  ``k`` is its role, see :data:`~.nt_roles.PREDICATES`, ``pid`` its property id), and rows that cannot
   matter are dropped before DuckDB sees them: ``rdf:type`` but novalue classes, normal
   ranks, ``wdt:`` triples next to the ``p:`` triple of their subject and property, and labels,
   descriptions and aliases outside ``en``/``mul`` (one ``seen`` row per subject instead);
 * the rest is staged in the tables ``(line, k, pid, s, o)``, one per
-  :data:`STAGING_GROUPS` role group (read through one view), statement nodes as their
+  :data:`~.nt_roles.STAGING_GROUPS` role group (read through one view), statement nodes as their
   statement ids and the subjects of ``p:`` triples as entity ids
   (:mod:`~chaingraph.sources.loaders.nt_ids`: the ``-`` of a statement id is turned ``$``
   in the block itself, which the reader decompresses into,
@@ -33,19 +33,12 @@ expression one by one; lines that match nothing are bad lines
 (:class:`~chaingraph.sources.loaders.common.LineGuard`), and the first one stops staging
 exactly where a one-by-one reader would.
 
->>> classify_predicate("<http://www.wikidata.org/prop/qualifier/value/P580>")
-('pqv', 'P580')
->>> classify_predicate("<http://wikiba.se/ontology#rank>"), classify_predicate("<http://schema.org/name>")
-(('rank', None), (None, None))
->>> parse_line_slow('<http://a>\\t<http://b>  "x y"@en .')
-('<http://a>', '<http://b>', '"x y"@en')
 """
 
 from __future__ import annotations
 
 import os
 import queue
-import re
 import threading
 import zlib
 from collections import deque
@@ -75,6 +68,16 @@ from chaingraph.sources.loaders.nt_ids import (
     statement_values,
     truthy_beside_claims,
 )
+from chaingraph.sources.loaders.nt_roles import (
+    GROUP_OF_CODE,
+    KINDS,
+    STAGING_GROUPS,
+    SURROGATE,
+    SURROGATE_ESCAPE,
+    classify_predicate,
+    line_problem,
+    parse_line_slow,
+)
 from chaingraph.sources.loaders.nt_views import (
     ESCAPED,
     PLAIN,
@@ -92,51 +95,13 @@ __all__ = [
     "BLOCK_BYTES",
     "ENTITY_PREFIX",
     "NODE_PREFIX",
-    "PREDICATES",
-    "STAGING_DDL",
-    "STAGING_GROUPS",
     "ReadError",
-    "classify_predicate",
-    "create_staging",
-    "delete_staged",
-    "drop_staging",
-    "parse_line_slow",
     "stage_ntriples",
 ]
 
-_WB = "http://wikiba.se/ontology#"
-_NORMAL_RANK = f"<{_WB}NormalRank>"
-#: predicate IRI -> role, for predicates that are not per-property families
-PREDICATES: dict[str, str] = {
-    _WB + "rank": "rank",
-    "http://www.w3.org/1999/02/22-rdf-syntax-ns#type": "type",
-    "http://www.w3.org/ns/prov#wasDerivedFrom": "derived",
-    "http://www.w3.org/2000/01/rdf-schema#label": "label",
-    "http://schema.org/description": "description",
-    "http://www.w3.org/2004/02/skos/core#altLabel": "alias",
-    _WB + "propertyType": "ptype",
-    _WB + "sitelinks": "sitelinks",
-    "http://schema.org/version": "version",
-    "http://schema.org/dateModified": "modified",
-    "http://schema.org/about": "about",
-    **{_WB + name: name for name in (
-        "timeValue", "timePrecision", "timeTimezone", "timeCalendarModel",
-        "quantityAmount", "quantityUpperBound", "quantityLowerBound", "quantityUnit",
-        "geoLatitude", "geoLongitude", "geoPrecision", "geoGlobe")},
-}
-_FAMILY = re.compile(r"<http://www\.wikidata\.org/prop/(?:(direct|statement|qualifier|reference)/"
-                     r"(?:(value)/)?)?(P[1-9][0-9]*)>")
-_FAMILY_KIND = {(None, None): "claim", ("direct", None): "wdt", ("statement", None): "ps",
-                ("statement", "value"): "psv", ("qualifier", None): "pq", ("qualifier", "value"): "pqv",
-                ("reference", None): "pr", ("reference", "value"): "prv"}
-_NT_LINE = re.compile(r'\s*(<[^>\s]*>|_:\S+)\s+(<[^>\s]*>)\s+(<[^>\s]*>|_:\S+|"(?:[^"\\]|\\.)*"'
-                      r'(?:@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^<[^>\s]*>)?)\s*\.\s*')
+_NORMAL_RANK = "<http://wikiba.se/ontology#NormalRank>"
 _LITERAL = r'^"(?:[^"\\]|\\.)*"(?:@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^<[^>\s]*>)?$'
 
-#: every role a staged triple can have; ``seen`` stands for labels, descriptions and
-#: aliases in other languages than English and ``mul``, which only tell that their
-#: subject is an entity (one row per subject and block)
-KINDS: tuple[str, ...] = (*dict.fromkeys(PREDICATES.values()), *dict.fromkeys(_FAMILY_KIND.values()), "seen")
 _KIND_CODE = {kind: code for code, kind in enumerate(KINDS)}
 _KIND_NAMES = pa.array(KINDS, pa.string())
 _TERM_CODES = [_KIND_CODE[k] for k in ("label", "description", "alias")]
@@ -144,59 +109,6 @@ _NOVALUE_PREFIX = b"<http://www.wikidata.org/prop/novalue/"
 _SUFFIX = r"@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^<[^>\s]*>"
 
 _VALUE_CODES = [_KIND_CODE[k] for k in ("ps", "pq", "pr")]
-
-STAGING_DDL = "(line BIGINT, k VARCHAR, pid VARCHAR, s VARCHAR, o VARCHAR)"
-#: Staged triples are split by role into one table each, behind one view: every query
-#: filters on ``k``, and DuckDB's zone maps then skip the tables that cannot match.
-STAGING_GROUPS: dict[str, tuple[str, ...]] = {
-    "claim": ("claim",),
-    "wdt": ("wdt",),
-    "terms": ("label", "description", "alias", "ptype", "sitelinks", "version", "modified", "about", "seen"),
-}  # everything else (ps/pq/pr, value nodes, rank, type, derived) goes to "main"
-#: staging-group number of each kind code (groups in the order of STAGING_GROUPS, then "main")
-_GROUP_OF_CODE = np.array([next((i for i, kinds in enumerate(STAGING_GROUPS.values()) if k in kinds),
-                                len(STAGING_GROUPS)) for k in KINDS], dtype=np.int8)
-
-
-def create_staging(con: duckdb.DuckDBPyConnection, table: str) -> None:
-    """Create the staging tables and the view ``table`` over them."""
-    names = [*STAGING_GROUPS, "main"]
-    for group in names:  # p: triples with the value of their statement, where it is plain (column v)
-        ddl = STAGING_DDL[:-1] + ", v VARCHAR)" if group == "claim" else STAGING_DDL
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {table}_{group} {ddl}")
-    con.execute(f"CREATE OR REPLACE TEMP VIEW {table} AS "
-                + " UNION ALL ".join(f"SELECT line, k, pid, s, o FROM {table}_{g}" for g in names))
-
-
-def drop_staging(con: duckdb.DuckDBPyConnection, table: str) -> None:
-    """Drop the staging tables and their view (a group staged as held Arrow rows, see
-    :meth:`_Stager.finish`, is a registered view instead of a table)."""
-    con.execute(f"DROP VIEW IF EXISTS {table}")
-    for group in [*STAGING_GROUPS, "main"]:
-        con.unregister(f"{table}_{group}")
-        con.execute(f"DROP TABLE IF EXISTS {table}_{group}")
-
-
-def delete_staged(con: duckdb.DuckDBPyConnection, table: str, where: str, params: list[Any]) -> None:
-    """``DELETE FROM`` every staging table (the view itself cannot be deleted from). For
-    Turtle staging, whose staging tables are always tables (see :meth:`_Stager.finish`)."""
-    for group in [*STAGING_GROUPS, "main"]:
-        con.execute(f"DELETE FROM {table}_{group} WHERE {where}", params)
-
-
-def classify_predicate(term: str) -> tuple[str | None, str | None]:
-    """``(role, property id)`` of a predicate term; ``(None, None)`` for ignored predicates."""
-    m = _FAMILY.fullmatch(term)
-    if m:
-        return _FAMILY_KIND.get((m.group(1), m.group(2))), m.group(3)
-    return PREDICATES.get(term[1:-1]) if term.startswith("<") else None, None
-
-
-def parse_line_slow(line: str) -> tuple[str, str, str] | None:
-    """Split one N-Triples line by regular expression; ``None`` if it is not a triple."""
-    m = _NT_LINE.fullmatch(line)
-    return (m.group(1), m.group(2), m.group(3)) if m else None
-
 
 #: worker threads that prepare blocks (the reader thread decompresses, this one appends)
 STAGING_THREADS = min(2, os.cpu_count() or 1)
@@ -307,9 +219,9 @@ class _Stager:
             text = data[split.line_start[i]:split.line_end[i]].decode("utf-8").strip()
             if not text or text.startswith("#"):
                 continue
-            parsed = None if _SURROGATE.search(text) else parse_line_slow(text)
+            parsed = None if SURROGATE.search(text) else parse_line_slow(text)
             if parsed is None:
-                problems[int(i)] = _problem(text)
+                problems[int(i)] = line_problem(text)
             elif self._classes(parsed[1])[0] == "claim" and not claim_ok(parsed[0], parsed[2]):
                 problems[int(i)] = claim_problem(parsed[0], parsed[2])
             else:
@@ -354,7 +266,8 @@ class _Stager:
         (a file that stages less than :data:`HOLD_BYTES`), each group's held rows become its
         staging table as they are (a view of the Arrow table, in place of the empty table), so
         that nothing is copied into DuckDB. Only N-Triples staging finishes so (nothing deletes
-        staged rows of it; see :func:`delete_staged`); :func:`drop_staging` removes either."""
+        staged rows of it; see :func:`~.nt_roles.delete_staged`); :func:`~.nt_roles.drop_staging` removes
+        either."""
         if self._appended:
             self.append_held()
             return
@@ -457,7 +370,7 @@ class _Stager:
                 f"SELECT i FROM _cg_literals WHERE NOT (CASE WHEN kind = {PLAIN} "
                 f"THEN suffix = '' OR regexp_full_match(suffix, '{_SUFFIX}') "
                 f"ELSE regexp_full_match(o, '{_LITERAL}') "
-                f"AND NOT regexp_matches(o, '{_SURROGATE_ESCAPE}') END)"
+                f"AND NOT regexp_matches(o, '{SURROGATE_ESCAPE}') END)"
             ).fetchnumpy()["i"]
         finally:
             cursor.unregister("_cg_literals")
@@ -528,7 +441,7 @@ class _Stager:
         keep &= ~truthy_beside_claims(split, rows, kind == _KIND_CODE["wdt"], is_claim, prop, stop)
         keep &= rows < stop
         lines = rows  # numbered within the block until it is appended
-        group = _GROUP_OF_CODE[np.maximum(kind, 0)]
+        group = GROUP_OF_CODE[np.maximum(kind, 0)]
         parts: dict[str, list[Any]] = {}  # group -> positions in rows, s and o start and end
         plain = np.zeros(0, dtype=np.int64)
         for number, name in enumerate(self.groups):
@@ -602,9 +515,6 @@ class _Stager:
 #: literal suffixes that need no check (the most common in a dump)
 _GOOD_SUFFIXES = (b"@en", b"@mul", *(f"^^<http://www.w3.org/2001/XMLSchema#{t}>".encode()
                                       for t in ("dateTime", "integer", "decimal", "string", "double")))
-#: a ``\uD800``-``\uDFFF`` escape: a UTF-16 surrogate, which is no character (RE2 and Python)
-_SURROGATE_ESCAPE = r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}"
-_SURROGATE = re.compile(_SURROGATE_ESCAPE)
 
 
 class ReadError(Exception):
@@ -614,15 +524,6 @@ class ReadError(Exception):
         self.line = line
         self.cause = cause
         super().__init__(f"cannot read past line {line - 1}: {cause}")
-
-
-def _problem(text: str) -> str:
-    if _SURROGATE.search(text):
-        return ("a \\uD800-\\uDFFF escape is half of a UTF-16 pair, not a character (N-Triples writes "
-                "\\U0001F600 for such code points)")
-    if not text.endswith("."):
-        return "the line does not end with ' .' (truncated?)"
-    return "the line is not an N-Triples triple (<subject> <predicate> object .)"
 
 
 def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str, guard: LineGuard,

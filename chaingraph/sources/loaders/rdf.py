@@ -2,7 +2,8 @@
 
 The file is staged by :mod:`chaingraph.sources.loaders.ntriples`; the statement model is then
 rebuilt with set-based SQL inside DuckDB (joins on statement, reference and value-node
-IRIs; the SQL that reads terms and values is :mod:`~chaingraph.sources.loaders.rdf_terms`) and written in one transaction, but for the items, which follow in transactions of
+IRIs; the SQL that reads terms and values is :mod:`~chaingraph.sources.loaders.rdf_terms`)
+and written in one transaction, but for the items, which follow in transactions of
 :data:`ENTITY_CHUNK` (the entity index DuckDB grows in a transaction stays in memory until
 it ends; should a load stop among them, loading the file again completes it). The result
 is the store the JSON dump of the same entities gives:
@@ -58,13 +59,8 @@ from chaingraph.sources.loaders.common import (
 )
 from chaingraph.sources.loaders.compression import Format, dump_date, open_dump
 from chaingraph.sources.loaders.nt_ids import STATEMENT_ID_PATTERN, staged_entity_id
-from chaingraph.sources.loaders.ntriples import (
-    ReadError,
-    create_staging,
-    delete_staged,
-    drop_staging,
-    stage_ntriples,
-)
+from chaingraph.sources.loaders.nt_roles import create_staging, delete_staged, drop_staging
+from chaingraph.sources.loaders.ntriples import ReadError, stage_ntriples
 from chaingraph.sources.loaders.rdf_terms import (
     DATA,
     ENT,
