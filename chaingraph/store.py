@@ -572,50 +572,6 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
         sql, params = self._edge_sql(subject, property, object, ranks, item_only)
         return dict(self.con.execute(sql, params).fetchnumpy())
 
-    def time_rows(self, qualifiers: Sequence[str] = ("P580", "P582", "P585")) -> dict[str, Any]:
-        """Rows for :mod:`chaingraph.timeline`, as numpy columns: every non-deprecated statement
-        of a (subject, property) that has a statement with one of ``qualifiers`` or a
-        preferred-rank statement, once per such qualifier snak (once with NULL qualifier
-        columns when it has none). Columns: ``statement_id, subject, property, rank,
-        qualifier, qsnaktype, year, month, day, precision, calendar`` (year, month and day
-        parsed from the JSON time string; year in JSON numbering, no year 0).
-
-        >>> from chaingraph.values import EntityValue, TimeValue
-        >>> s = Store()
-        >>> s.write(Batch(statements=[statement_row("Q1$a", "Q1", "P54", EntityValue(id="Q2"))],
-        ...     qualifiers=[qualifier_row("Q1$a", "P580", TimeValue.make(1990, precision=9))]))
-        >>> r = s.time_rows()
-        >>> r["statement_id"].tolist(), int(r["year"][0]), int(r["precision"][0])
-        (['Q1$a'], 1990, 9)
-        """
-        quals = list(qualifiers)
-        sql = """
-            WITH qualified AS (
-                SELECT DISTINCT s.subject, s.property FROM statements s
-                JOIN qualifiers q ON q.statement_id = s.statement_id
-                WHERE q.property IN (SELECT UNNEST(?)) AND s.rank <> 'deprecated'
-                UNION SELECT DISTINCT subject, property FROM statements WHERE rank = 'preferred'),
-            parsed AS (
-                SELECT statement_id, property AS qualifier, snaktype AS qsnaktype, precision, calendar,
-                       regexp_extract(time, '^([+-]?[0-9]+)-([0-9]+)-([0-9]+)', ['y', 'm', 'd']) AS t
-                FROM qualifiers WHERE property IN (SELECT UNNEST(?)))
-            SELECT s.statement_id, s.subject, s.property, s.rank, p.qualifier, p.qsnaktype,
-                   TRY_CAST(NULLIF(p.t.y, '') AS BIGINT) AS year,
-                   TRY_CAST(NULLIF(p.t.m, '') AS INTEGER) AS month,
-                   TRY_CAST(NULLIF(p.t.d, '') AS INTEGER) AS day, p.precision, p.calendar
-            FROM statements s JOIN qualified USING (subject, property)
-            LEFT JOIN parsed p ON p.statement_id = s.statement_id
-            WHERE s.rank <> 'deprecated'
-            ORDER BY s.statement_id, p.qualifier, year, month, day"""
-        return dict(self.con.execute(sql, [quals, quals]).fetchnumpy())
-
-    def superseding_properties(self) -> set[str]:
-        """Properties whose own statements carry Wikidata's single-best-value constraint
-        (``P2302`` = ``Q52060874``), when the store holds property metadata."""
-        rows = self.con.execute("SELECT DISTINCT subject FROM statements WHERE property = 'P2302' "
-                                "AND object = 'Q52060874' AND rank <> 'deprecated'").fetchall()
-        return {r[0] for r in rows}
-
     # -- convenience reads (all small) -------------------------------------------------
     def entity(self, entity_id: str) -> EntityInfo | None:
         rows = self.con.execute(

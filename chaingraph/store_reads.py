@@ -1,6 +1,7 @@
 """Reads of the store's facts beyond :meth:`Store.edges`: labels, sitelinks, classes,
 property facts, statement values, whole statements with their qualifiers, references and
-provenance, rows to copy into another store, and counts.
+provenance, rows to copy into another store, the time-qualifier rows of
+:mod:`chaingraph.timeline`, the properties that supersede, and counts.
 
 These are :class:`~chaingraph.store.Store` methods (:class:`StoreReads` is a mixin of
 ``Store``; import ``Store`` from :mod:`chaingraph.store`). All are small, deterministic
@@ -24,7 +25,7 @@ queries; ids a store does not know are simply absent from the answers.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any, Literal, NamedTuple
 
@@ -296,6 +297,52 @@ class StoreReads:
     def statement_count(self) -> int:
         """How many statements the store holds (``counts()["statements"]`` alone)."""
         return int(self._all("SELECT count(*) FROM statements")[0][0])
+
+    # -- time qualifiers and constraints --------------------------------------------------
+    def time_rows(self, qualifiers: Sequence[str] = ("P580", "P582", "P585")) -> dict[str, Any]:
+        """Rows for :mod:`chaingraph.timeline`, as numpy columns: every non-deprecated statement
+        of a (subject, property) that has a statement with one of ``qualifiers`` or a
+        preferred-rank statement, once per such qualifier snak (once with NULL qualifier
+        columns when it has none). Columns: ``statement_id, subject, property, rank,
+        qualifier, qsnaktype, year, month, day, precision, calendar`` (year, month and day
+        parsed from the JSON time string; year in JSON numbering, no year 0).
+
+        >>> from chaingraph.store import Batch, Store, qualifier_row, statement_row
+        >>> from chaingraph.values import EntityValue, TimeValue
+        >>> s = Store()
+        >>> s.write(Batch(statements=[statement_row("Q1$a", "Q1", "P54", EntityValue(id="Q2"))],
+        ...     qualifiers=[qualifier_row("Q1$a", "P580", TimeValue.make(1990, precision=9))]))
+        >>> r = s.time_rows()
+        >>> r["statement_id"].tolist(), int(r["year"][0]), int(r["precision"][0])
+        (['Q1$a'], 1990, 9)
+        """
+        quals = list(qualifiers)
+        sql = """
+            WITH qualified AS (
+                SELECT DISTINCT s.subject, s.property FROM statements s
+                JOIN qualifiers q ON q.statement_id = s.statement_id
+                WHERE q.property IN (SELECT UNNEST(?)) AND s.rank <> 'deprecated'
+                UNION SELECT DISTINCT subject, property FROM statements WHERE rank = 'preferred'),
+            parsed AS (
+                SELECT statement_id, property AS qualifier, snaktype AS qsnaktype, precision, calendar,
+                       regexp_extract(time, '^([+-]?[0-9]+)-([0-9]+)-([0-9]+)', ['y', 'm', 'd']) AS t
+                FROM qualifiers WHERE property IN (SELECT UNNEST(?)))
+            SELECT s.statement_id, s.subject, s.property, s.rank, p.qualifier, p.qsnaktype,
+                   TRY_CAST(NULLIF(p.t.y, '') AS BIGINT) AS year,
+                   TRY_CAST(NULLIF(p.t.m, '') AS INTEGER) AS month,
+                   TRY_CAST(NULLIF(p.t.d, '') AS INTEGER) AS day, p.precision, p.calendar
+            FROM statements s JOIN qualified USING (subject, property)
+            LEFT JOIN parsed p ON p.statement_id = s.statement_id
+            WHERE s.rank <> 'deprecated'
+            ORDER BY s.statement_id, p.qualifier, year, month, day"""
+        return dict(self.con.execute(sql, [quals, quals]).fetchnumpy())
+
+    def superseding_properties(self) -> set[str]:
+        """Properties whose own statements carry Wikidata's single-best-value constraint
+        (``P2302`` = ``Q52060874``), when the store holds property metadata."""
+        rows = self.con.execute("SELECT DISTINCT subject FROM statements WHERE property = 'P2302' "
+                                "AND object = 'Q52060874' AND rank <> 'deprecated'").fetchall()
+        return {r[0] for r in rows}
 
     def statements_by_value_type(self) -> dict[str, int]:
         """Statements per value type (the snaktype for ``somevalue``/``novalue``)."""
