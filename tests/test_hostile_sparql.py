@@ -21,7 +21,8 @@ import chaingraph
 from chaingraph.cli import cli
 from chaingraph.errors import EndpointError, EndpointResponseError, EndpointUnavailable, InvalidInput
 from chaingraph.settings import RetryPolicy
-from chaingraph.sources.sparql import SparqlClient, query_hash, term_value
+from chaingraph.sources.sparql import SparqlClient, query_hash
+from chaingraph.sources.sparql_terms import term_value
 from chaingraph.store import Store
 
 QUERY = "SELECT ?s WHERE { ?s ?p ?o } LIMIT 1"

@@ -166,7 +166,7 @@ def test_client_arguments_are_checked() -> None:
 
 def test_time_and_quantity_without_value_node_are_refused_not_guessed() -> None:
     from chaingraph.errors import InvalidInput
-    from chaingraph.sources.sparql import term_value
+    from chaingraph.sources.sparql_terms import term_value
 
     lit = {"type": "literal", "value": "1952-03-11T00:00:00Z"}
     for datatype in ("time", "quantity"):

@@ -15,7 +15,7 @@ media) are dropped once ``properties.rq`` has told their datatypes, with their s
 ``snaks_by_statement.rq`` for their ``P31`` statements). Only validated ids reach a
 query: items through :func:`~chaingraph.ids.qid`, properties through
 :func:`~chaingraph.ids.pid`, statement IRIs through a strict pattern.
-Statement ids become JSON form, values go through :func:`chaingraph.sources.sparql.term_value`.
+Statement ids become JSON form, values go through :func:`chaingraph.sources.sparql_terms.term_value`.
 
 >>> "VALUES ?prop { wd:P31 wd:P569 }" in render_query("properties", properties=["P31", "P569"])
 True
@@ -37,15 +37,8 @@ from chaingraph.ids import from_iri, pid, qid, statement_id_from_rdf
 from chaingraph.resources import query_file
 from chaingraph.settings import CrawlLimits, EndpointSettings
 from chaingraph.sources.neighbours import KEPT_DATATYPES, Neighbour, Neighbourhoods, SourceRef
-from chaingraph.sources.sparql import (
-    Response,
-    SparqlClient,
-    datatype_name,
-    infer_datatype,
-    is_unknown,
-    rank_name,
-    term_value,
-)
+from chaingraph.sources.sparql import Response, SparqlClient
+from chaingraph.sources.sparql_terms import datatype_name, infer_datatype, is_unknown, rank_name, term_value
 from chaingraph.store import (
     Store,
     entity_row,
