@@ -51,8 +51,9 @@ the peak of each kind of DuckDB's memory). The larger two must reach the same pe
 loaders stream within fixed DuckDB budgets (N-Triples stages into DuckDB and builds one
 join or aggregate at a time, spilling to disk beyond them; JSON batches are written within
 one, the store file opened again every 16 batches so that what DuckDB keeps of the row
-groups written does not pile up). The dump itself stays below them: it is too small to
-fill DuckDB's budgets (N-Triples) or to reach the steady state of the batch writes (JSON).
+groups written does not pile up). The dump itself may stay below them: it is too small to
+reach the steady state of the batch writes (JSON); an N-Triples dump's peak, in its statement
+insert with its staged rows still held as Arrow tables, is about the larger dumps'.
 ``--scale 20`` checks 20× and 40×; ``--memory`` runs the memory check alone.
 
 Peak MB is the resident-memory high-water mark above the process's post-setup baseline.
