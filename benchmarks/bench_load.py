@@ -45,8 +45,11 @@ memory check, with pyoxigraph's gzip case as the baseline.
 Then the memory check, for the JSON dump and for N-Triples: the dump and synthetic dumps
 ``--scale`` and twice ``--scale`` times larger (default 10 and 20: the dump's items repeated
 with every ``Q`` id shifted by a multiple of 10⁹, so statement ids stay unique; written once
-to the bench cache, not timed), each loaded into a new store *file* in two rounds (the
-second in reverse order; the table shows the higher peak, the comments each run's, with
+to the bench cache, not timed), and the dump with every ``Q`` id shifted as in copy 1 (its
+ids have ten digits, as in all but the first copy of the larger dumps, so its rows are as
+large as theirs: the row that tells growth with the dump's size from growth with the ids'
+length), each loaded into a new store *file* in two rounds (the second in reverse order;
+the table shows the higher peak, the comments each run's, with
 the peak of each kind of DuckDB's memory). The larger two must reach the same peak: the
 loaders stream within fixed DuckDB budgets (N-Triples stages into DuckDB and builds one
 join or aggregate at a time, spilling to disk beyond them; JSON batches are written within
@@ -184,11 +187,14 @@ def duckdb_read_json(name: str) -> Run:
 _QID = re.compile(rb'"Q([1-9][0-9]{0,8})(?=[$"])')
 
 
-def synthetic_dump(name: str, scale: int) -> Path:
+def synthetic_dump(name: str, scale: int, *, first: int = 0) -> Path:
     """``world/NAME.json.gz`` made ``scale`` times larger: its properties once, its items
     ``scale`` times, copy ``k`` with every quoted ``Q`` id (entity, statement and value ids)
-    shifted by ``k`` × 10⁹, so the copies are distinct entities with distinct statements."""
-    target = BENCH_CACHE / f"synthetic-{name}-x{scale}.json.gz"
+    shifted by ``k`` × 10⁹, so the copies are distinct entities with distinct statements.
+
+    The copies are ``first`` to ``first + scale - 1``: ``scale=1, first=1`` is the dump with
+    every ``Q`` id as long as the larger dumps' (ten digits), their rows' size at 1×."""
+    target = BENCH_CACHE / f"synthetic-{name}-x{scale}{f'-from{first}' if first else ''}.json.gz"
     if target.exists():
         return target
     BENCH_CACHE.mkdir(parents=True, exist_ok=True)
@@ -198,10 +204,10 @@ def synthetic_dump(name: str, scale: int) -> Path:
     with gzip.open(partial, "wb", compresslevel=1) as out:
         out.write(b"[\n")
         first = True
-        for k in range(scale):
+        for k in range(first, first + scale):
             shift = k * 10**9
             for line in lines:
-                if k and b'"type":"property"' in line[:40]:
+                if k > first and b'"type":"property"' in line[:40]:
                     continue
                 if shift:
                     line = _QID.sub(lambda m: b'"Q%d' % (int(m.group(1)) + shift), line)  # noqa: B023
@@ -216,12 +222,13 @@ _NT_QID = re.compile(rb"(/entity/|/entity/statement/|/Special:EntityData/)Q([1-9
 _NT_PROPERTY_LINE = re.compile(rb"^<http://www\.wikidata\.org/entity/(?:statement/)?P[0-9]", re.MULTILINE)
 
 
-def synthetic_ntriples(name: str, scale: int) -> Path:
+def synthetic_ntriples(name: str, scale: int, *, first: int = 0) -> Path:
     """``world/NAME.nt.gz`` made ``scale`` times larger the way :func:`synthetic_dump` does
     it for the JSON dump: the properties' triples once, every other triple ``scale`` times,
-    copy ``k`` with every ``Q`` id in an entity, statement or entity-data IRI shifted by
-    ``k`` × 10⁹ (value and reference nodes are shared, as a dump shares them)."""
-    target = BENCH_CACHE / f"synthetic-{name}-x{scale}.nt.gz"
+    copy ``k`` (``first`` to ``first + scale - 1``) with every ``Q`` id in an entity,
+    statement or entity-data IRI shifted by ``k`` × 10⁹ (value and reference nodes are
+    shared, as a dump shares them)."""
+    target = BENCH_CACHE / f"synthetic-{name}-x{scale}{f'-from{first}' if first else ''}.nt.gz"
     if target.exists():
         return target
     BENCH_CACHE.mkdir(parents=True, exist_ok=True)
@@ -230,8 +237,11 @@ def synthetic_ntriples(name: str, scale: int) -> Path:
     items = b"".join(line for line in lines if not _NT_PROPERTY_LINE.match(line))
     partial = target.with_suffix(".partial")
     with gzip.open(partial, "wb", compresslevel=1) as out:
-        out.write(b"".join(lines))
-        for k in range(1, scale):
+        if first:  # the properties' triples, then the items of copy `first`
+            out.write(b"".join(line for line in lines if _NT_PROPERTY_LINE.match(line)))
+        else:
+            out.write(b"".join(lines))
+        for k in range(first + (not first), first + scale):
             shift = k * 10**9
             out.write(_NT_QID.sub(lambda m: b"%sQ%d" % (m.group(1), int(m.group(2)) + shift), items))  # noqa: B023
     partial.rename(target)
@@ -406,7 +416,8 @@ def main(argv: list[str]) -> int:
     if "--json" not in argv:
         formats.append(("N-Triples", "nt.gz", synthetic_ntriples))
     for label, ext, synthetic in formats:
-        sizes = [("1× (the world dump)", _world(name, ext))]
+        sizes = [("1× (the world dump)", _world(name, ext)),
+                 ("1× (ids as long as the copies')", synthetic(name, 1, first=1))]
         sizes += [(f"{n}× (synthetic)", synthetic(name, n)) for n in (scale, 2 * scale)]
         memory = _rounds([Case(size, f"{MODULE}:chaingraph_file_load", {"path": str(path)}, 1)
                           for size, path in sizes], slow_once=False)
