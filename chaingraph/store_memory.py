@@ -280,9 +280,12 @@ class StoreMemory:
             if temporary:
                 return False
             self.con = reopen(self.con, str(self.path), read_only=self._read_only)
-        except (duckdb.Error, ValueError) as exc:
+        except duckdb.Error as exc:
             raise StoreError(f"cannot open store {self.path} again: {str(exc).splitlines()[0]}; "
                              "check that no other process holds it open for writing") from exc
+        except ValueError as exc:  # opened, but a setting would not go back: not another process's doing
+            raise StoreError(f"cannot open store {self.path} again with its settings: {exc}; set it "
+                             "by hand after opening the store, or leave it at DuckDB's default") from exc
         return True
 
     def memory_budget(self) -> Budget:

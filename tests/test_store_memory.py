@@ -8,8 +8,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from chaingraph import store_memory
+from chaingraph.errors import StoreError
 from chaingraph.store import Store
-from chaingraph.store_memory import held_settings, repeats, setting
+from chaingraph.store_memory import held_settings, reopen, repeats, setting
 
 TWO = "(VALUES ('Q1$a'), ('Q1$b'), ('Q2$a')) t(x)"
 TWICE = "(VALUES ('Q1$a'), ('Q1$b'), ('Q1$a')) t(x)"
@@ -47,3 +49,33 @@ def test_held_settings_are_set_back_on_the_connection_current_at_the_end(tmp_pat
             assert store.con is not first
             assert setting(store.con, "checkpoint_threshold") == "4.0 MiB"  # carried over
         assert setting(store.con, "checkpoint_threshold") == before
+
+
+def test_reopen_names_a_setting_that_will_not_go_back(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A setting that DuckDB does not take back (here: every ``SET threads`` ignored) stops
+    :func:`reopen` with the setting's name after one try, instead of trying forever, and
+    :meth:`Store.reconnect` says so in one line without blaming another process."""
+    real_set = store_memory._set
+
+    def set_but_threads(con: duckdb.DuckDBPyConnection, name: str, value: str | None) -> None:
+        if name != "threads":
+            real_set(con, name, value)
+
+    path = tmp_path / "s.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("SET threads = 1")
+    con.execute("SET checkpoint_threshold = '4MiB'")
+    con = reopen(con, str(path))
+    assert setting(con, "threads") == "1"  # as it is, the setting goes back
+    con.close()
+    monkeypatch.setattr(store_memory, "_set", set_but_threads)
+    con = duckdb.connect(str(path))
+    con.execute("SET threads = 1")
+    with pytest.raises(ValueError, match="DuckDB's threads cannot be set back to '1'"):
+        reopen(con, str(path))
+    with Store(path) as s:
+        s.con.execute("SET threads = 1")
+        with pytest.raises(StoreError, match="again with its settings: DuckDB's threads") as raised:
+            s.reconnect()
+        assert "another process" not in str(raised.value) and "\n" not in str(raised.value)
