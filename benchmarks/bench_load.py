@@ -187,6 +187,10 @@ def duckdb_read_json(name: str) -> Run:
 _QID = re.compile(rb'"Q([1-9][0-9]{0,8})(?=[$"])')
 
 
+def _synthetic_path(name: str, scale: int, first: int, ext: str) -> Path:
+    return BENCH_CACHE / f"synthetic-{name}-x{scale}{f'-from{first}' if first else ''}.{ext}"
+
+
 def synthetic_dump(name: str, scale: int, *, first: int = 0) -> Path:
     """``world/NAME.json.gz`` made ``scale`` times larger: its properties once, its items
     ``scale`` times, copy ``k`` with every quoted ``Q`` id (entity, statement and value ids)
@@ -194,7 +198,7 @@ def synthetic_dump(name: str, scale: int, *, first: int = 0) -> Path:
 
     The copies are ``first`` to ``first + scale - 1``: ``scale=1, first=1`` is the dump with
     every ``Q`` id as long as the larger dumps' (ten digits), their rows' size at 1×."""
-    target = BENCH_CACHE / f"synthetic-{name}-x{scale}{f'-from{first}' if first else ''}.json.gz"
+    target = _synthetic_path(name, scale, first, "json.gz")
     if target.exists():
         return target
     BENCH_CACHE.mkdir(parents=True, exist_ok=True)
@@ -203,7 +207,7 @@ def synthetic_dump(name: str, scale: int, *, first: int = 0) -> Path:
     partial = target.with_suffix(".partial")
     with gzip.open(partial, "wb", compresslevel=1) as out:
         out.write(b"[\n")
-        first = True
+        opening = True  # the first line written takes no comma
         for k in range(first, first + scale):
             shift = k * 10**9
             for line in lines:
@@ -211,8 +215,8 @@ def synthetic_dump(name: str, scale: int, *, first: int = 0) -> Path:
                     continue
                 if shift:
                     line = _QID.sub(lambda m: b'"Q%d' % (int(m.group(1)) + shift), line)  # noqa: B023
-                out.write(line if first else b",\n" + line)
-                first = False
+                out.write(line if opening else b",\n" + line)
+                opening = False
         out.write(b"\n]\n")
     partial.rename(target)
     return target
@@ -228,7 +232,7 @@ def synthetic_ntriples(name: str, scale: int, *, first: int = 0) -> Path:
     copy ``k`` (``first`` to ``first + scale - 1``) with every ``Q`` id in an entity,
     statement or entity-data IRI shifted by ``k`` × 10⁹ (value and reference nodes are
     shared, as a dump shares them)."""
-    target = BENCH_CACHE / f"synthetic-{name}-x{scale}{f'-from{first}' if first else ''}.nt.gz"
+    target = _synthetic_path(name, scale, first, "nt.gz")
     if target.exists():
         return target
     BENCH_CACHE.mkdir(parents=True, exist_ok=True)
@@ -237,11 +241,9 @@ def synthetic_ntriples(name: str, scale: int, *, first: int = 0) -> Path:
     items = b"".join(line for line in lines if not _NT_PROPERTY_LINE.match(line))
     partial = target.with_suffix(".partial")
     with gzip.open(partial, "wb", compresslevel=1) as out:
-        if first:  # the properties' triples, then the items of copy `first`
-            out.write(b"".join(line for line in lines if _NT_PROPERTY_LINE.match(line)))
-        else:
-            out.write(b"".join(lines))
-        for k in range(first + (not first), first + scale):
+        # the properties' triples, with copy 0's items as the file has them when it is a copy
+        out.write(b"".join(line for line in lines if first == 0 or _NT_PROPERTY_LINE.match(line)))
+        for k in range(max(first, 1), first + scale):
             shift = k * 10**9
             out.write(_NT_QID.sub(lambda m: b"%sQ%d" % (m.group(1), int(m.group(2)) + shift), items))  # noqa: B023
     partial.rename(target)

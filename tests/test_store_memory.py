@@ -67,7 +67,8 @@ def test_reopen_names_a_setting_that_will_not_go_back(tmp_path: Path,
     con.execute("SET threads = 1")
     con.execute("SET checkpoint_threshold = '4MiB'")
     con = reopen(con, str(path))
-    assert setting(con, "threads") == "1"  # as it is, the setting goes back
+    # as it is, both go back
+    assert (setting(con, "threads"), setting(con, "checkpoint_threshold")) == ("1", "4.0 MiB")
     con.close()
     monkeypatch.setattr(store_memory, "_set", set_but_threads)
     con = duckdb.connect(str(path))
