@@ -55,10 +55,10 @@ do; N-Triples still grows past 10×, see the README): the loaders stream within 
 budgets (N-Triples stages into DuckDB and builds one join or aggregate at a time, spilling
 to disk beyond them; JSON batches are written within one, the store file opened again every
 16 batches so that what DuckDB keeps of the row groups written does not pile up). The dump
-itself stays below them: a JSON load rises ~10 MB to a level it keeps from 20× on (``--scale
-20``), whatever DuckDB's budget or the batches' size (the README has what was measured); an
-N-Triples dump's peak, in its statement insert with its staged rows still held as Arrow
-tables, is a few MB below the larger dumps'.
+itself stays below them: a JSON load rises ~10 MB to a level it keeps from 20× on
+(``--scale 20``), whatever DuckDB's budget or the batches' size (the README has what was
+measured); an N-Triples dump's peak, in its statement insert with its staged rows still held
+as Arrow tables, is a few MB below the larger dumps'.
 ``--scale 20`` checks 20× and 40×; ``--memory`` runs the memory check alone.
 
 Peak MB is the resident-memory high-water mark above the process's post-setup baseline.
