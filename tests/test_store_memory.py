@@ -57,9 +57,12 @@ def test_reopen_names_a_setting_that_will_not_go_back(tmp_path: Path,
     :func:`reopen` with the setting's name after one try, instead of trying forever, and
     :meth:`Store.reconnect` says so in one line without blaming another process."""
     real_set = store_memory._set
+    tries: list[str | None] = []
 
     def set_but_threads(con: duckdb.DuckDBPyConnection, name: str, value: str | None) -> None:
-        if name != "threads":
+        if name == "threads":
+            tries.append(value)
+        else:
             real_set(con, name, value)
 
     path = tmp_path / "s.duckdb"
@@ -75,6 +78,7 @@ def test_reopen_names_a_setting_that_will_not_go_back(tmp_path: Path,
     con.execute("SET threads = 1")
     with pytest.raises(ValueError, match="DuckDB's threads cannot be set back to '1'"):
         reopen(con, str(path))
+    assert tries == ["1"]  # one try, then the error
     with Store(path) as s:
         s.con.execute("SET threads = 1")
         with pytest.raises(StoreError, match="again with its settings: DuckDB's threads") as raised:
