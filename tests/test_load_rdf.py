@@ -443,3 +443,24 @@ def test_arrow_uses_malloc_until_the_last_of_nested_and_concurrent_loads_ends() 
         assert pa.default_memory_pool().backend_name == others[0]
     finally:
         pa.set_memory_pool(original)
+
+
+def test_a_store_file_is_opened_again_after_each_rdf_file(tmp_path: Path) -> None:
+    """What DuckDB keeps in memory of the row groups a file wrote goes with the file, so the
+    parts of a dump loaded one after another do not pile it up: the connection the load
+    started on is closed and the store, opened again, holds every part."""
+    import duckdb
+
+    with Store(tmp_path / "s.duckdb") as store:
+        first = store.con
+        load([FIXTURES / "values.nt"], store)
+        second = store.con
+        assert second is not first
+        with pytest.raises(duckdb.ConnectionException):
+            first.execute("SELECT 1")
+        statements = store.statement_count()
+        other = tmp_path / "other.nt"  # one truthy statement of an entity values.nt does not have
+        other.write_text("<http://www.wikidata.org/entity/Q999999> <http://www.wikidata.org/prop/direct/P31> "
+                         "<http://www.wikidata.org/entity/Q5> .\n")
+        load([other], store)
+        assert store.con is not second and store.statement_count() == statements + 1
