@@ -58,7 +58,10 @@ to disk beyond them; JSON batches are written within one, the store file opened 
 itself stays below them: a JSON load rises ~10 MB to a level it keeps from 20× on
 (``--scale 20``), whatever DuckDB's budget or the batches' size (the README has what was
 measured); an N-Triples dump's peak, in its statement insert with its staged rows still held
-as Arrow tables, is a few MB below the larger dumps'.
+as Arrow tables, is a few MB below the larger dumps'. The last row loads twice ``--scale``
+as two parts of ``--scale`` (copies 0 to ``scale - 1`` and ``scale`` to ``2 scale - 1``), one
+file after the other into the same store: the second goes into a store that has statements,
+so every key it writes is checked against the table.
 ``--scale 20`` checks 20× and 40×; ``--memory`` runs the memory check alone.
 
 Peak MB is the resident-memory high-water mark above the process's post-setup baseline.
@@ -256,7 +259,8 @@ MEMORY_TAGS = "SELECT tag, memory_usage_bytes FROM duckdb_memory()"
 
 
 def chaingraph_file_load(path: str) -> Run:
-    """Load ``path`` into a new store file (in the bench cache) and report its statements,
+    """Load ``path`` (or the files it names joined by ``os.pathsep``, one after another, the
+    parts of a dump) into a new store file (in the bench cache) and report its statements,
     with the peak of each kind of DuckDB's own memory (``duckdb_memory()``, MB, sampled every
     20 ms on a cursor of its own) in the extras: what in DuckDB grows if the peak does."""
     import threading
@@ -266,7 +270,8 @@ def chaingraph_file_load(path: str) -> Run:
     from chaingraph.sources.loaders import load
     from chaingraph.store import Store
 
-    store_path = BENCH_CACHE / f"load-{Path(path).name}.duckdb"
+    paths = path.split(os.pathsep)
+    store_path = BENCH_CACHE / f"load-{Path(paths[0]).name}{'-parts' if len(paths) > 1 else ''}.duckdb"
 
     def run() -> tuple[int, dict[str, Any]]:
         store_path.unlink(missing_ok=True)
@@ -293,7 +298,8 @@ def chaingraph_file_load(path: str) -> Run:
             sampler = threading.Thread(target=sample, daemon=True)
             sampler.start()
             try:
-                report = load([path], store)
+                for part in paths:  # a load() each, as a pipeline loading parts as they come would
+                    report = load([part], store)
             finally:
                 done.set()
                 sampler.join()
@@ -423,6 +429,8 @@ def main(argv: list[str]) -> int:
         sizes = [("1× (the world dump)", _world(name, ext)),
                  ("1× (ids as long as the copies')", synthetic(name, 1, first=1))]
         sizes += [(f"{n}× (synthetic)", synthetic(name, n)) for n in (scale, 2 * scale)]
+        sizes.append((f"{2 * scale}× in two {scale}× parts, one after another",
+                      os.pathsep.join(str(synthetic(name, scale, first=k)) for k in (0, scale))))
         memory = _rounds([Case(size, f"{MODULE}:chaingraph_file_load", {"path": str(path)}, 1)
                           for size, path in sizes], slow_once=False)
         print(markdown_table(f"Peak memory, world/{name} {label} 1×, {scale}× and {2 * scale}× into a new "
