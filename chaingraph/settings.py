@@ -48,6 +48,7 @@ __all__ = [
     "DEFAULT_CLASS_PROPERTIES",
     "DEFAULT_DEADLINE",
     "DEFAULT_ENDPOINT",
+    "DEFAULT_EXPORT_MEMORY_MB",
     "DEFAULT_KEY_CHECK_MEMORY_MB",
     "DEFAULT_LOAD_MEMORY_MB",
     "DEFAULT_MAX_RESPONSE_BYTES",
@@ -94,6 +95,15 @@ DEFAULT_LOAD_MEMORY_MB = 64
 #: its baseline and kept it for the rest of the load without a budget, 163 MB at 160 MiB and
 #: 65 at 64 MiB (the same time at both), and took 3.0-3.3 s instead of 1.9-2.2 s (load ~3)
 DEFAULT_KEY_CHECK_MEMORY_MB = 64
+#: DuckDB's memory budget (MiB) while ``chaingraph export --parquet`` writes a store *file*
+#: (:func:`~chaingraph.store_parquet.export`): each table is sorted by its key, and unheld the
+#: sort kept the whole table in memory, 1.9 GB above the baseline for a store of 4.6 M
+#: statements (codex-m's 10x synthetic dump and ten more copies), which a store of Wikidata's
+#: size could never have. Held, the sort spills: 281-283 MB there in 15.3-15.9 s, against
+#: 1,878-1,925 MB in 7.4-8.2 s unheld (two runs each; 546 MB and 13-15 s at 512 MiB, 225 MB
+#: and 16-17 s at 192, and 64 ran out of memory); codex-m's own store (228k statements) fits
+#: either way (0.5-0.8 s, ~150 MB)
+DEFAULT_EXPORT_MEMORY_MB = 256
 #: DuckDB's memory budget (MiB) while a JSON dump's batches are written into a store *file*
 #: (:class:`~chaingraph.store_load.BulkLoad`): what DuckDB caches of the store (the entity
 #: index it looks ids up in, blocks read and written) then never outgrows it, whatever the

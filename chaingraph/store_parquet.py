@@ -41,6 +41,7 @@ import duckdb
 
 from chaingraph import __version__
 from chaingraph.errors import InvalidInput, StoreError
+from chaingraph.settings import DEFAULT_EXPORT_MEMORY_MB
 from chaingraph.store import Store
 from chaingraph.store_schema import KEYS
 
@@ -98,13 +99,9 @@ def export(store: Store | str | Path, *, parquet: str | Path) -> dict[str, Any]:
     started = time.perf_counter()
     try:
         tables: dict[str, Any] = {}
-        for name, (cols, key) in _tables(store).items():
-            file = out / f"{name}.parquet"
-            order = ", ".join(_quote(k) for k in key)
-            store.con.execute(f"COPY (SELECT * FROM {_quote(name)} ORDER BY {order}) TO {_literal(file)} "
-                              "(FORMAT parquet, COMPRESSION zstd)")
-            rows = store.con.execute(f"SELECT count(*) FROM {_quote(name)}").fetchall()[0][0]
-            tables[name] = {"file": file.name, "rows": int(rows), "key": key, "columns": cols}
+        with store.memory_budget() as budget:  # a store file: the sorts spill beyond it
+            budget.hold(DEFAULT_EXPORT_MEMORY_MB)
+            _write_tables(store, out, tables)
         manifest = {"format": FORMAT, "chaingraph": __version__,
                     "store": str(store.path) if store.path else ":memory:",
                     "seconds": round(time.perf_counter() - started, 3), "tables": tables}
@@ -113,6 +110,18 @@ def export(store: Store | str | Path, *, parquet: str | Path) -> dict[str, Any]:
         if opened:
             store.close()
     return manifest
+
+
+def _write_tables(store: Store, out: Path, tables: dict[str, Any]) -> None:
+    """Write each table of ``store`` to ``out/<table>.parquet``, its rows sorted by its key,
+    and describe it in ``tables`` (the manifest's entries)."""
+    for name, (cols, key) in _tables(store).items():
+        file = out / f"{name}.parquet"
+        order = ", ".join(_quote(k) for k in key)
+        store.con.execute(f"COPY (SELECT * FROM {_quote(name)} ORDER BY {order}) TO {_literal(file)} "
+                          "(FORMAT parquet, COMPRESSION zstd)")
+        rows = store.con.execute(f"SELECT count(*) FROM {_quote(name)}").fetchall()[0][0]
+        tables[name] = {"file": file.name, "rows": int(rows), "key": key, "columns": cols}
 
 
 def is_parquet_export(path: str | Path) -> bool:

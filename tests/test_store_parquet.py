@@ -92,3 +92,35 @@ def test_export_of_a_missing_store_exits_with_a_one_line_error(tmp_path: Path) -
     res = CliRunner().invoke(cli, ["export", "--store", str(tmp_path / "no.duckdb"), "--parquet",
                                    str(tmp_path / "pq")])
     assert res.exit_code != 0 and "no such store file" in res.output
+
+
+def test_export_holds_duckdb_to_its_budget_and_gives_the_limit_back(full_store: Path, tmp_path: Path) -> None:
+    """Each table is sorted by its key as it is written, and a sort left to DuckDB's default
+    limit keeps the whole table in memory (1.9 GB for a store of 4.6 M statements): a store
+    file is held to DEFAULT_EXPORT_MEMORY_MB while the tables are written, so the sort spills,
+    and has its own limit back after; an in-memory store, which cannot spill, is left alone."""
+    from chaingraph.settings import DEFAULT_EXPORT_MEMORY_MB
+    from chaingraph.store_memory import memory_limit
+
+    class Watched:
+        """The store's connection, noting DuckDB's memory limit at each COPY."""
+
+        def __init__(self, con: duckdb.DuckDBPyConnection, seen: list[str]) -> None:
+            self.con, self.seen = con, seen
+
+        def execute(self, sql: str, *args: object) -> duckdb.DuckDBPyConnection:
+            if sql.startswith("COPY"):
+                self.seen.append(memory_limit(self.con))
+            return self.con.execute(sql, *args)
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self.con, name)
+
+    for store in (Store(full_store, read_only=True), Store()):
+        with store:
+            opened, seen = memory_limit(store.con), []
+            store.con = Watched(store.con, seen)  # type: ignore[assignment]
+            export(store, parquet=tmp_path / "pq")
+            expected = f"{DEFAULT_EXPORT_MEMORY_MB:.1f} MiB" if store.path is not None else opened
+            assert len(seen) >= 5 and set(seen) == {expected}
+            assert memory_limit(store.con) == opened
