@@ -83,7 +83,9 @@ def _literal(path: Path) -> str:
 def export(store: Store | str | Path, *, parquet: str | Path) -> dict[str, Any]:
     """Write every table of ``store`` (a :class:`Store` or a store file, read only) as
     Parquet under the directory ``parquet`` (created; files of an earlier export are
-    replaced) and return the manifest written beside them."""
+    replaced) and return the manifest written beside them. A store file is held to
+    :data:`~chaingraph.settings.DEFAULT_EXPORT_MEMORY_MB` of DuckDB memory meanwhile, so
+    that sorting a table by its key spills to disk instead of holding the table."""
     opened = not isinstance(store, Store)
     if opened:
         path = Path(store)  # type: ignore[arg-type]
