@@ -52,6 +52,7 @@ __all__ = [
     "DEFAULT_KEY_CHECK_MEMORY_MB",
     "DEFAULT_LOAD_MEMORY_MB",
     "DEFAULT_MAX_RESPONSE_BYTES",
+    "DEFAULT_PARQUET_LOAD_MEMORY_MB",
     "DEFAULT_STAGING_MEMORY_MB",
     "DEFAULT_USER_AGENT",
     "ChainBounds",
@@ -104,6 +105,14 @@ DEFAULT_KEY_CHECK_MEMORY_MB = 64
 #: and 16-17 s at 192, and 64 ran out of memory); codex-m's own store (228k statements) fits
 #: either way (0.5-0.8 s, ~150 MB)
 DEFAULT_EXPORT_MEMORY_MB = 256
+#: DuckDB's memory budget (MiB) while a directory written by ``export --parquet`` is loaded
+#: into a store *file* (:func:`~chaingraph.store_parquet.load_parquet`, one transaction). The
+#: export of that 4.6 M-statement store loaded unheld at 2.7-3.0 GB (peak resident memory of
+#: the whole command), most of it grouping every row by its key, which an export's rows never
+#: repeat; checked first and not grouped, 784 MB unheld, and 440 MB in 14.0-14.6 s held to
+#: 256 MiB (14.8 s before). At 128 MiB three runs of four ran out of memory (a 16 MiB
+#: allocation), at 64 MiB every one
+DEFAULT_PARQUET_LOAD_MEMORY_MB = 256
 #: DuckDB's memory budget (MiB) while a JSON dump's batches are written into a store *file*
 #: (:class:`~chaingraph.store_load.BulkLoad`): what DuckDB caches of the store (the entity
 #: index it looks ids up in, blocks read and written) then never outgrows it, whatever the

@@ -41,8 +41,9 @@ import duckdb
 
 from chaingraph import __version__
 from chaingraph.errors import InvalidInput, StoreError
-from chaingraph.settings import DEFAULT_EXPORT_MEMORY_MB
+from chaingraph.settings import DEFAULT_EXPORT_MEMORY_MB, DEFAULT_PARQUET_LOAD_MEMORY_MB
 from chaingraph.store import Store
+from chaingraph.store_memory import repeats
 from chaingraph.store_schema import KEYS
 
 __all__ = ["FORMAT", "MANIFEST", "export", "is_parquet_export", "load_parquet"]
@@ -151,7 +152,10 @@ def _manifest(directory: Path) -> dict[str, Any]:
 
 def load_parquet(directory: str | Path, store: Store) -> dict[str, int]:
     """Read a directory written by :func:`export` into ``store`` in one transaction;
-    returns the rows read per table. Tables the store does not have are refused."""
+    returns the rows read per table. Tables the store does not have are refused. A store
+    file is held to :data:`~chaingraph.settings.DEFAULT_PARQUET_LOAD_MEMORY_MB` of DuckDB
+    memory meanwhile, and a table whose keys come once (as an export's do: one pass over
+    their hashes tells, :func:`~chaingraph.store_memory.repeats`) is not grouped by key."""
     root = Path(directory)
     manifest = _manifest(root)
     known = _tables(store)
@@ -161,7 +165,8 @@ def load_parquet(directory: str | Path, store: Store) -> dict[str, int]:
                            "was it written by another chaingraph version?")
     counts: dict[str, int] = {}
     try:
-        with store.transaction() as con:
+        with store.memory_budget() as budget, store.transaction() as con:
+            budget.hold(DEFAULT_PARQUET_LOAD_MEMORY_MB)
             for name, table in manifest["tables"].items():
                 cols, _key = known[name]
                 wanted = [c["name"] for c in cols]
@@ -173,7 +178,9 @@ def load_parquet(directory: str | Path, store: Store) -> dict[str, int]:
                     raise InvalidInput(f"{file}: columns {missing} of table {name} are missing")
                 select = ", ".join(_quote(c) for c in wanted)
                 if name in KEYS:  # a fact table: the store's own write, which keeps its key
-                    store._insert_from(name, wanted, f"read_parquet({_literal(file)})")
+                    rows = f"read_parquet({_literal(file)})"  # an export's keys come once: not grouped
+                    unique = not repeats(con, rows, ", ".join(_quote(k) for k in KEYS[name]))
+                    store._insert_from(name, wanted, rows, unique=unique)
                 else:
                     con.execute(f"INSERT OR IGNORE INTO {_quote(name)} ({select}) "
                                 f"SELECT {select} FROM read_parquet({_literal(file)})")

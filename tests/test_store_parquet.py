@@ -124,3 +124,51 @@ def test_export_holds_duckdb_to_its_budget_and_gives_the_limit_back(full_store: 
             expected = f"{DEFAULT_EXPORT_MEMORY_MB:.1f} MiB" if store.path is not None else opened
             assert len(seen) >= 5 and set(seen) == {expected}
             assert memory_limit(store.con) == opened
+
+
+def test_loading_an_export_holds_duckdb_to_its_budget(full_store: Path, tmp_path: Path) -> None:
+    """Loading a Parquet directory into a store file holds DuckDB to
+    DEFAULT_PARQUET_LOAD_MEMORY_MB (unheld, a 4.6 M-statement export took 2.8 GB) and gives
+    the store its own limit back."""
+    from chaingraph.settings import DEFAULT_PARQUET_LOAD_MEMORY_MB
+    from chaingraph.store_memory import memory_limit
+
+    export(full_store, parquet=tmp_path / "pq")
+    seen: list[str] = []
+
+    class Watched:
+        """The store's connection, noting DuckDB's memory limit at each INSERT."""
+
+        def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+            self.con = con
+
+        def execute(self, sql: str, *args: object) -> duckdb.DuckDBPyConnection:
+            if sql.startswith("INSERT"):
+                seen.append(memory_limit(self.con))
+            return self.con.execute(sql, *args)
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self.con, name)
+
+    with Store(tmp_path / "back.duckdb") as store:
+        opened = memory_limit(store.con)
+        store.con = Watched(store.con)  # type: ignore[assignment]
+        load_parquet(tmp_path / "pq", store)
+        assert len(seen) >= 5 and set(seen) == {f"{DEFAULT_PARQUET_LOAD_MEMORY_MB:.1f} MiB"}
+        assert memory_limit(store.con) == opened and store.statement_count() > 1000
+
+
+def test_a_statement_file_that_repeats_a_key_loads_it_once(full_store: Path, tmp_path: Path) -> None:
+    """An export's keys come once, so its rows are not grouped by key; a file that repeats
+    one (written by hand) is, and keeps the first row of each key as every load does."""
+    out = tmp_path / "pq"
+    export(full_store, parquet=out)
+    statements = out / "statements.parquet"
+    with duckdb.connect() as con:
+        con.execute(f"COPY (SELECT * FROM read_parquet('{statements}') UNION ALL "
+                    f"(SELECT * FROM read_parquet('{statements}') ORDER BY statement_id LIMIT 3)) "
+                    f"TO '{tmp_path / 'twice.parquet'}' (FORMAT parquet)")
+    (tmp_path / "twice.parquet").replace(statements)
+    with Store(full_store, read_only=True) as a, Store(tmp_path / "back.duckdb") as b:
+        load_parquet(out, b)
+        assert _rows(a)["statements"] == _rows(b)["statements"]
