@@ -306,3 +306,31 @@ def test_stable_only_drops_time_sensitive_chains_and_counts_them(sample_store: P
     sensitive = [r for r in stable[2] if r["rule"] == "time_sensitive"]
     assert sensitive and stable[0]["time_stable"]["dropped"] == len(sensitive)
     assert all(c.time_sensitivity == "stable" for t in stable[1] for c in t.chains)
+
+
+@pytest.mark.parametrize("as_of", [None, "1990"])
+def test_the_task_graph_shares_the_whole_graph_and_equals_one_built_anew(sample_store: Path, as_of: str | None
+                                                                         ) -> None:
+    """Answer sets are read on the whole-store graph under the necessity policy's hub limit:
+    made from the whole graph (its arrays shared, not a second whole-store graph in memory),
+    it must be the graph building anew under that policy gives: the same vertices, arcs,
+    passable vertices and time exclusions."""
+    import numpy as np
+
+    from chaingraph.build.corpus import BuildParameters, _task_graph
+    from chaingraph.graph import EvidenceGraph
+    from chaingraph.settings import TraversalPolicy
+
+    p = BuildParameters(store=str(sample_store), policy=TraversalPolicy(hub_limit=3, as_of=as_of),
+                        task_hub_limit=None)
+    with Store(sample_store, read_only=True) as store:
+        whole = EvidenceGraph.from_store(store, policy=p.policy)
+        shared = _task_graph(whole, p)
+        anew = EvidenceGraph.from_store(store, policy=p.policy.model_copy(update={"hub_limit": None}))
+    assert shared.arrays is whole.arrays and shared.policy == anew.policy
+    assert shared.arrays.names.equals(anew.arrays.names)
+    for field in ("indptr", "nbr", "arc_edge", "fwd", "prop"):
+        assert np.array_equal(getattr(shared.arrays, field), getattr(anew.arrays, field))
+    assert np.array_equal(shared.passable_mask, anew.passable_mask)
+    assert not np.array_equal(shared.passable_mask, whole.passable_mask)  # the hub limit told
+    assert shared.time_excluded == anew.time_excluded and shared.classifier == anew.classifier
