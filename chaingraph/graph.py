@@ -173,6 +173,8 @@ class EvidenceGraph:
             graph.timeline = dated.timeline
             graph.time_excluded = dated.invalid
             graph.time_excluded_edges = dated.excluded_edges()
+        del items, lits  # the edge table: read whole, then encoded into the graph's arrays
+        store.release_memory()
         return graph
 
     # -- lookups ----------------------------------------------------------------------
