@@ -153,6 +153,7 @@ class EvidenceGraph:
             t = store.edge_table(item_only=False, literal_types=LITERAL_DATATYPES)
             item = pc.equal(t["value_type"], "item")
             items, lits = t.filter(item), t.filter(pc.invert(item))
+            del t
         else:
             items, lits = store.edge_table(), None
         dated = None

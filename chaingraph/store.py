@@ -507,7 +507,8 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
             self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {source}", params)
             return
         match = " AND ".join(f'_t."{k}" = _n."{k}"' for k in KEYS[table])
-        if self._estimated_rows(table) <= PRESENT_KEYS_PER_PASS:
+        # (count(*) of a whole table is read from DuckDB's row counts: half a millisecond)
+        if self.con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0] <= PRESENT_KEYS_PER_PASS:
             self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {source} AS _n "
                              f"WHERE NOT EXISTS (SELECT 1 FROM {table} AS _t WHERE {match})", params)
             return
@@ -522,19 +523,14 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
         parts = -(-present // PRESENT_KEYS_PER_PASS)  # the keys there left out a part of their hashes a pass
         if not parts:
             self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {source}", params)
-        hashed = {a: ", ".join(f'{a}."{k}"' for k in KEYS[table]) for a in ("_n", "_t")}
+        keys = {a: ", ".join(f'{a}."{k}"' for k in KEYS[table]) for a in ("_n", "_t")}
         for part in range(parts):
-            n_part, t_part = (f"hash({hashed[a]}) % {parts} = {part}" for a in ("_n", "_t"))
+            n_part, t_part = ((f"hash({keys[a]}) % {parts} = {part}" for a in ("_n", "_t"))
+                              if parts > 1 else ("true", "true"))
             self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {source} AS _n "
                              f"WHERE {n_part} AND NOT EXISTS "
                              f"(SELECT 1 FROM _cg_present AS _t WHERE {t_part} AND {match})", params)
         self.con.execute("DROP TABLE _cg_present")
-
-    def _estimated_rows(self, table: str) -> int:
-        """DuckDB's estimate of the rows in the store table ``table`` (its metadata: no scan)."""
-        rows = self.con.execute("SELECT estimated_size FROM duckdb_tables() WHERE table_name = ? AND NOT "
-                                "temporary AND database_name = current_database()", [table]).fetchall()
-        return int(rows[0][0] or 0) if rows else 0
 
     def insert_select(self, table: str, select: str, params: Sequence[Any] | None = None, *,
                       unique: bool = False, check: bool = True) -> None:

@@ -101,10 +101,9 @@ def export(store: Store | str | Path, *, parquet: str | Path) -> dict[str, Any]:
         raise InvalidInput(f"--parquet {out}: cannot create the directory ({exc.strerror})") from exc
     started = time.perf_counter()
     try:
-        tables: dict[str, Any] = {}
         with store.memory_budget() as budget:  # a store file: the sorts spill beyond it
             budget.hold(DEFAULT_EXPORT_MEMORY_MB)
-            _write_tables(store, out, tables)
+            tables = _write_tables(store, out)
         manifest = {"format": FORMAT, "chaingraph": __version__,
                     "store": str(store.path) if store.path else ":memory:",
                     "seconds": round(time.perf_counter() - started, 3), "tables": tables}
@@ -115,9 +114,10 @@ def export(store: Store | str | Path, *, parquet: str | Path) -> dict[str, Any]:
     return manifest
 
 
-def _write_tables(store: Store, out: Path, tables: dict[str, Any]) -> None:
-    """Write each table of ``store`` to ``out/<table>.parquet``, its rows sorted by its key,
-    and describe it in ``tables`` (the manifest's entries)."""
+def _write_tables(store: Store, out: Path) -> dict[str, Any]:
+    """Write each table of ``store`` to ``out/<table>.parquet``, its rows sorted by its key;
+    return the manifest's entries describing them."""
+    tables: dict[str, Any] = {}
     for name, (cols, key) in _tables(store).items():
         file = out / f"{name}.parquet"
         order = ", ".join(_quote(k) for k in key)
@@ -125,6 +125,7 @@ def _write_tables(store: Store, out: Path, tables: dict[str, Any]) -> None:
                           "(FORMAT parquet, COMPRESSION zstd)")
         rows = store.con.execute(f"SELECT count(*) FROM {_quote(name)}").fetchall()[0][0]
         tables[name] = {"file": file.name, "rows": int(rows), "key": key, "columns": cols}
+    return tables
 
 
 def is_parquet_export(path: str | Path) -> bool:
@@ -168,7 +169,7 @@ def load_parquet(directory: str | Path, store: Store) -> dict[str, int]:
         with store.memory_budget() as budget, store.transaction() as con:
             budget.hold(DEFAULT_PARQUET_LOAD_MEMORY_MB)
             for name, table in manifest["tables"].items():
-                cols, _key = known[name]
+                cols, key = known[name]
                 wanted = [c["name"] for c in cols]
                 file = root / table["file"]
                 present = {r[0] for r in con.execute(
@@ -179,7 +180,7 @@ def load_parquet(directory: str | Path, store: Store) -> dict[str, int]:
                 select = ", ".join(_quote(c) for c in wanted)
                 if name in KEYS:  # a fact table: the store's own write, which keeps its key
                     rows = f"read_parquet({_literal(file)})"  # an export's keys come once: not grouped
-                    unique = not repeats(con, rows, ", ".join(_quote(k) for k in KEYS[name]))
+                    unique = not repeats(con, rows, ", ".join(_quote(k) for k in key))
                     store._insert_from(name, wanted, rows, unique=unique)
                 else:
                     con.execute(f"INSERT OR IGNORE INTO {_quote(name)} ({select}) "
