@@ -23,6 +23,7 @@ from chaingraph.sources.loaders.nt_views import (
     split_lines,
     surely_claims,
     surely_entity_values,
+    surely_statements,
     views,
 )
 from chaingraph.sources.loaders.ntriples import _LITERAL, _SUFFIX
@@ -237,6 +238,26 @@ def test_surely_entity_values_never_vouches_for_a_value_the_regex_refuses(ids: l
     for row, vouched in zip(rows, sure):
         assert not vouched or _VALUE.fullmatch(terms[row]), terms[row]
     assert sure[-1]
+
+
+@pytest.mark.parametrize("obj", ['"7"', '"5462918"', "<x>", "_:b"])
+def test_a_short_object_at_the_end_of_a_block_is_read_inside_the_block(obj: str, tmp_path: Path) -> None:
+    """The checks read a term's bytes after the namespace it should start with: for an object
+    shorter than that on a block's last line (an external id, say), they read past the block's
+    padding and failed with an IndexError. They say "not sure" instead, and a block ending so
+    loads."""
+    line = (f"<http://www.wikidata.org/entity/statement/Q1-A> <http://www.wikidata.org/prop/statement/P1> "
+            f"{obj} .")
+    split = split_lines(line.encode())
+    rows = np.flatnonzero(split.ok)
+    assert not surely_entity_values(split.buf, split.o_start[rows], split.o_end[rows]).any()
+    assert not surely_statements(split, split.o_start[rows], split.o_end[rows])[0].any()
+    path = tmp_path / "end.nt"
+    path.write_text(f"<http://www.wikidata.org/entity/Q1> <http://www.wikidata.org/prop/P1> "
+                    f"<http://www.wikidata.org/entity/statement/Q1-A> .\n{line}\n")
+    store = Store()
+    load([path], store)
+    assert store.statement_count() == 1
 
 
 class _CountingConnection:

@@ -336,7 +336,9 @@ def surely_statements(split: Split, start: Index, end: Index) -> tuple[Mask, Ind
     if len(start) == 0:
         return np.zeros(0, dtype=np.bool_), np.zeros(0, dtype=np.int64)
     ok = starts_with(buf, start, end, _STATEMENT_IRI) & (buf[end - 1] == _GT)
-    local = start + len(_STATEMENT_IRI)
+    # a term shorter than the namespace may end the block: its bytes are read inside the
+    # buffer (and mean nothing: ``ok`` is False for it)
+    local = np.minimum(start + len(_STATEMENT_IRI), len(buf) - 32)
     ok &= _NODE_LETTER[buf[local]]
     dash = statement_dashes(buf, local)
     ok &= (dash > local + 1) & (buf[dash] == _DASH) & (end - 1 - (dash + 1) >= 1)
@@ -363,6 +365,7 @@ def surely_entity_values(buf: npt.NDArray[np.uint8], start: Index, end: Index) -
     local = start + len(_ENTITY_IRI)
     width = end - 1 - local
     ok = starts_with(buf, start, end, _ENTITY_IRI) & (buf[end - 1] == _GT) & (width >= 2) & (width <= 13)
+    local = np.minimum(local, len(buf) - 16)  # a shorter term at the block's end (ok is False for it)
     ok &= np.isin(buf[local], np.frombuffer(b"QPLEM", dtype=np.uint8))
     ok &= (buf[local + 1] >= ord("1")) & (buf[local + 1] <= _DIGIT_HIGH)
     digits = _digits(buf, local + 1, 12)
