@@ -337,8 +337,9 @@ def surely_statements(split: Split, start: Index, end: Index) -> tuple[Mask, Ind
         return np.zeros(0, dtype=np.bool_), np.zeros(0, dtype=np.int64)
     ok = starts_with(buf, start, end, _STATEMENT_IRI) & (buf[end - 1] == _GT)
     # a term shorter than the namespace may end the block: its bytes are read inside the
-    # buffer (and mean nothing: ``ok`` is False for it)
-    local = np.minimum(start + len(_STATEMENT_IRI), len(buf) - 32)
+    # buffer (and mean nothing: ``ok`` is False for it). A statement node is never moved:
+    # its local name and " ." follow, and the buffer has 16 bytes of padding
+    local = np.minimum(start + len(_STATEMENT_IRI), len(buf) - 17)
     ok &= _NODE_LETTER[buf[local]]
     dash = statement_dashes(buf, local)
     ok &= (dash > local + 1) & (buf[dash] == _DASH) & (end - 1 - (dash + 1) >= 1)
