@@ -512,18 +512,26 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
             self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {source} AS _n "
                              f"WHERE NOT EXISTS (SELECT 1 FROM {table} AS _t WHERE {match})", params)
             return
-        # A large table: its keys among the rows are found first, in a query of their own
-        # (a join, which spills), and the rows inserted after. An anti-join inside the INSERT
-        # builds its hash table on the whole table beside the insert's buffers, which does not
-        # spill: a 2.3 M-statement N-Triples file into a store of 4.6 M ran out of the 64 MiB of
-        # a load's build. Usually no key is there (the parts of a dump): a plain insert.
-        self.con.execute(f"CREATE OR REPLACE TEMP TABLE _cg_present AS SELECT {key} FROM {table} AS _t "
-                         f"WHERE EXISTS (SELECT 1 FROM {relation} AS _n WHERE {match})", params)
+        # A large table: its keys among the rows are found first, in queries of their own, and
+        # the rows inserted after. An anti-join inside the INSERT builds its hash table on the
+        # whole table beside the insert's buffers, which does not spill: a 2.3 M-statement
+        # N-Triples file into a store of 4.6 M ran out of the 64 MiB of a load's build. The keys
+        # are found a part of the rows' key hashes at a time, each join's hash table at most
+        # about PRESENT_KEYS_PER_PASS rows: one join of a million rows ran out of 32 MiB one
+        # time in three (its hash table has to spill, and did not always manage). Usually no
+        # key is there (the parts of a dump): a plain insert.
+        keys = {a: ", ".join(f'{a}."{k}"' for k in KEYS[table]) for a in ("_n", "_t")}
+        rows = self.con.execute(f"SELECT count(*) FROM {relation}", params).fetchall()[0][0]
+        passes = -(-rows // PRESENT_KEYS_PER_PASS)
+        self.con.execute(f"CREATE OR REPLACE TEMP TABLE _cg_present AS SELECT {key} FROM {table} LIMIT 0")
+        for part in range(passes):
+            n_part = f"hash({keys['_n']}) % {passes} = {part}" if passes > 1 else "true"
+            self.con.execute(f"INSERT INTO _cg_present SELECT {key} FROM {table} AS _t WHERE EXISTS "
+                             f"(SELECT 1 FROM {relation} AS _n WHERE {n_part} AND {match})", params)
         present = self.con.execute("SELECT count(*) FROM _cg_present").fetchall()[0][0]
         parts = -(-present // PRESENT_KEYS_PER_PASS)  # the keys there left out a part of their hashes a pass
         if not parts:
             self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {source}", params)
-        keys = {a: ", ".join(f'{a}."{k}"' for k in KEYS[table]) for a in ("_n", "_t")}
         for part in range(parts):
             n_part, t_part = ((f"hash({keys[a]}) % {parts} = {part}" for a in ("_n", "_t"))
                               if parts > 1 else ("true", "true"))
