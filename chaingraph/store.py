@@ -488,9 +488,9 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
         their key is kept here, by an anti-join of the rows against the table. DuckDB builds
         its hash table on the table, and inside an INSERT that does not spill, so into a
         table of more than :data:`PRESENT_KEYS_PER_PASS` rows the keys already there are
-        found first, in a query of their own (which spills), and the rows inserted after,
-        those keys left out a part of their hashes at a time (usually none is there: one
-        plain insert). Stores written before keep their primary keys; the same statements
+        found first, in queries of their own that each hash about that many of the rows, and
+        the rows inserted after, those keys left out a part of their hashes at a time (usually
+        none is there: one plain insert). Stores written before keep their primary keys; the same statements
         work on them. ``check=False`` leaves out the anti-join (a
         :class:`~chaingraph.store_load.BulkLoad` that knows no key of ``relation`` is there).
         ``numbered``: ``relation`` has a column ``_cg_row`` and the row kept of a repeated key is
