@@ -490,8 +490,8 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
         table of more than :data:`PRESENT_KEYS_PER_PASS` rows the keys already there are
         found first, in queries of their own that each hash about that many of the rows, and
         the rows inserted after, those keys left out a part of their hashes at a time (usually
-        none is there: one plain insert). Stores written before keep their primary keys; the same statements
-        work on them. ``check=False`` leaves out the anti-join (a
+        none is there: one plain insert). Stores written before keep their primary keys; the
+        same statements work on them. ``check=False`` leaves out the anti-join (a
         :class:`~chaingraph.store_load.BulkLoad` that knows no key of ``relation`` is there).
         ``numbered``: ``relation`` has a column ``_cg_row`` and the row kept of a repeated key is
         the one it numbers first."""
@@ -520,24 +520,26 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
         # about PRESENT_KEYS_PER_PASS rows: one join of a million rows ran out of 32 MiB one
         # time in three (its hash table has to spill, and did not always manage). Usually no
         # key is there (the parts of a dump): a plain insert.
-        keys = {a: ", ".join(f'{a}."{k}"' for k in KEYS[table]) for a in ("_n", "_t")}
+        def part(alias: str, parts: int, nth: int) -> str:
+            """SQL: the rows of ``alias`` in the ``nth`` of ``parts`` parts of the key hashes."""
+            hashed = ", ".join(f'{alias}."{k}"' for k in KEYS[table])
+            return f"hash({hashed}) % {parts} = {nth}" if parts > 1 else "true"
+
         rows = self.con.execute(f"SELECT count(*) FROM {relation}", params).fetchall()[0][0]
         passes = -(-rows // PRESENT_KEYS_PER_PASS)
         self.con.execute(f"CREATE OR REPLACE TEMP TABLE _cg_present AS SELECT {key} FROM {table} LIMIT 0")
-        for part in range(passes):
-            n_part = f"hash({keys['_n']}) % {passes} = {part}" if passes > 1 else "true"
+        for nth in range(passes):
             self.con.execute(f"INSERT INTO _cg_present SELECT {key} FROM {table} AS _t WHERE EXISTS "
-                             f"(SELECT 1 FROM {relation} AS _n WHERE {n_part} AND {match})", params)
+                             f"(SELECT 1 FROM {relation} AS _n WHERE {part('_n', passes, nth)} AND {match})",
+                             params)
         present = self.con.execute("SELECT count(*) FROM _cg_present").fetchall()[0][0]
         parts = -(-present // PRESENT_KEYS_PER_PASS)  # the keys there left out a part of their hashes a pass
         if not parts:
             self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {source}", params)
-        for part in range(parts):
-            n_part, t_part = ((f"hash({keys[a]}) % {parts} = {part}" for a in ("_n", "_t"))
-                              if parts > 1 else ("true", "true"))
+        for nth in range(parts):
             self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {source} AS _n "
-                             f"WHERE {n_part} AND NOT EXISTS "
-                             f"(SELECT 1 FROM _cg_present AS _t WHERE {t_part} AND {match})", params)
+                             f"WHERE {part('_n', parts, nth)} AND NOT EXISTS (SELECT 1 FROM _cg_present "
+                             f"AS _t WHERE {part('_t', parts, nth)} AND {match})", params)
         self.con.execute("DROP TABLE _cg_present")
 
     def insert_select(self, table: str, select: str, params: Sequence[Any] | None = None, *,

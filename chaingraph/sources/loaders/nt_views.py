@@ -58,8 +58,6 @@ Mask = npt.NDArray[np.bool_]
 PLAIN, ESCAPED = 1, 2
 _NL, _CR, _SPACE, _TAB, _QUOTE, _BACKSLASH = 10, 13, 32, 9, 34, 92
 _LT, _GT, _UNDERSCORE, _COLON, _DOT = 60, 62, 95, 58, 46
-#: bytes of padding after a block, so that gathers near its end stay inside the buffer
-_PAD = 16
 
 
 @dataclass(frozen=True)
@@ -294,6 +292,13 @@ def same_terms(buf: npt.NDArray[np.uint8], a: Index, b: Index, length: Index, wi
 
 _ENTITY_IRI = b"<http://www.wikidata.org/entity/"
 _STATEMENT_IRI = b"<http://www.wikidata.org/entity/statement/"
+#: bytes of zero padding after a block: the checks read up to this far past a term's first
+#: byte (a statement node's namespace and the 15 bytes after it where its ``-`` is looked
+#: for, :func:`surely_statements`), whatever the term, so that a term shorter than that on a
+#: block's last line (an external id such as ``"5462918"``) is read inside the buffer and is
+#: simply not vouched for (with 16 bytes such a line failed with an IndexError); the compiled
+#: scan's 16-byte loads need 16 of them
+_PAD = len(_STATEMENT_IRI) + 16
 _DIGIT_LOW, _DIGIT_HIGH, _DOLLAR, _DASH = 48, 57, 36, 45
 _NODE_LETTER = np.zeros(256, dtype=np.bool_)  # the first letter of a statement node's local name
 _NODE_LETTER[np.frombuffer(b"QPLqpl", dtype=np.uint8)] = True
@@ -336,10 +341,7 @@ def surely_statements(split: Split, start: Index, end: Index) -> tuple[Mask, Ind
     if len(start) == 0:
         return np.zeros(0, dtype=np.bool_), np.zeros(0, dtype=np.int64)
     ok = starts_with(buf, start, end, _STATEMENT_IRI) & (buf[end - 1] == _GT)
-    # a term shorter than the namespace may end the block: its bytes are read inside the
-    # buffer (and mean nothing: ``ok`` is False for it). A statement node is never moved:
-    # its local name and " ." follow, and the buffer has 16 bytes of padding
-    local = np.minimum(start + len(_STATEMENT_IRI), len(buf) - 17)
+    local = start + len(_STATEMENT_IRI)  # inside the padding for a shorter term (see _PAD)
     ok &= _NODE_LETTER[buf[local]]
     dash = statement_dashes(buf, local)
     ok &= (dash > local + 1) & (buf[dash] == _DASH) & (end - 1 - (dash + 1) >= 1)
@@ -366,7 +368,6 @@ def surely_entity_values(buf: npt.NDArray[np.uint8], start: Index, end: Index) -
     local = start + len(_ENTITY_IRI)
     width = end - 1 - local
     ok = starts_with(buf, start, end, _ENTITY_IRI) & (buf[end - 1] == _GT) & (width >= 2) & (width <= 13)
-    local = np.minimum(local, len(buf) - 16)  # a shorter term at the block's end (ok is False for it)
     ok &= np.isin(buf[local], np.frombuffer(b"QPLEM", dtype=np.uint8))
     ok &= (buf[local + 1] >= ord("1")) & (buf[local + 1] <= _DIGIT_HIGH)
     digits = _digits(buf, local + 1, 12)
