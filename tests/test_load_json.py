@@ -200,3 +200,23 @@ def test_cli_progress_bar_can_be_forced(runner: Any, tmp_path: Path, monkeypatch
         assert result.exit_code == 0, result.output
     # stderr is not a terminal under the runner: only --progress turns the bar on
     assert callable(callbacks[0]) and callbacks[1] is None
+
+
+def test_cli_load_caps_the_malloc_arenas_before_it_opens_the_store(runner: Any, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cap takes only before DuckDB's threads have made arenas of their own (see
+    ``store_memory.cap_malloc_arenas``): the command sets it first."""
+    from chaingraph import store_memory
+
+    events: list[str] = []
+    opened = Store.__init__
+
+    def store(self: Store, *args: Any, **kwargs: Any) -> None:
+        events.append("store")
+        opened(self, *args, **kwargs)
+
+    monkeypatch.setattr(store_memory, "cap_malloc_arenas", lambda: events.append("cap") or True)
+    monkeypatch.setattr(Store, "__init__", store)
+    result = runner.invoke(cli, ["load", str(VALUES), "--store", str(tmp_path / "s.duckdb")])
+    assert result.exit_code == 0, result.output
+    assert events[:2] == ["cap", "store"]

@@ -3,6 +3,10 @@ groups by hash, and settings held for a block."""
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import duckdb
@@ -84,3 +88,44 @@ def test_reopen_names_a_setting_that_will_not_go_back(tmp_path: Path,
         with pytest.raises(StoreError, match="again with its settings: DuckDB's threads") as raised:
             s.reconnect()
         assert "another process" not in str(raised.value) and "\n" not in str(raised.value)
+
+
+ARENAS = """
+import ctypes, os, sys, threading
+from chaingraph.store_memory import cap_malloc_arenas
+capped = cap_malloc_arenas() if sys.argv[1] == "cap" else None
+together = threading.Barrier(6)
+def work():  # each new thread's first malloc takes an arena; all six live at once
+    buffers = [ctypes.create_string_buffer(64 * 1024) for _ in range(8)]
+    together.wait()
+threads = [threading.Thread(target=work) for _ in range(6)]
+for t in threads: t.start()
+for t in threads: t.join()
+print(capped, flush=True)
+ctypes.CDLL("libc.so.6").malloc_stats()  # an "Arena N:" line per arena, on stderr
+"""
+
+
+def _arenas(how: str, arena_max: str | None = None) -> tuple[str, int]:
+    """What ``cap_malloc_arenas`` said (``how="cap"``) and how many arenas glibc made, in a
+    fresh process with ``MALLOC_ARENA_MAX`` set to ``arena_max`` (or unset)."""
+    env = {k: v for k, v in os.environ.items() if k != "MALLOC_ARENA_MAX"}
+    if arena_max is not None:
+        env["MALLOC_ARENA_MAX"] = arena_max
+    done = subprocess.run([sys.executable, "-c", ARENAS, how], capture_output=True, text=True, env=env,
+                          check=True)
+    return done.stdout.strip(), len(re.findall(r"^Arena \d+:", done.stderr, re.M))
+
+
+glibc = pytest.mark.skipif(store_memory._libc() is None, reason="the arena cap is glibc's")
+
+
+@glibc
+def test_the_arena_cap_holds_threads_to_two_arenas() -> None:
+    assert _arenas("none") == ("None", 7)  # the main thread's and one per thread
+    assert _arenas("cap") == ("True", store_memory.LOAD_ARENAS)
+
+
+@glibc
+def test_an_arena_count_in_the_environment_wins_over_the_cap() -> None:
+    assert _arenas("cap", "3") == ("False", 3)
