@@ -285,9 +285,9 @@ def chaingraph_file_load(path: str) -> Run:
     """Load ``path`` (or the files it names joined by ``os.pathsep``, one after another, the
     parts of a dump) into a new store file (in the bench cache) and report its statements,
     with the peak of each kind of DuckDB's own memory (``duckdb_memory()``, MB) and the peak
-    of the parse workers' own memory together (``workers MB``), both sampled every
-    20 ms (the workers on a thread of their own, the DuckDB tags on a cursor of its own), in
-    the extras: what in DuckDB grows if the peak does, and what the process's peak leaves out."""
+    of the parse workers' own memory together (``workers MB``), both sampled every 20 ms
+    (the DuckDB tags on a cursor of its own), in the extras: what in DuckDB grows if the peak
+    does, and what the process's peak leaves out."""
     import threading
 
     import duckdb
@@ -314,6 +314,7 @@ def chaingraph_file_load(path: str) -> Run:
                 # store's connection, and DuckDB refuses a call of the load's meanwhile
                 cursor = None
                 while not done.wait(0.02):
+                    workers[0] = max(workers[0], _children_private_mb())
                     try:
                         cursor = cursor or store.con.cursor()
                         rows = cursor.execute(MEMORY_TAGS).fetchall()
@@ -323,20 +324,14 @@ def chaingraph_file_load(path: str) -> Run:
                     for tag, used in rows:
                         peaks[tag] = max(peaks.get(tag, 0.0), used / 2**20)
 
-            def sample_workers() -> None:
-                while not done.wait(0.02):
-                    workers[0] = max(workers[0], _children_private_mb())
-
-            samplers = [threading.Thread(target=f, daemon=True) for f in (sample, sample_workers)]
-            for sampler in samplers:
-                sampler.start()
+            sampler = threading.Thread(target=sample, daemon=True)
+            sampler.start()
             try:
                 for part in paths:  # a load() each, as a pipeline loading parts as they come would
                     report = load([part], store)
             finally:
                 done.set()
-                for sampler in samplers:
-                    sampler.join()
+                sampler.join()
         store_path.unlink(missing_ok=True)
         return report.summary.statements, {"duckdb MB": {t: round(v, 1) for t, v in peaks.items() if v >= 1},
                                            "workers MB": round(workers[0], 1)}
