@@ -385,12 +385,15 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
         self.con.execute("DELETE FROM entities WHERE id IN (SELECT UNNEST(?))", [known])
         self.con.execute("DELETE FROM properties WHERE id IN (SELECT UNNEST(?))", [known])
 
-    def retire_truthy(self, subjects: str, params: Sequence[Any] | None = None) -> int:
+    def retire_truthy(self, subjects: str, params: Sequence[Any] | None = None, *,
+                      valueless: str | None = None) -> int:
         """Delete truthy placeholder statements (ids ``<entity>$TRUTHY-…``, made from ``wdt:``
         triples when an RDF file had no full statement for the pair) of the subjects the SQL
         query ``subjects`` yields, wherever the store now has a full statement for the same
         (subject, property). Returns how many went. An interrupted RDF load followed by the
         whole file, in either order, so ends with exactly the store of a clean load.
+        ``valueless``: an SQL query of (subject, property) pairs an RDF file had a ``p:`` triple
+        without a value for; their placeholders go too (a whole-file build makes none for them).
 
         >>> from chaingraph.values import EntityValue
         >>> s = Store()
@@ -403,6 +406,11 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
                   f"AND t.subject IN (SELECT * FROM ({subjects})) AND EXISTS (SELECT 1 FROM statements f "
                   "WHERE f.subject = t.subject AND f.property = t.property "
                   "AND f.statement_id NOT LIKE '%$TRUTHY-%')")
+        if valueless is not None:
+            doomed += (" UNION SELECT t.statement_id FROM statements t "
+                       "WHERE t.statement_id LIKE '%$TRUTHY-%' AND t.subject IN (SELECT * FROM "
+                       f"({subjects})) AND EXISTS (SELECT 1 FROM ({valueless}) v(subject, property) "
+                       "WHERE v.subject = t.subject AND v.property = t.property)")
         try:
             with self.transaction():
                 ids = [str(r[0]) for r in self.con.execute(doomed, params).fetchall()]
@@ -414,6 +422,19 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
             raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc
         return len(ids)
+
+    def has_statement_rows(self) -> bool:
+        """Whether the store has a statement, qualifier, reference snak or provenance row."""
+        return bool(self.con.execute(
+            "SELECT EXISTS (FROM statements) OR EXISTS (FROM qualifiers) OR EXISTS (FROM reference_snaks) "
+            "OR EXISTS (FROM statement_sources)").fetchall()[0][0])
+
+    def delete_statement_rows(self) -> None:
+        """Delete every statement, qualifier, reference snak and provenance row (what an RDF
+        load built in chunks wrote into a store that had none, see ``rdf_chunks``)."""
+        with self.transaction():
+            for table in ("qualifiers", "reference_snaks", "statement_sources", "statements"):
+                self.con.execute(f"DELETE FROM {table}")
 
     def source_new_statements(self, source_id: str) -> int | None:
         """After a loader inserted the statements of one source into a store that had none

@@ -351,10 +351,10 @@ def test_a_store_file_loads_within_the_memory_budget(tmp_path: Path, monkeypatch
         seen.append(memory_limit(store.con))
         return build(store, t, source_id, **options)
 
-    def spy_stage(stream: Any, con: Any, *args: Any) -> int:
+    def spy_stage(stream: Any, con: Any, *args: Any, **kwargs: Any) -> int:
         seen.append(memory_limit(con))
         pools.append(pa.default_memory_pool().backend_name)
-        return stage(stream, con, *args)
+        return stage(stream, con, *args, **kwargs)
 
     monkeypatch.setattr(rdf, "_build", spy_build)
     monkeypatch.setattr(rdf, "stage_ntriples", spy_stage)

@@ -30,8 +30,22 @@ from typing import IO, Any, BinaryIO, Literal, cast
 
 from chaingraph.errors import InvalidInput, UnsupportedFormat
 
-__all__ = ["BLOCK_BYTES", "RING_BLOCKS", "BlockRing", "Format", "RawCounter", "check_content", "dump_date",
-           "dump_format", "open_binary", "open_dump", "read_blocks", "read_blocks_into", "sniff_compression"]
+__all__ = [
+    "BLOCK_BYTES",
+    "PAUSED",
+    "RING_BLOCKS",
+    "BlockRing",
+    "Format",
+    "RawCounter",
+    "check_content",
+    "dump_date",
+    "dump_format",
+    "open_binary",
+    "open_dump",
+    "read_blocks",
+    "read_blocks_into",
+    "sniff_compression",
+]
 
 #: decompressed bytes read at a time by :func:`read_blocks` and :func:`read_blocks_into` unless
 #: the caller says (the JSON dump's chunks; N-Triples reads ``ntriples.BLOCK_BYTES``). Each block
@@ -287,6 +301,7 @@ class BlockRing:
         self.size = size
         self.capacity = capacity
         self._buffers: list[bytearray] = []
+        self._lock = threading.Lock()  # the reader takes while another thread may release
 
     def __len__(self) -> int:
         return len(self._buffers)
@@ -294,17 +309,35 @@ class BlockRing:
     def take(self, length: int) -> bytearray:
         """A buffer of ``length`` bytes that nothing else refers to (its content is whatever
         it held before)."""
-        if length == self.size:
-            for i in range(len(self._buffers)):
-                if sys.getrefcount(self._buffers[i]) == _FREE_REFS:
-                    block = self._buffers[i]
-                    if len(block) < length:  # it was cut at its last line: the rest is still allocated
-                        block.extend(bytes(length - len(block)))
-                    return block
-        block = bytearray(length)
-        if length == self.size and len(self._buffers) < self.capacity:
-            self._buffers.append(block)
-        return block
+        with self._lock:
+            if length == self.size:
+                for i in range(len(self._buffers)):
+                    if sys.getrefcount(self._buffers[i]) == _FREE_REFS:
+                        block = self._buffers[i]
+                        if len(block) < length:  # it was cut at its last line: the rest is still allocated
+                            block.extend(bytes(length - len(block)))
+                        return block
+            block = bytearray(length)
+            if length == self.size and len(self._buffers) < self.capacity:
+                self._buffers.append(block)
+            return block
+
+    def release(self) -> int:
+        """Let go of the buffers nothing else refers to (they are allocated again when
+        needed): for a pause in reading, such as a chunk's build. Returns how many went.
+
+        >>> ring = BlockRing(4, capacity=2)
+        >>> a, b = ring.take(4), ring.take(4)
+        >>> del b
+        >>> ring.release(), len(ring)
+        (1, 1)
+        """
+        with self._lock:
+            # each buffer looked at is also referenced by the loop variable while it is
+            kept = [b for b in self._buffers if sys.getrefcount(b) > _FREE_REFS + 1]
+            released = len(self._buffers) - len(kept)
+            self._buffers = kept
+        return released
 
 
 #: the references to a buffer of :class:`BlockRing` that nothing else holds: the ring's list's
@@ -317,11 +350,21 @@ _FREE_REFS = 2
 RING_BLOCKS = 8
 
 
-def read_blocks_into(stream: IO[bytes], size: int = BLOCK_BYTES) -> Generator[bytearray, None, None]:
+#: what :func:`read_blocks_into` yields, in place of a block, once it has paused (see ``gate``)
+PAUSED = object()
+
+
+def read_blocks_into(stream: IO[bytes], size: int = BLOCK_BYTES, ring: BlockRing | None = None,
+                     gate: threading.Event | None = None) -> Generator[Any, None, None]:
     r""":func:`read_blocks`, but each block is a ``bytearray`` the stream decompresses into
     (``readinto``): no block is copied after decompression, and the caller may change it.
-    Blocks are read into reused buffers (:class:`BlockRing`): a block is the caller's for
-    as long as the caller refers to it, then its buffer takes a later block.
+    Blocks are read into reused buffers (``ring``, by default one of :data:`RING_BLOCKS`
+    buffers of ``size`` bytes): a block is the caller's for as long as the caller refers to
+    it, then its buffer takes a later block.
+
+    ``gate``: blocks are read while it is set. Cleared, the reader stops before its next
+    block and :data:`PAUSED` follows the last block read (so the caller has every block read
+    so far, and the reader holds none); set again, reading goes on.
 
     >>> import io
     >>> [bytes(b) for b in read_blocks_into(io.BytesIO(b"a\nbb\nccc"), size=3)]
@@ -329,11 +372,17 @@ def read_blocks_into(stream: IO[bytes], size: int = BLOCK_BYTES) -> Generator[by
     """
     readinto = cast(io.BufferedIOBase, stream).readinto
 
+    ring = BlockRing(size, RING_BLOCKS) if ring is None else ring
+
     def reader(put: Callable[[Any], None], stop: threading.Event) -> None:
-        ring = BlockRing(size, RING_BLOCKS)
         step = min(size, _READ_STEP)
         tail = b""  # the partial last line of the block before
         while not stop.is_set():
+            if gate is not None and not gate.is_set():
+                put(PAUSED)
+                while not gate.wait(0.05):
+                    if stop.is_set():
+                        return
             block = ring.take(max(size, 2 * len(tail)))
             block[:len(tail)] = tail
             filled = len(tail)

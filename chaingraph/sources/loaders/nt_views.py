@@ -44,7 +44,7 @@ import pyarrow as pa
 
 from chaingraph.sources.loaders import nt_native
 
-__all__ = ["ESCAPED", "PLAIN", "Block", "Split", "equals", "same_terms", "split_lines",
+__all__ = ["ESCAPED", "PLAIN", "Block", "Split", "equals", "release_scratch", "same_terms", "split_lines",
            "starts_with", "statement_dashes", "surely_claims", "surely_entity_values", "surely_statements",
            "views"]
 
@@ -105,6 +105,11 @@ def _reused(name: str, size: int, dtype: type[np.generic]) -> npt.NDArray[Any]:
         array = np.empty(max(size, 1), dtype=dtype)
         setattr(_scratch, name, array)
     return array[:size]
+
+
+def release_scratch() -> None:
+    """Let go of this thread's scratch arrays (a worker pausing while a chunk is built)."""
+    _scratch.__dict__.clear()
 
 
 def _positions(buf: npt.NDArray[np.uint8], byte: int, size: int) -> Index:

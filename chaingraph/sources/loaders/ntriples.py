@@ -55,7 +55,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from chaingraph.sources.loaders.common import LineGuard, is_utf8
-from chaingraph.sources.loaders.compression import read_blocks_into
+from chaingraph.sources.loaders.compression import PAUSED, RING_BLOCKS, BlockRing, read_blocks_into
 from chaingraph.sources.loaders.nt_ids import (
     ENTITY_PREFIX,
     NODE_PREFIX,
@@ -84,12 +84,14 @@ from chaingraph.sources.loaders.nt_views import (
     Block,
     Split,
     equals,
+    release_scratch,
     split_lines,
     starts_with,
     surely_claims,
     surely_entity_values,
     views,
 )
+from chaingraph.store_memory import malloc_trim
 
 __all__ = [
     "BLOCK_BYTES",
@@ -170,6 +172,8 @@ class _Stager:
         self.appender: ThreadPoolExecutor | None = None
         self._appending: Future[None] | None = None
         self._appended = False  # whether any row went into the staging tables yet
+        #: rows staged (held or appended) since staging began or the last chunk
+        self.staged = 0
 
     def _classify(self, predicates: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array]:
         """Role, property id and staging-group number of each predicate (role and group are
@@ -257,6 +261,7 @@ class _Stager:
 
     def _hold(self, group: str, table: pa.Table) -> None:
         self._pending.setdefault(group, []).append(table)
+        self.staged += table.num_rows
         self._pending_bytes += table.nbytes
         if self._pending_bytes >= (APPEND_BYTES if self._appended else HOLD_BYTES):
             self.drain()
@@ -493,6 +498,7 @@ class _Stager:
             return
         self.append_held()  # rows are staged in file order
         self._appended = True
+        self.staged += table.num_rows
         kinds, pids, groups = self._classify(table["p"])
         keep = pc.is_valid(kinds)
         # rdf:type matters only for novalue classes (wdno:); normal rank is the default
@@ -528,14 +534,26 @@ class ReadError(Exception):
 
 def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str, guard: LineGuard,
                    flush: Callable[[], None], tick: Callable[[], None] | None = None,
-                   block_bytes: int | None = None, threads: int = STAGING_THREADS) -> int:
+                   block_bytes: int | None = None, threads: int = STAGING_THREADS, *,
+                   chunk: Callable[[], duckdb.DuckDBPyConnection] | None = None,
+                   chunk_rows: int = 0) -> int:
     """Stage every triple of an N-Triples stream; return the number of lines read.
 
     ``threads`` workers prepare blocks (:meth:`_Stager.prepare`) while this thread commits
     the prepared ones in file order, so bad lines stop or count exactly as one by one; the
     staged rows are appended to DuckDB on a thread of their own (:meth:`_Stager.drain`).
+    ``chunk``: called between two blocks once ``chunk_rows`` rows are staged (see
+    :mod:`~chaingraph.sources.loaders.rdf_chunks`), with reading paused, every block read so
+    far staged and appended, and what staging holds between blocks let go of (the block
+    buffers, the workers' scratch arrays: 30-40 MB that a chunk's build would otherwise have
+    beside its own); it returns the connection to stage into from then on (the store's,
+    opened again).
     """
     stager = _Stager(con, table, guard)
+    size = block_bytes or BLOCK_BYTES
+    ring = BlockRing(size, RING_BLOCKS)
+    gate = threading.Event()  # reading goes on while it is set (see read_blocks_into)
+    gate.set()
     line = 1
     pending: deque[Future[_Prepared]] = deque()
     workers = max(threads, 1)
@@ -549,6 +567,21 @@ def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str
         line += stager.commit(pending.popleft().result(), line, flush)
         if tick is not None:
             tick()
+        if chunk is not None and stager.staged >= chunk_rows:
+            gate.clear()  # the blocks read until the reader pauses still go into this chunk
+
+    def build_chunk() -> None:
+        assert chunk is not None
+        while pending:
+            commit_one()
+        stager.append_held()
+        stager.close()  # the workers' cursors: the connection is opened again
+        _release_scratch(pool, workers)
+        ring.release()
+        malloc_trim()
+        stager.con = chunk()
+        stager.staged = 0
+        gate.set()
 
     failure: BaseException | None = None
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="chaingraph-stage") as pool, \
@@ -556,10 +589,14 @@ def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str
         stager.appender = appender
         try:
             # closing(): the reader thread stops before the stream closes
-            with closing(read_blocks_into(stream, block_bytes or BLOCK_BYTES)) as blocks:
+            with closing(read_blocks_into(stream, size, ring, gate)) as blocks:
                 try:
                     for data in blocks:
+                        if data is PAUSED:
+                            build_chunk()
+                            continue
                         pending.append(pool.submit(stager.prepare, data))
+                        del data  # the block's buffer is free again once prepared
                         while len(pending) >= in_flight:
                             commit_one()
                 except (EOFError, OSError, zlib.error) as exc:
@@ -576,6 +613,18 @@ def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str
     if failure is not None:
         raise ReadError(line, failure) from failure
     return line - 1
+
+
+def _release_scratch(pool: ThreadPoolExecutor, workers: int) -> None:
+    """Have each of the ``workers`` threads of an idle ``pool`` let go of its scratch arrays
+    (a task each, held at a barrier until all have started, so no thread runs two)."""
+    barrier = threading.Barrier(workers)
+
+    def release() -> None:
+        barrier.wait()
+        release_scratch()
+
+    wait([pool.submit(release) for _ in range(workers)])
 
 
 def _rows_table(rows: list[tuple[int, str, str, str]]) -> pa.Table:

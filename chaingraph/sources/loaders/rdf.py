@@ -51,6 +51,7 @@ from chaingraph.errors import BadDumpLine, StoreError
 from chaingraph.ids import ENTITY_PATTERN
 from chaingraph.progress import Progress
 from chaingraph.settings import DEFAULT_LOAD_MEMORY_MB, DEFAULT_STAGING_MEMORY_MB
+from chaingraph.sources.loaders import rdf_chunks
 from chaingraph.sources.loaders.common import (
     FileReport,
     LineGuard,
@@ -91,7 +92,7 @@ __all__ = ["load_rdf"]
 
 _TEMPS = ("_cg_vn", "_cg_nodes", "_cg_snak", "_cg_val", "_cg_statements", "_cg_statements_v", "_cg_terms",
           "_cg_alias", "_cg_facts", "_cg_latest", "_cg_named", "_cg_described", "_cg_dated", "_cg_aliased",
-          "_cg_ent", "_cg_hash")
+          "_cg_ent", "_cg_hash", "_cg_hashed_all")
 #: items upserted per transaction at the end of an RDF file's build (:func:`_write_entities`)
 ENTITY_CHUNK = 100_000
 #: 2^62: a term's sort key is its line, plus this when it is not in English (see _entities)
@@ -105,6 +106,18 @@ def _build(store: Store, t: str, source_id: str, *, claims_as_ids: bool = False)
     is an entity id and a statement id (N-Triples stages no other: an invalid one is a bad
     line), so they are read as they are, with none of the checks the terms of a Turtle file
     need, which may be built before its ids are checked (a syntax error, a cut file)."""
+    counts = _build_statements(store, t, source_id, claims_as_ids=claims_as_ids)
+    counts.update(_entities(store, t))
+    return counts
+
+
+def _build_statements(store: Store, t: str, source_id: str, *, claims_as_ids: bool = False,
+                     chunk: bool = False) -> dict[str, int]:
+    """The statements, qualifiers and references of :func:`_build`, without the entities
+    (which leaves ``_cg_st``, ``_cg_snak`` and the other temporary tables in place). ``chunk``:
+    the staged triples are one chunk of a dump (:mod:`~chaingraph.sources.loaders.rdf_chunks`),
+    whose statements are in no other chunk: the rows go in unchecked (every key is checked
+    once, when the dump ends) and ``statements`` is not counted."""
     con = store.con
     register_functions(con)
     ent_s, ent_x, ent_owner = (ENTITY_LOCAL.format(c=c) for c in ("s", "x.s", "v.owner"))
@@ -191,11 +204,11 @@ def _build(store: Store, t: str, source_id: str, *, claims_as_ids: bool = False)
       FROM _cg_values v
       WHERE v.role = 'T' AND regexp_full_match(coalesce({ent_owner}, ''), '{ENTITY_PATTERN}')
         AND NOT EXISTS (SELECT 1 FROM _cg_st st WHERE st.subject = {ent_owner} AND st.pid = v.pid)"""
-    counts = {"statements": _statements(store, plain, other, source_id)}
-    counts["qualifiers"] = _hashed(store, "qualifiers", f"""
+    counts = {"statements": _statements(store, plain, other, source_id, chunk=chunk)}
+    counts["qualifiers"] = _hashed(store, "qualifiers", chunk, f"""
       SELECT st.statement_id, v.pid AS property, v.snaktype, {vcols}
       FROM _cg_values v JOIN _cg_st st ON st.node = v.owner WHERE v.role = 'Q'""")
-    _hashed(store, "reference_snaks", f"""
+    _hashed(store, "reference_snaks", chunk, f"""
       SELECT st.statement_id, {local_name('d.o', REF)} AS reference_hash, v.pid AS property, v.snaktype,
              {vcols}
       FROM (SELECT s, o FROM {main} WHERE k = 'derived') d
@@ -203,11 +216,10 @@ def _build(store: Store, t: str, source_id: str, *, claims_as_ids: bool = False)
     counts["references"] = _one(con, f"""
       SELECT count(*) FROM (SELECT DISTINCT d.s, d.o FROM {main} d JOIN _cg_st st ON st.node = d.s
       WHERE d.k = 'derived')""")
-    counts.update(_entities(store, t))
     return counts
 
 
-def _statements(store: Store, plain: str, other: str, source_id: str) -> int:
+def _statements(store: Store, plain: str, other: str, source_id: str, *, chunk: bool = False) -> int:
     """Insert the statements of the queries ``plain`` and then ``other`` (a key in both: the
     first is kept) with their source; return how many distinct statements they gave.
 
@@ -218,6 +230,11 @@ def _statements(store: Store, plain: str, other: str, source_id: str) -> int:
     statements does: both queries into tables, their keys checked, and the rows inserted
     past those already there."""
     con = store.con
+    if chunk:  # a chunk of a dump: its keys are checked when the dump ends (see rdf_chunks)
+        store.insert_select("statements", f"SELECT * FROM ({plain})", unique=True, check=False)
+        store.insert_select("statements", f"SELECT * FROM ({other})", unique=True, check=False)
+        con.execute("DROP TABLE _cg_nodes")
+        return 0
     had_statements = store.statement_count() > 0
     if not had_statements:
         store.insert_select("statements", f"SELECT * FROM ({plain})", unique=True, check=False)
@@ -264,14 +281,18 @@ def _one(con: duckdb.DuckDBPyConnection, sql: str) -> int:
 HASH_BATCH = 100_000
 
 
-def _hashed(store: Store, table: str, select: str) -> int:
+def _hashed(store: Store, table: str, chunk: bool, select: str) -> int:
     """Insert snak rows after adding their content hash (computed exactly as the JSON loader
-    does), :data:`HASH_BATCH` rows at a time; return how many rows the query gave."""
+    does), :data:`HASH_BATCH` rows at a time; return how many rows the query gave. ``chunk``
+    (a chunk of a dump, whose statements no other chunk has): the hashed rows are gathered
+    and go in at once, their keys checked among themselves only."""
     con = store.con
     # numbered rows (a streaming window), so each slice is read by its zone maps
     con.execute(f"CREATE OR REPLACE TEMP TABLE _cg_hash AS SELECT row_number() OVER () AS _n, * "
                 f"FROM ({select})")
     total = _one(con, "SELECT count(*) FROM _cg_hash")
+    if chunk:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE _cg_hashed_all AS SELECT * FROM {table} LIMIT 0")
     for first in range(0, total, HASH_BATCH):
         tbl = con.sql(f"SELECT * EXCLUDE (_n) FROM _cg_hash WHERE _n > {first} AND _n <= {first + HASH_BATCH}"
                       ).to_arrow_table()
@@ -281,10 +302,16 @@ def _hashed(store: Store, table: str, select: str) -> int:
         tbl = tbl.append_column("snak_hash", pa.array(hashes, pa.string()))
         con.register("_cg_hashed", tbl)
         try:
-            store.insert_select(table, "SELECT * FROM _cg_hashed")
+            if chunk:
+                con.execute("INSERT INTO _cg_hashed_all BY NAME SELECT * FROM _cg_hashed")
+            else:
+                store.insert_select(table, "SELECT * FROM _cg_hashed")
         finally:
             con.unregister("_cg_hashed")
     con.execute("DROP TABLE _cg_hash")
+    if chunk:
+        store.insert_select(table, "SELECT * FROM _cg_hashed_all", check=False)
+        con.execute("DROP TABLE _cg_hashed_all")
     return total
 
 
@@ -440,10 +467,40 @@ def _validate_ids(store: Store, t: str, guard: LineGuard) -> int | None:
 
 def load_rdf(path: str | Path, store: Store, *, fmt: Format = "nt", skip_bad_lines: bool = False,
              progress: Progress | None = None) -> FileReport:
-    """Load one N-Triples (``fmt="nt"``) or Turtle (``fmt="ttl"``) file into ``store``."""
+    """Load one N-Triples (``fmt="nt"``) or Turtle (``fmt="ttl"``) file into ``store``.
+
+    An N-Triples file that stages more than :data:`~.rdf_chunks.CHUNK_ROWS` rows into a
+    store file without statements is built a chunk at a time (:mod:`~.rdf_chunks`); should it
+    not be in a dump's order, it is loaded again whole."""
     started = time.perf_counter()
     location = str(Path(path).resolve())
+    chunked = fmt == "nt" and rdf_chunks.chunkable(store)
+    source: list[str] = []  # added once the file opens as a dump (one refused adds none), kept on a reload
+    while True:
+        try:
+            totals, guard = _load_file(path, location, store, fmt, skip_bad_lines, progress, source, chunked)
+            break
+        except rdf_chunks.NotInDumpOrder:
+            rdf_chunks.undo(store)
+            chunked = False
+    # what DuckDB keeps of the row groups the file wrote goes with it (see Store.reconnect): the
+    # parts of a dump loaded one after another (four 10x synthetic dumps: peaks of 140, 150, 159
+    # and 159 MB, against 142, 156, 159 and 165 without)
+    store.reconnect()
+    return FileReport(path=str(path), format=fmt, bad_lines=guard.count,
+                      bad_line_examples=tuple(guard.examples), seconds=time.perf_counter() - started,
+                      **totals)
+
+
+def _load_file(path: str | Path, location: str, store: Store, fmt: Format, skip_bad_lines: bool,
+               progress: Progress | None, source: list[str],
+               chunked: bool) -> tuple[dict[str, int], LineGuard]:
+    """Stage and build one file (see :func:`load_rdf`) under the source in ``source`` (added
+    first if there is none yet); return the counts and the bad lines."""
     stream, counter = open_dump(path, fmt)
+    if not source:
+        source.append(store.add_source("rdf-dump", location, dump_date=dump_date(path)))
+    source_id = source[0]
     guard = LineGuard(str(path), skip=skip_bad_lines)
     table = "_cg_triples"
     con = store.con
@@ -451,11 +508,19 @@ def load_rdf(path: str | Path, store: Store, *, fmt: Format = "nt", skip_bad_lin
     # a store file: DuckDB spills beyond a fixed budget (an in-memory store cannot); the
     # staged Arrow tables come and go on several threads (see system_arrow_memory)
     with stream, store.memory_budget() as budget, system_arrow_memory():
-        source_id = store.add_source("rdf-dump", location, dump_date=dump_date(path))
         create_staging(con, table)
         budget.hold(DEFAULT_STAGING_MEMORY_MB)  # appends spill as they go
+        chunks = rdf_chunks.ChunkedBuild(
+            store, table, source_id, hold=budget.hold, staging_mb=DEFAULT_STAGING_MEMORY_MB,
+            build_mb=DEFAULT_LOAD_MEMORY_MB, temps=_TEMPS, views=_TEMP_VIEWS, entities=_entities,
+            write_entities=_write_entities,
+            build_statements=lambda s, t: _build_statements(s, t, source_id, claims_as_ids=True, chunk=True),
+        ) if chunked else None
 
         def build() -> None:
+            if chunks is not None and chunks.chunks:  # the last chunk, then the entities
+                totals.update(chunks.finish())
+                return
             budget.hold(DEFAULT_LOAD_MEMORY_MB)  # joins and aggregates need room to spill well
             with store.transaction():
                 totals.update(_build(store, table, source_id, claims_as_ids=fmt == "nt"))
@@ -465,9 +530,12 @@ def load_rdf(path: str | Path, store: Store, *, fmt: Format = "nt", skip_bad_lin
             loaded_bytes(progress, str(path), counter.position(), counter.size)
 
         try:
-            stage = stage_turtle if fmt == "ttl" else stage_ntriples
             try:
-                stage(stream, con, table, guard, build, tick)
+                if fmt == "ttl":
+                    stage_turtle(stream, con, table, guard, build, tick)
+                else:
+                    stage_ntriples(stream, con, table, guard, build, tick, chunk_rows=rdf_chunks.CHUNK_ROWS,
+                                   chunk=None if chunks is None else chunks.chunk)
             except ReadError as exc:
                 build()
                 raise BadDumpLine(str(path), exc.line, f"the file cannot be read past here ({exc.cause})",
@@ -485,15 +553,12 @@ def load_rdf(path: str | Path, store: Store, *, fmt: Format = "nt", skip_bad_lin
             raise StoreError(f"cannot load {path} into store {store.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc
         finally:
+            con = store.con  # opened again after each chunk
             drop_staging(con, table)
             for view in _TEMP_VIEWS:
                 con.execute(f"DROP VIEW IF EXISTS {view}")
             for tmp in _TEMPS:
                 con.execute(f"DROP TABLE IF EXISTS {tmp}")
-    # what DuckDB keeps of the row groups the file wrote goes with it (see Store.reconnect): the
-    # parts of a dump loaded one after another (four 10x synthetic dumps: peaks of 140, 150, 159
-    # and 159 MB, against 142, 156, 159 and 165 without)
-    store.reconnect()
-    return FileReport(path=str(path), format=fmt, bad_lines=guard.count,
-                      bad_line_examples=tuple(guard.examples), seconds=time.perf_counter() - started,
-                      **totals)
+            if chunked:
+                rdf_chunks.drop_load_tables(con)
+    return totals, guard
