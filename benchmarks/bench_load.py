@@ -1,6 +1,6 @@
 """Loading Wikidata dumps: chaingraph's store against pyoxigraph, rdflib and DuckDB, same facts.
 
-    python benchmarks/bench_load.py [--quick] [--json | --nt] [--memory] [--scale N] [--before ROOT]
+    python benchmarks/bench_load.py [--quick] [--json | --nt] [--memory] [--tags] [--scale N] [--before ROOT]
 
 Input: ``world/codex-m`` (227,878 statements; the JSON dump and its N-Triples, 1.39 M
 triples) — ``--quick`` uses ``world/codex-s`` (39,985 statements). Every case runs in a
@@ -49,20 +49,19 @@ to the bench cache, not timed), and the dump with every ``Q`` id shifted as in c
 ids have ten digits, as in all but the first copy of the larger dumps, so its rows are as
 large as theirs: the row that tells growth with the dump's size from growth with the ids'
 length), each loaded into a new store *file* in two rounds (the second in reverse order;
-the table shows the higher peak, the comments each run's, with
-the peak of each kind of DuckDB's memory). The larger two should reach the same peak (JSON's
-do; N-Triples still grows past 10×, see the README): the loaders stream within fixed DuckDB
-budgets (N-Triples stages into DuckDB and builds one join or aggregate at a time, spilling
-to disk beyond them; JSON batches are written within one, the store file opened again every
-16 batches so that what DuckDB keeps of the row groups written does not pile up). The dump
-itself stays below them: a JSON load rises ~10 MB to a level it keeps from 20× on
-(``--scale 20``), whatever DuckDB's budget or the batches' size (the README has what was
-measured); an N-Triples dump's peak, in its statement insert with its staged rows still held
-as Arrow tables, is a few MB below the larger dumps'. The last row loads twice ``--scale``
+the table shows the higher peak, the comments each run's). The larger two should reach about the same peak
+(see the README for how near): the loaders stream within fixed DuckDB budgets, spilling to
+disk beyond them (N-Triples builds a new store file a chunk of a million staged rows at a
+time and opens the file again after each; JSON batches are written within one budget, the
+store file opened again every 16 batches), so that what DuckDB keeps of the row groups
+written does not pile up. The dump itself stays below the budgets, so it peaks lower than
+the larger dumps, which fill them. The last row loads twice ``--scale``
 as two parts of ``--scale`` (copies 0 to ``scale - 1`` and ``scale`` to ``2 scale - 1``), one
 file after the other into the same store: the second goes into a store that has statements,
 so every key it writes is checked against the table.
-``--scale 20`` checks 20× and 40×; ``--memory`` runs the memory check alone.
+``--scale 20`` checks 20× and 40×; ``--memory`` runs the memory check alone; ``--tags`` adds
+the peak of each kind of DuckDB's memory to each run's comment (see
+:func:`chaingraph_file_load`: sampling them can raise the peak).
 
 Peak MB is the resident-memory high-water mark above the process's post-setup baseline;
 in the memory check, the JSON loader's parse workers' peak is added to it (the pages that
@@ -281,13 +280,16 @@ def _children_private_mb() -> float:
     return total / 1024
 
 
-def chaingraph_file_load(path: str) -> Run:
+def chaingraph_file_load(path: str, tags: bool = False) -> Run:
     """Load ``path`` (or the files it names joined by ``os.pathsep``, one after another, the
     parts of a dump) into a new store file (in the bench cache) and report its statements,
-    with the peak of each kind of DuckDB's own memory (``duckdb_memory()``, MB) and the peak
-    of the parse workers' own memory together (``workers MB``), both sampled every 20 ms
-    (the DuckDB tags on a cursor of its own), in the extras: what in DuckDB grows if the peak
-    does, and what the process's peak leaves out."""
+    with the peak of the parse workers' own memory together (``workers MB``) in the extras,
+    what the process's peak leaves out; ``tags`` (``--tags``) adds the peak of each kind of
+    DuckDB's own memory (``duckdb_memory()``, MB): what in DuckDB grows if the peak does. Both
+    are sampled every 20 ms, the DuckDB tags on a cursor of the store's connection. That
+    cursor can keep the database open across the load's reconnects, and with it the memory
+    they let go: a 10x N-Triples load so sampled peaked at 135 MB in one run and 168 in the
+    next, so the tags are only read when asked for."""
     import threading
 
     import duckdb
@@ -315,6 +317,8 @@ def chaingraph_file_load(path: str) -> Run:
                 cursor = None
                 while not done.wait(0.02):
                     workers[0] = max(workers[0], _children_private_mb())
+                    if not tags:
+                        continue
                     try:
                         cursor = cursor or store.con.cursor()
                         rows = cursor.execute(MEMORY_TAGS).fetchall()
@@ -463,13 +467,14 @@ def main(argv: list[str]) -> int:
     formats = [] if "--nt" in argv else [("JSON dump", "json.gz", synthetic_dump)]
     if "--json" not in argv:
         formats.append(("N-Triples", "nt.gz", synthetic_ntriples))
+    tags = "--tags" in argv
     for label, ext, synthetic in formats:
         sizes = [("1× (the world dump)", _world(name, ext)),
                  ("1× (ids as long as the copies')", synthetic(name, 1, first=1))]
         sizes += [(f"{n}× (synthetic)", synthetic(name, n)) for n in (scale, 2 * scale)]
         sizes.append((f"{2 * scale}× in two {scale}× parts, one after another",
                       os.pathsep.join(str(synthetic(name, scale, first=k)) for k in (0, scale))))
-        memory = _rounds([Case(size, f"{MODULE}:chaingraph_file_load", {"path": str(path)}, 1)
+        memory = _rounds([Case(size, f"{MODULE}:chaingraph_file_load", {"path": str(path), "tags": tags}, 1)
                           for size, path in sizes], slow_once=False)
         # the whole load's memory: the process's peak and its parse workers' (JSON) added, an
         # upper bound, as the two need not peak at once
