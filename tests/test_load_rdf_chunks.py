@@ -210,14 +210,20 @@ def test_a_bad_line_in_a_later_chunk_keeps_every_line_before_it(small_chunks: Sp
 
 
 def test_an_in_memory_store_or_one_with_statements_is_built_whole(small_chunks: Spy, tmp_path: Path) -> None:
+    """A file that chunks into a new store file is built whole into an in-memory store and
+    into a store file that has statements already."""
     path = tmp_path / "dump.nt"
-    path.write_text(_nt(*_filler(100, 20)))
+    path.write_text(_nt(*_filler(100, FILL)))
     load([path], Store())
+    assert small_chunks.chunks == 0
     with Store(tmp_path / "s.duckdb") as store:
         load([FIXTURES / "values.nt"], store)
         chunks = small_chunks.chunks
         load([path], store)
-        assert small_chunks.chunks == chunks and store.statement_count() == 28
+        assert small_chunks.chunks == chunks and store.statement_count() == 8 + FILL
+    with Store(tmp_path / "new.duckdb") as store:  # the same file into a new store file does chunk
+        load([path], store)
+        assert small_chunks.chunks > chunks
 
 
 def _blocks(gate: threading.Event) -> Iterator[Any]:

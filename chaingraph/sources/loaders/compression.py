@@ -30,22 +30,9 @@ from typing import IO, Any, BinaryIO, Literal, cast
 
 from chaingraph.errors import InvalidInput, UnsupportedFormat
 
-__all__ = [
-    "BLOCK_BYTES",
-    "PAUSED",
-    "RING_BLOCKS",
-    "BlockRing",
-    "Format",
-    "RawCounter",
-    "check_content",
-    "dump_date",
-    "dump_format",
-    "open_binary",
-    "open_dump",
-    "read_blocks",
-    "read_blocks_into",
-    "sniff_compression",
-]
+__all__ = ["BLOCK_BYTES", "PAUSED", "RING_BLOCKS", "BlockRing", "Format", "RawCounter", "check_content",
+           "dump_date", "dump_format", "open_binary", "open_dump", "read_blocks", "read_blocks_into",
+           "sniff_compression"]
 
 #: decompressed bytes read at a time by :func:`read_blocks` and :func:`read_blocks_into` unless
 #: the caller says (the JSON dump's chunks; N-Triples reads ``ntriples.BLOCK_BYTES``). Each block

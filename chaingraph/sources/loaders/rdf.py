@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import IO
 
 import duckdb
 import pyarrow as pa
@@ -58,7 +59,7 @@ from chaingraph.sources.loaders.common import (
     loaded_bytes,
     system_arrow_memory,
 )
-from chaingraph.sources.loaders.compression import Format, dump_date, open_dump
+from chaingraph.sources.loaders.compression import Format, RawCounter, dump_date, open_dump
 from chaingraph.sources.loaders.nt_ids import STATEMENT_ID_PATTERN, staged_entity_id
 from chaingraph.sources.loaders.nt_roles import create_staging, delete_staged, drop_staging
 from chaingraph.sources.loaders.ntriples import ReadError, stage_ntriples
@@ -205,14 +206,14 @@ def _build_statements(store: Store, t: str, source_id: str, *, claims_as_ids: bo
       WHERE v.role = 'T' AND regexp_full_match(coalesce({ent_owner}, ''), '{ENTITY_PATTERN}')
         AND NOT EXISTS (SELECT 1 FROM _cg_st st WHERE st.subject = {ent_owner} AND st.pid = v.pid)"""
     counts = {"statements": _statements(store, plain, other, source_id, chunk=chunk)}
-    counts["qualifiers"] = _hashed(store, "qualifiers", chunk, f"""
+    counts["qualifiers"] = _hashed(store, "qualifiers", f"""
       SELECT st.statement_id, v.pid AS property, v.snaktype, {vcols}
-      FROM _cg_values v JOIN _cg_st st ON st.node = v.owner WHERE v.role = 'Q'""")
-    _hashed(store, "reference_snaks", chunk, f"""
+      FROM _cg_values v JOIN _cg_st st ON st.node = v.owner WHERE v.role = 'Q'""", chunk=chunk)
+    _hashed(store, "reference_snaks", f"""
       SELECT st.statement_id, {local_name('d.o', REF)} AS reference_hash, v.pid AS property, v.snaktype,
              {vcols}
       FROM (SELECT s, o FROM {main} WHERE k = 'derived') d
-      JOIN _cg_st st ON st.node = d.s JOIN _cg_values v ON v.owner = d.o AND v.role = 'R'""")
+      JOIN _cg_st st ON st.node = d.s JOIN _cg_values v ON v.owner = d.o AND v.role = 'R'""", chunk=chunk)
     counts["references"] = _one(con, f"""
       SELECT count(*) FROM (SELECT DISTINCT d.s, d.o FROM {main} d JOIN _cg_st st ON st.node = d.s
       WHERE d.k = 'derived')""")
@@ -281,7 +282,7 @@ def _one(con: duckdb.DuckDBPyConnection, sql: str) -> int:
 HASH_BATCH = 100_000
 
 
-def _hashed(store: Store, table: str, chunk: bool, select: str) -> int:
+def _hashed(store: Store, table: str, select: str, *, chunk: bool = False) -> int:
     """Insert snak rows after adding their content hash (computed exactly as the JSON loader
     does), :data:`HASH_BATCH` rows at a time; return how many rows the query gave. ``chunk``
     (a chunk of a dump, whose statements no other chunk has): the hashed rows are gathered
@@ -475,10 +476,13 @@ def load_rdf(path: str | Path, store: Store, *, fmt: Format = "nt", skip_bad_lin
     started = time.perf_counter()
     location = str(Path(path).resolve())
     chunked = fmt == "nt" and rdf_chunks.chunkable(store)
-    source: list[str] = []  # added once the file opens as a dump (one refused adds none), kept on a reload
+    source_id: str | None = None  # one source, kept if the file is loaded again whole
     while True:
+        stream, counter = open_dump(path, fmt)  # a file that is no dump is refused here, before any write
+        source_id = source_id or store.add_source("rdf-dump", location, dump_date=dump_date(path))
         try:
-            totals, guard = _load_file(path, location, store, fmt, skip_bad_lines, progress, source, chunked)
+            totals, guard = _load_file(stream, counter, path, store, fmt, skip_bad_lines, progress, source_id,
+                                       chunked)
             break
         except rdf_chunks.NotInDumpOrder:
             rdf_chunks.undo(store)
@@ -492,15 +496,11 @@ def load_rdf(path: str | Path, store: Store, *, fmt: Format = "nt", skip_bad_lin
                       **totals)
 
 
-def _load_file(path: str | Path, location: str, store: Store, fmt: Format, skip_bad_lines: bool,
-               progress: Progress | None, source: list[str],
+def _load_file(stream: IO[bytes], counter: RawCounter, path: str | Path, store: Store, fmt: Format,
+               skip_bad_lines: bool, progress: Progress | None, source_id: str,
                chunked: bool) -> tuple[dict[str, int], LineGuard]:
-    """Stage and build one file (see :func:`load_rdf`) under the source in ``source`` (added
-    first if there is none yet); return the counts and the bad lines."""
-    stream, counter = open_dump(path, fmt)
-    if not source:
-        source.append(store.add_source("rdf-dump", location, dump_date=dump_date(path)))
-    source_id = source[0]
+    """Stage and build one file, opened as ``stream`` (closed here), under ``source_id`` (see
+    :func:`load_rdf`); return the counts and the bad lines."""
     guard = LineGuard(str(path), skip=skip_bad_lines)
     table = "_cg_triples"
     con = store.con

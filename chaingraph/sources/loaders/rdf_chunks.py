@@ -77,10 +77,9 @@ def chunkable(store: Store) -> bool:
 
 
 def undo(store: Store) -> None:
-    """Delete what a chunked load wrote (into a store that had none of it, see :func:`chunkable`)
-    and the tables it kept."""
+    """Delete what a chunked load wrote (into a store that had none of it, see :func:`chunkable`);
+    the tables it kept go with the load's staging tables (:func:`drop_load_tables`)."""
     store.delete_statement_rows()
-    drop_load_tables(store.con)
 
 
 def drop_load_tables(con: duckdb.DuckDBPyConnection) -> None:
@@ -94,7 +93,7 @@ class ChunkedBuild:
     calls it between blocks), :meth:`finish` when the file ends.
 
     ``build_statements(store, table)`` builds the statements, qualifiers and references of
-    the staged triples (unchecked: see :func:`~chaingraph.sources.loaders.rdf.build_statements`)
+    the staged triples (unchecked: see ``rdf._build_statements``)
     and returns their counts; ``entities(store, table)`` builds the entities of the staging
     tables ``table``_terms and ``table``_wdt and the subjects in ``_cg_st``; ``hold(mb)`` sets
     DuckDB's budget (the build's is held while a chunk is built, staging's otherwise)."""
@@ -177,14 +176,11 @@ class ChunkedBuild:
         if counted is None:  # a node defined after its use, or a statement in two chunks
             raise NotInDumpOrder
         counts = {"statements": counted, **self.counts}
-        for view in self._views:
-            con.execute(f"DROP VIEW IF EXISTS {view}")
-        con.execute("CREATE TEMP VIEW _cg_st AS SELECT subject FROM _cg_load_ids")
+        con.execute("CREATE OR REPLACE TEMP VIEW _cg_st AS SELECT subject FROM _cg_load_ids")
         with store.transaction():
             counts.update(self._entities(store, "_cg_load"))
         self._write_entities(store)
         self._drop_temps()
-        drop_load_tables(con)
         return counts
 
     def _retire_split_truthy(self) -> None:
@@ -217,7 +213,7 @@ class ChunkedBuild:
                             f"SELECT * FROM {t}_{group} WHERE line < {cut}")
             con.execute(f"CREATE OR REPLACE TEMP VIEW {_CHUNK}_terms AS SELECT * FROM {t}_terms")
             t = _CHUNK
-        self._check_order(t)
+        self._check_order()
         self._share_nodes(t)
         con.execute(f"INSERT INTO _cg_load_terms SELECT line, k, pid, s, o FROM {t}_terms")
         con.execute(f"INSERT INTO _cg_load_wdt SELECT DISTINCT s, k, {self.chunks} FROM {t}_wdt")
@@ -231,10 +227,10 @@ class ChunkedBuild:
         self.counts["references"] += counts["references"]
         self.chunks += 1
 
-    def _check_order(self, t: str) -> None:
-        """A triple about a statement whose ``p:`` triple is not in this chunk: the file is
-        not in a dump's order (or has a statement no ``p:`` triple names, which a whole-file
-        build leaves out)."""
+    def _check_order(self) -> None:
+        """A staged triple about a statement whose ``p:`` triple is not staged: the file is not
+        in a dump's order (or has a statement no ``p:`` triple names, which a whole-file build
+        leaves out)."""
         t = self.table
         stray = self.store.con.execute(
             f"SELECT EXISTS (FROM {t}_main m WHERE m.k IN {_STATEMENT_KINDS} "
