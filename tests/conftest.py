@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from chaingraph.sources.loaders import workers
 from chaingraph.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
@@ -35,6 +36,16 @@ def shared_data() -> Path:
             pytest.fail(f"shared data folder {SHARED_DATA} is missing in CI")
         pytest.skip(f"shared data folder {SHARED_DATA} not found")
     return SHARED_DATA
+
+
+@pytest.fixture(autouse=True)
+def _fresh_parse_workers() -> Iterator[None]:
+    """The JSON loader's parse workers are kept between loads (``loaders.workers``) and run
+    the code as it was when they were forked: each test's loads fork their own, so a patch
+    reaches them."""
+    workers.release()
+    yield
+    workers.release()
 
 
 @pytest.fixture

@@ -28,18 +28,16 @@ written first and the load stops there.
 
 from __future__ import annotations
 
-import gc
 import multiprocessing
 import os
 import pickle
 import queue
-import signal
 import zlib
 from collections.abc import Iterator
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -47,6 +45,7 @@ import pyarrow.compute as pc
 from chaingraph.errors import ChaingraphError
 from chaingraph.progress import Progress
 from chaingraph.sources.loaders import json_dump, json_typed
+from chaingraph.sources.loaders import workers as kept
 from chaingraph.sources.loaders.common import LineGuard, loaded_bytes
 from chaingraph.sources.loaders.compression import RawCounter, read_blocks_into
 from chaingraph.sources.loaders.json_dump import (
@@ -148,55 +147,41 @@ def parse_chunk(data: bytes, first_line: int, source_id: str, *, stop_at_bad: bo
     return out
 
 
-def _work(tasks: Any, results: Any, source_id: str, stop_at_bad: bool) -> None:
-    """A worker process: parse chunks until told to stop (``None``)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the main process's to handle
-    gc.freeze()  # the parent's objects: never scanned here (nor copied by the scans)
-    gc.set_threshold(50_000, 20, 20)  # parsed entities hold no cycles: collect rarely
-    while True:
-        task = tasks.get()
-        if task is None:
-            return
-        seq, first_line, data = task
-        result: ChunkResult | BaseException
+def _parse(task: tuple[int, int, bytes | bytearray, str, bool]) -> tuple[int, ChunkResult | BaseException]:
+    """A worker's answer to a chunk: its sequence number and rows, or what parsing raised."""
+    seq, first_line, data, source_id, stop_at_bad = task
+    result: ChunkResult | BaseException
+    try:
+        result = parse_chunk(bytes(data), first_line, source_id, stop_at_bad=stop_at_bad)
+    except BaseException as exc:  # handed to the main process, which raises it
+        result = exc
         try:
-            result = parse_chunk(bytes(data), first_line, source_id, stop_at_bad=stop_at_bad)
-        except BaseException as exc:  # handed to the main process, which raises it
-            result = exc
-            try:
-                pickle.dumps(exc)
-            except Exception:
-                result = RuntimeError(f"parsing lines from {first_line} failed: {type(exc).__name__}: {exc}")
-        results.put((seq, result))
+            pickle.dumps(exc)
+        except Exception:
+            result = RuntimeError(f"parsing lines from {first_line} failed: {type(exc).__name__}: {exc}")
+    return seq, result
 
 
 class _Pool:
     """Chunks to ``workers`` processes and their results back in order (``workers=0``:
-    parsed in this process)."""
+    parsed in this process). The processes are kept for the next load when every chunk was
+    answered (:mod:`~chaingraph.sources.loaders.workers`)."""
 
     def __init__(self, workers: int, source_id: str, *, stop_at_bad: bool) -> None:
         self.source_id, self.stop_at_bad = source_id, stop_at_bad
         self.sent = self.done = 0
         self.ready: dict[int, ChunkResult | BaseException] = {}
         self.limit = 2 * workers
-        self.procs: list[Any] = []
-        if workers and _can_fork():
-            # fork: the workers start at once with everything imported (nothing of the
-            # store's DuckDB is used in them); before this process starts threads of its own
-            ctx = multiprocessing.get_context("fork")
-            self.tasks: Any = ctx.Queue()
-            self.results: Any = ctx.Queue()
-            self.procs = [ctx.Process(target=_work, args=(self.tasks, self.results, source_id, stop_at_bad),
-                                      name=f"chaingraph-parse-{i}", daemon=True) for i in range(workers)]
-            for proc in self.procs:
-                proc.start()
+        # forked (the workers start at once with everything imported; nothing of the store's
+        # DuckDB is used in them), or the kept workers of the last load
+        self.workers = kept.take(workers, _parse, "chaingraph-parse") if workers and _can_fork() else None
 
     def submit(self, data: bytes | bytearray, first_line: int) -> Iterator[ChunkResult]:
         """Hand over a chunk; yield the results due, in order, while too many are in flight."""
-        if not self.procs:
+        if self.workers is None:
             yield parse_chunk(bytes(data), first_line, self.source_id, stop_at_bad=self.stop_at_bad)
             return
-        self.tasks.put((self.sent, first_line, data))
+        self.workers.tasks.put((self.sent, first_line, data, self.source_id, self.stop_at_bad))
         self.sent += 1
         while self.sent - self.done >= self.limit:
             yield self._next()
@@ -207,11 +192,12 @@ class _Pool:
             yield self._next()
 
     def _next(self) -> ChunkResult:
+        assert self.workers is not None
         while self.done not in self.ready:
             try:
-                seq, result = self.results.get(timeout=1.0)
+                seq, result = self.workers.results.get(timeout=1.0)
             except queue.Empty:
-                if not all(proc.is_alive() for proc in self.procs):
+                if not self.workers.alive():
                     raise ChaingraphError("a JSON parsing worker process died (killed, or out of "
                                           "memory?); load the file again") from None
                 continue
@@ -223,23 +209,14 @@ class _Pool:
         return result
 
     def close(self) -> None:
-        """Stop the workers: they are told to finish when every chunk is done, else ended."""
-        if not self.procs:
+        """Keep the workers for the next load if every chunk was answered, else end them."""
+        workers, self.workers = self.workers, None
+        if workers is None:
             return
-        finished = self.done == self.sent
-        for proc in self.procs:
-            if finished:
-                self.tasks.put(None)
-            else:
-                proc.terminate()
-        for proc in self.procs:
-            proc.join(timeout=5)
-            if proc.is_alive():
-                proc.kill()
-                proc.join()
-        for q in (self.tasks, self.results):
-            q.cancel_join_thread()
-            q.close()
+        if self.done == self.sent and workers.alive():
+            kept.keep(workers)
+        else:
+            workers.stop(idle=False)
 
 
 class _Merged:
@@ -317,7 +294,7 @@ def load_chunks(path: str | Path, stream: IO[bytes], counter: RawCounter, store:
     pool = _Pool(default_workers(path) if workers is None else workers, source_id, stop_at_bad=not guard.skip)
     try:
         # the workers keep the cores busy: DuckDB inserts on one thread (less CPU and memory)
-        load = store.bulk_load(threads=1 if pool.procs else None)
+        load = store.bulk_load(threads=1 if pool.workers else None)
     except BaseException:
         pool.close()
         raise

@@ -1,0 +1,110 @@
+"""The JSON loader's parse workers, kept between loads (``loaders.workers``): the next load
+takes them over and writes the same store; a load that ends with chunks in flight, a dead
+worker and the keeping time end them; a forked process does not inherit them."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from test_load_json import CONTENT_TABLES, contents
+
+from chaingraph.errors import BadDumpLine
+from chaingraph.resources import data_file
+from chaingraph.sources.loaders import json_chunks, workers
+from chaingraph.sources.loaders.json_dump import load_json_dump
+from chaingraph.store import Store
+
+SAMPLE = data_file("sample/douglas-adams.json")
+
+
+@pytest.fixture(autouse=True)
+def _small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(json_chunks, "CHUNK_BYTES", 512)  # many chunks, several in flight
+
+
+def _kept() -> list[multiprocessing.process.BaseProcess]:
+    kept = workers._kept
+    return [proc for proc in kept.procs if proc.is_alive()] if kept else []
+
+
+def _kept_pids() -> list[int | None]:
+    return [proc.pid for proc in _kept()]
+
+
+def _load(path: Path, **kwargs: object) -> dict[str, list[tuple[object, ...]]]:
+    with Store() as store:
+        load_json_dump(path, store, workers=2, **kwargs)  # type: ignore[arg-type]
+        return contents(store, CONTENT_TABLES)
+
+
+def _gone(procs: list[multiprocessing.process.BaseProcess], seconds: float = 10.0) -> bool:
+    """Whether ``procs`` have all ended within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not any(proc.is_alive() for proc in procs):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_the_next_load_takes_the_workers_over_and_writes_the_same_store() -> None:
+    first = _load(SAMPLE)
+    procs, pids = _kept(), _kept_pids()
+    assert len(pids) == 2
+    again = _load(SAMPLE)
+    assert _kept_pids() == pids  # the same two processes parsed the second load
+    workers.release()
+    assert _gone(procs) and workers._kept is None
+    fresh = _load(SAMPLE)
+    assert _kept_pids() and set(_kept_pids()).isdisjoint(pids)
+    assert first == again == fresh
+    assert sum(len(rows) for rows in first.values()) > 100
+
+
+def test_a_load_stopped_with_chunks_in_flight_ends_its_workers(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"  # the first entity's line is broken: later chunks are in flight
+    bad.write_text(SAMPLE.read_text().replace('"claims"', '"claims" oops', 1))
+    _load(SAMPLE)
+    procs = _kept()
+    with pytest.raises(BadDumpLine):
+        _load(bad)
+    assert workers._kept is None and _gone(procs)
+    assert _load(SAMPLE) == _load(SAMPLE)  # and the next load forks new ones
+
+
+def test_a_dead_kept_worker_is_replaced() -> None:
+    expected = _load(SAMPLE)
+    procs, pids = _kept(), _kept_pids()
+    os.kill(procs[0].pid or 0, signal.SIGKILL)
+    assert _gone(procs[:1])
+    assert _load(SAMPLE) == expected
+    assert set(_kept_pids()).isdisjoint(pids)
+
+
+def test_kept_workers_finish_after_the_keeping_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(workers, "KEEP_SECONDS", 0.2)
+    _load(SAMPLE)
+    procs = _kept()
+    assert procs and _gone(procs)
+    assert workers._kept is None
+
+
+def _reports_no_kept_workers(out: multiprocessing.Queue[object]) -> None:
+    out.put(workers._kept is None)
+
+
+def test_a_forked_process_does_not_inherit_the_kept_workers() -> None:
+    _load(SAMPLE)
+    assert _kept_pids()
+    ctx = multiprocessing.get_context("fork")
+    out: multiprocessing.Queue[object] = ctx.Queue()
+    child = ctx.Process(target=_reports_no_kept_workers, args=(out,))
+    child.start()
+    child.join(timeout=30)
+    assert out.get(timeout=5) is True
+    assert len(_kept_pids()) == 2  # still this process's
