@@ -370,18 +370,26 @@ def _entities(store: Store, t: str) -> dict[str, int]:
       SELECT f.*, l.text AS label,
              CASE WHEN f.label_key >= {_MUL_BIT} THEN 'mul' WHEN f.label_key >= 0 THEN 'en' END AS label_lang
       FROM _cg_facts f LEFT JOIN _cg_terms l ON l.line = f.label_key % {_MUL_BIT};
+    DROP TABLE _cg_facts;  -- each step's input goes once read for the last time (below)
     CREATE OR REPLACE TEMP TABLE _cg_described AS  -- and the description's
       SELECT n.*, d.text AS description
       FROM _cg_named n LEFT JOIN _cg_terms d ON d.line = n.description_key % {_MUL_BIT};
+    DROP TABLE _cg_named;
+    DROP TABLE _cg_terms;
     CREATE OR REPLACE TEMP TABLE _cg_dated AS  -- and the modified time
       SELECT d.*, m.text AS modified
       FROM _cg_described d LEFT JOIN (SELECT id, text FROM _cg_latest WHERE k = 'modified') m USING (id);
+    DROP TABLE _cg_described;
     CREATE OR REPLACE TEMP TABLE _cg_aliased AS  -- and the aliases and property type
       SELECT e.id, e.label, e.label_lang, e.description, a.aliases, e.sitelinks, e.revision, e.modified,
              p.text AS ptype
       FROM _cg_dated e LEFT JOIN _cg_alias a USING (id)
       LEFT JOIN (SELECT id, text FROM _cg_latest WHERE k = 'ptype') p USING (id);  -- properties: few
+    DROP TABLE _cg_dated;
+    DROP TABLE _cg_alias;
+    DROP TABLE _cg_latest;
     CREATE OR REPLACE TEMP TABLE _cg_ent AS SELECT * FROM _cg_aliased ORDER BY id;  -- see _write_entities
+    DROP TABLE _cg_aliased;
     """)
     ptypes = [r[0] for r in store.con.execute(
         "SELECT DISTINCT ptype FROM _cg_ent WHERE ptype IS NOT NULL").fetchall()]
