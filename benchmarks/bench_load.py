@@ -1,6 +1,7 @@
 """Loading Wikidata dumps: chaingraph's store against pyoxigraph, rdflib and DuckDB, same facts.
 
-    python benchmarks/bench_load.py [--quick] [--json | --nt] [--memory] [--tags] [--scale N] [--before ROOT]
+    python benchmarks/bench_load.py [--quick] [--json | --nt] [--memory] [--tags] [--plot PNG] [--scale N]
+                                     [--before ROOT]
 
 Input: ``world/codex-m`` (227,878 statements; the JSON dump and its N-Triples, 1.39 M
 triples) — ``--quick`` uses ``world/codex-s`` (39,985 statements). Every case runs in a
@@ -59,6 +60,8 @@ the larger dumps, which fill them. The last row loads twice ``--scale``
 as two parts of ``--scale`` (copies 0 to ``scale - 1`` and ``scale`` to ``2 scale - 1``), one
 file after the other into the same store: the second goes into a store that has statements,
 so every key it writes is checked against the table.
+``--plot PNG`` draws each load's memory over its time (process and parse workers, sampled
+every 20 ms; the run with the higher peak), a panel per format, as the README shows.
 ``--scale 20`` checks 20× and 40×; ``--memory`` runs the memory check alone; ``--tags`` adds
 the peak of each kind of DuckDB's memory to each run's comment (see
 :func:`chaingraph_file_load`: sampling them can raise the peak).
@@ -82,6 +85,7 @@ import re
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, cast
@@ -306,7 +310,9 @@ def chaingraph_file_load(path: str, tags: bool = False) -> Run:
         store_path.unlink(missing_ok=True)
         peaks: dict[str, float] = {}
         workers = [0.0]
+        timeline: list[tuple[float, float]] = []  # (seconds, MB above the start: process + workers)
         done = threading.Event()
+        start, base = time.perf_counter(), _rss_mb()
         with Store(store_path) as store:
 
             def sample() -> None:
@@ -316,7 +322,9 @@ def chaingraph_file_load(path: str, tags: bool = False) -> Run:
                 # store's connection, and DuckDB refuses a call of the load's meanwhile
                 cursor = None
                 while not done.wait(0.02):
-                    workers[0] = max(workers[0], _children_private_mb())
+                    own = _children_private_mb()
+                    workers[0] = max(workers[0], own)
+                    timeline.append((time.perf_counter() - start, _rss_mb() - base + own))
                     if not tags:
                         continue
                     try:
@@ -338,8 +346,32 @@ def chaingraph_file_load(path: str, tags: bool = False) -> Run:
                 sampler.join()
         store_path.unlink(missing_ok=True)
         return report.summary.statements, {"duckdb MB": {t: round(v, 1) for t, v in peaks.items() if v >= 1},
-                                           "workers MB": round(workers[0], 1)}
+                                           "workers MB": round(workers[0], 1),
+                                           "fifths MB": _fifths(timeline), "timeline": _thinned(timeline)}
     return run
+
+
+def _fifths(timeline: list[tuple[float, float]]) -> list[float]:
+    """The highest sample in each fifth of a load's time (MB): flat in the dump size, a load
+    reaches its level early and stays there."""
+    end = timeline[-1][0] if timeline else 0.0
+    fifths = [0.0] * 5
+    for t, mb in timeline:
+        k = min(4, int(5 * t / end)) if end else 0
+        fifths[k] = max(fifths[k], mb)
+    return [round(mb) for mb in fifths]
+
+
+def _thinned(timeline: list[tuple[float, float]], points: int = 400) -> list[tuple[float, float]]:
+    """At most ``points`` samples: the highest of each run of consecutive ones (for the plot)."""
+    step = max(1, -(-len(timeline) // points))
+    return [(timeline[i][0], max(mb for _, mb in timeline[i:i + step]))
+            for i in range(0, len(timeline), step)]
+
+
+def _rss_mb() -> float:
+    """This process's resident memory, MB."""
+    return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 def _parquet_copy(name: str) -> Path:
@@ -408,8 +440,9 @@ def _rounds(cases: list[Case], *, slow_once: bool = True) -> list[Result]:
                 continue  # the slow peer runs once
             result = measure(case)
             runs[case.name].append(result)
+            shown = {k: v for k, v in result.extra.items() if k != "timeline"}
             print(f"<!-- {case.name}: {', '.join(f'{s:.3f}' for s in result.seconds)} s; "
-                  f"peak {result.peak_mb:.0f} MB; {result.extra} -->",
+                  f"peak {result.peak_mb:.0f} MB; {shown} -->",
                   file=sys.stderr, flush=True)
     return [Result(name, [s for r in rs for s in r.seconds], rs[0].items, max(r.peak_mb for r in rs),
                    _extras(rs)) for name, rs in runs.items()]
@@ -420,7 +453,35 @@ def _extras(runs: list[Result]) -> dict[str, Any]:
     extra = dict(runs[0].extra)
     if "workers MB" in extra:
         extra["workers MB"] = max(r.extra["workers MB"] for r in runs)
+    if "timeline" in extra:  # the plot's: of the run with the higher peak
+        extra["timeline"] = max(runs, key=lambda r: r.peak_mb + r.extra["workers MB"]).extra["timeline"]
     return extra
+
+
+def _plot_memory(panels: list[tuple[str, list[Result]]], path: Path, name: str) -> None:
+    """Each load's memory over its time (the run with the higher peak; process and parse
+    workers, sampled every 20 ms), a panel per format: flat in the dump size, the larger
+    dumps level off where the dump itself ends."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 4.2), squeeze=False)
+    for ax, (label, results) in zip(axes[0], panels, strict=True):
+        for r in results:
+            t, mb = zip(*r.extra["timeline"], strict=True) if r.extra["timeline"] else ((), ())
+            ax.plot(t, mb, label=f"{r.name}: peak {r.peak_mb:.0f} MB", linewidth=1)
+        ax.set_title(f"{label} of world/{name} into a new store file")
+        ax.set_xlabel("seconds into the load")
+        ax.set_ylabel("MB above the start (process + parse workers)")
+        ax.set_xscale("symlog", linthresh=2)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    print(f"memory over time: {path}")
 
 
 def _load_average() -> str:
@@ -468,9 +529,11 @@ def main(argv: list[str]) -> int:
     if "--json" not in argv:
         formats.append(("N-Triples", "nt.gz", synthetic_ntriples))
     tags = "--tags" in argv
+    panels: list[tuple[str, list[Result]]] = []
     for label, ext, synthetic in formats:
-        sizes = [("1× (the world dump)", _world(name, ext)),
-                 ("1× (ids as long as the copies')", synthetic(name, 1, first=1))]
+        sizes: list[tuple[str, Path | str]] = [
+            ("1× (the world dump)", _world(name, ext)),
+            ("1× (ids as long as the copies')", synthetic(name, 1, first=1))]
         sizes += [(f"{n}× (synthetic)", synthetic(name, n)) for n in (scale, 2 * scale)]
         sizes.append((f"{2 * scale}× in two {scale}× parts, one after another",
                       os.pathsep.join(str(synthetic(name, scale, first=k)) for k in (0, scale))))
@@ -484,6 +547,9 @@ def main(argv: list[str]) -> int:
                              "store file (peak: the higher of two runs; the process's and its parse "
                              "workers' added)", memory,
                              baseline="1× (the world dump)", unit="statements"))
+        panels.append((label, memory))
+    if "--plot" in argv and panels:
+        _plot_memory(panels, Path(argv[argv.index("--plot") + 1]), name)
     print(f"load average after: {_load_average()}")
     return 0
 
