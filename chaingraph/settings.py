@@ -124,7 +124,9 @@ DEFAULT_PARQUET_LOAD_MEMORY_MB = 256
 #: fills the budget, does not take more: held to 36 the 10x dump peaked at 119-120 MB above
 #: the baseline against 129-134 at 48, and the dump itself at 112-113 either way (two runs
 #: each); 10x took ~5 % longer (seven alternated runs at 32 against 48, medians 24.6 and
-#: 22.9 s; four at 36, 24.5 against 23.8), the dump itself the same time (2.84 against 2.93 s)
+#: 22.9 s; four at 36, 24.5 against 23.8), the dump itself the same time (2.84 against 2.93 s).
+#: Lower is not safe: at 24 both peaks fell by ~11 MB (10x ~6 % slower), and at 16 the dump's
+#: load failed, DuckDB unable to commit a batch within the budget
 DEFAULT_BULK_LOAD_MEMORY_MB = 36
 
 
