@@ -93,7 +93,7 @@ from typing import IO, Any, cast
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from harness import BENCH_CACHE, SHARED_DATA, Case, Result, markdown_table, measure  # noqa: E402
+from harness import BENCH_CACHE, SHARED_DATA, Case, Result, _rss_mb, markdown_table, measure  # noqa: E402
 
 MODULE = "bench_load"
 Run = Callable[[], tuple[int, dict[str, Any]]]
@@ -367,11 +367,6 @@ def _thinned(timeline: list[tuple[float, float]], points: int = 400) -> list[tup
     step = max(1, -(-len(timeline) // points))
     return [(timeline[i][0], max(mb for _, mb in timeline[i:i + step]))
             for i in range(0, len(timeline), step)]
-
-
-def _rss_mb() -> float:
-    """This process's resident memory, MB."""
-    return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 def _parquet_copy(name: str) -> Path:

@@ -74,7 +74,8 @@ def test_a_load_stopped_with_chunks_in_flight_ends_its_workers(tmp_path: Path) -
     with pytest.raises(BadDumpLine):
         _load(bad)
     assert workers._kept is None and _gone(procs)
-    assert _load(SAMPLE) == _load(SAMPLE)  # and the next load forks new ones
+    assert _load(SAMPLE) == _load(SAMPLE)
+    assert _kept_pids() and set(_kept_pids()).isdisjoint(p.pid for p in procs)  # forked anew
 
 
 def test_a_dead_kept_worker_is_replaced() -> None:

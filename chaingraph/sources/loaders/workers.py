@@ -47,7 +47,7 @@ class Workers:
 
     def __init__(self, count: int, handle: Callable[[Any], Any], name: str = "chaingraph-worker") -> None:
         ctx = multiprocessing.get_context("fork")
-        self.handle, self.parent = handle, os.getpid()
+        self.handle = handle
         self.tasks: Any = ctx.Queue()
         self.results: Any = ctx.Queue()
         self.procs = [ctx.Process(target=_serve, args=(self.tasks, self.results, handle),
