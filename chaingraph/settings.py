@@ -54,6 +54,7 @@ __all__ = [
     "DEFAULT_MAX_RESPONSE_BYTES",
     "DEFAULT_PARQUET_LOAD_MEMORY_MB",
     "DEFAULT_STAGING_MEMORY_MB",
+    "DEFAULT_SUMMARY_MEMORY_MB",
     "DEFAULT_USER_AGENT",
     "ChainBounds",
     "CrawlLimits",
@@ -96,6 +97,14 @@ DEFAULT_LOAD_MEMORY_MB = 64
 #: its baseline and kept it for the rest of the load without a budget, 163 MB at 160 MiB and
 #: 65 at 64 MiB (the same time at both), and took 3.0-3.3 s instead of 1.9-2.2 s (load ~3)
 DEFAULT_KEY_CHECK_MEMORY_MB = 64
+#: DuckDB's memory budget (MiB per DuckDB thread, and two more threads' worth) while a store
+#: *file* is summarised (:func:`chaingraph.sources.loaders.summarize`, after every load and
+#: for ``chaingraph summary``), beyond what DuckDB holds and cannot let go: the grouped counts
+#: scan whole statement columns, and DuckDB keeps every block it reads until its own limit.
+#: Unheld, the summary of codex-m's 80x synthetic JSON dump (18.2 M statements) took 77 MB
+#: and kept it; held to 16 MiB (two threads) it peaked at 18 MB and kept 2, in the same time
+#: (0.11 s). Per thread it needs about 2 MiB: with 16 threads 17 MiB ran out, 40 did not
+DEFAULT_SUMMARY_MEMORY_MB = 4
 #: DuckDB's memory budget (MiB) while ``chaingraph export --parquet`` writes a store *file*
 #: (:func:`~chaingraph.store_parquet.export`): each table is sorted by its key, and unheld the
 #: sort kept the whole table in memory, 1.9 GB above the baseline for a store of 4.6 M

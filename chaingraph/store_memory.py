@@ -38,7 +38,7 @@ import duckdb
 from chaingraph.errors import StoreError
 
 __all__ = ["LOAD_ARENAS", "Budget", "StoreMemory", "cap_malloc_arenas", "held_settings", "malloc_trim",
-           "memory_limit", "release", "reopen", "repeats", "setting"]
+           "memory_limit", "release", "reopen", "repeats", "setting", "used_mb"]
 
 
 def setting(con: duckdb.DuckDBPyConnection, name: str) -> str:
@@ -184,6 +184,17 @@ class Budget:
     def __exit__(self, *exc: object) -> None:
         if self.active:
             self.connection().execute("RESET memory_limit")
+
+
+def used_mb(con: duckdb.DuckDBPyConnection) -> float:
+    """The memory DuckDB's buffer manager holds for ``con``'s database (MiB): cached blocks,
+    indexes, what running queries use; what a memory limit counts.
+
+    >>> used_mb(duckdb.connect()) >= 0
+    True
+    """
+    return float(con.execute("SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory()")
+                 .fetchall()[0][0]) / 2**20
 
 
 def release(con: duckdb.DuckDBPyConnection, opened_limit: str | None) -> None:

@@ -163,6 +163,34 @@ def test_cli_load_then_summary_agree(runner: Any, tmp_path: Path) -> None:
     assert "statements: quantity" in table.output and "124" in table.output
 
 
+def test_summarize_holds_duckdb_to_its_budget_and_lets_the_blocks_go(tmp_path: Path) -> None:
+    """The summary's grouped counts scan whole statement columns, and DuckDB keeps every block
+    it reads up to its own limit (77 MB after the summary of an 18 M-statement store): a store
+    file is summarised within DEFAULT_SUMMARY_MEMORY_MB and has its own limit back after; an
+    in-memory store, which cannot spill, is left alone. The figures are the same either way."""
+    from test_store_parquet import _Watched
+
+    from chaingraph.settings import DEFAULT_SUMMARY_MEMORY_MB
+    from chaingraph.store_memory import memory_limit, setting
+
+    figures = []
+    for store in (Store(tmp_path / "s.duckdb"), Store()):
+        with store:
+            load([SAMPLE], store)
+            opened, seen = memory_limit(store.con), []
+            store.con = _Watched(store.con, "SELECT count(*) FROM", seen)  # type: ignore[assignment]
+            figures.append(summarize(store).model_dump(exclude={"store"}))
+            assert len(seen) >= 6 and len(set(seen)) == 1  # a count per table, then the references
+            if store.path is None:
+                assert seen[0] == opened
+            else:  # what DuckDB holds of this small store (well under 64 MiB) and the budget
+                held, unit = seen[0].split()
+                budget = DEFAULT_SUMMARY_MEMORY_MB * (int(setting(store.con, "threads")) + 2)
+                assert unit == "MiB" and budget <= float(held) < budget + 64
+            assert memory_limit(store.con) == opened
+    assert figures[0] == figures[1] and figures[0]["entities"] == 84
+
+
 def test_cli_load_as_a_subprocess(tmp_path: Path) -> None:
     db = tmp_path / "s.duckdb"
     out = subprocess.run([sys.executable, "-m", "chaingraph", "load", str(VALUES), "--store", str(db)],

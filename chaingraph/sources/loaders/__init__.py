@@ -21,17 +21,20 @@ values in :mod:`chaingraph.values`' canonical form).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterable
 from pathlib import Path
 
 from chaingraph.errors import InvalidInput
 from chaingraph.progress import Progress
+from chaingraph.settings import DEFAULT_SUMMARY_MEMORY_MB
 from chaingraph.sources.loaders.common import FileReport, LoadReport, StoreSummary
 from chaingraph.sources.loaders.compression import Format, dump_format
 from chaingraph.sources.loaders.json_dump import load_json_dump
 from chaingraph.sources.loaders.rdf import load_rdf
 from chaingraph.store import Store
+from chaingraph.store_memory import setting, used_mb
 
 __all__ = ["FileReport", "LoadReport", "StoreSummary", "load", "load_file", "summarize"]
 
@@ -85,7 +88,24 @@ def load(paths: Iterable[str | Path], store: Store, *, skip_bad_lines: bool = Fa
 
 
 def summarize(store: Store) -> StoreSummary:
-    """The figures of ``chaingraph summary``: rows per table, statements by value type and rank."""
+    """The figures of ``chaingraph summary``: rows per table, statements by value type and rank.
+
+    A store file is summarised within
+    :data:`~chaingraph.settings.DEFAULT_SUMMARY_MEMORY_MB` of DuckDB's memory per thread
+    beyond what it holds and cannot let go (an entity index read in, say), and the blocks its
+    scans read are let go afterwards: the memory a load ends with does not grow with the
+    store it has filled.
+    """
+    store.release_cache()
+    threads = int(setting(store.con, "threads"))
+    with store.memory_budget() as budget:
+        budget.hold(math.ceil(used_mb(store.con)) + DEFAULT_SUMMARY_MEMORY_MB * (threads + 2))
+        summary = _summary(store)
+    store.release_cache()
+    return summary
+
+
+def _summary(store: Store) -> StoreSummary:
     counts = store.counts()
     return StoreSummary(
         store=str(store.path) if store.path is not None else ":memory:",
