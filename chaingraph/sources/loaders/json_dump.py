@@ -74,7 +74,13 @@ SNAKTYPES = frozenset({"value", "somevalue", "novalue"})
 BATCH_ENTITIES = 5_000
 BATCH_ROWS = 30_000
 #: the default loader writes batches this large: each write scans the table once for the
-#: keys already there (an anti-join), so fewer, larger writes cost less
+#: keys already there (an anti-join), so fewer, larger writes cost less. Not smaller: a batch's
+#: statements are row groups of their own (:data:`~chaingraph.store_load.VACUUM_TASKS`), and
+#: at 50,000 three of them fit in two of DuckDB's (122,880 rows), so the first checkpoint
+#: outside the load merged them, the whole table at once: closing the store after the 40x
+#: synthetic dump's load peaked at 1.49 GB (the load itself at 109 MB). The loads themselves
+#: peaked 15-23 MB lower at 50,000 (codex-m 141 MB, 10x 157, process and workers), in the
+#: same time
 BULK_ENTITIES = 100_000
 BULK_ROWS = 100_000
 
