@@ -44,7 +44,7 @@ The store is the same either way.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from contextlib import ExitStack, suppress
+from contextlib import ExitStack, nullcontext, suppress
 from typing import TYPE_CHECKING
 
 import duckdb
@@ -73,9 +73,13 @@ CHECKPOINT_THRESHOLD = "4MiB"
 #: each row-group boundary it crossed: DuckDB's in-memory table data peaked at 42 MB in the
 #: 10x synthetic dump's load and 53 MB in the 20x one (32 and 34 MB without), and the load's
 #: peak grew with the dump. Without it each batch's rows keep row groups of their own (the rows
-#: and every read are the same) until DuckDB's next checkpoint outside a load merges them, a
-#: few at a time: when a store opened for writing next closes (10x: the 23 entity row groups
-#: into 2, 0.13 s, 36 MB). In the load's own session a checkpoint finds nothing to write.
+#: and every read are the same) until a checkpoint outside a load, after a later write to the
+#: table, merges them (10x: the 23 entity row groups into 2, 0.13 s, 36 MB), as many as
+#: DuckDB's default of 100 tasks reaches, unbudgeted: batches of 50,000 statements, three of
+#: which fit in two row groups, had closing the store after the 40x dump's load merge the
+#: whole statement table and peak at 1.49 GB (json_dump.BULK_ROWS). A load ends with a
+#: checkpoint of its own (:meth:`BulkLoad.__exit__`), so that its session's close finds
+#: nothing to write.
 VACUUM_TASKS = 0
 #: batches a :class:`BulkLoad` writes into a store file between two reconnects
 #: (:meth:`Store.reconnect`). For as long as a database is open, DuckDB keeps in memory,
@@ -141,7 +145,8 @@ class BulkLoad:
     hand). The settings are set back on leaving. Every
     :data:`RECONNECT_BATCHES` batches the store's connection is opened again (what DuckDB
     keeps of the row groups written goes with it; cursors of the store's connection taken
-    during the load are closed).
+    during the load are closed). A load into a store file ends with a checkpoint of its own,
+    so that closing the store finds nothing to write.
     """
 
     def __init__(self, store: Store, *, threads: int | None = None) -> None:
@@ -182,7 +187,16 @@ class BulkLoad:
 
     def __exit__(self, *exc: object) -> None:
         held, self._held = self._held, ExitStack()
-        held.close()
+        try:
+            # a batch is checkpointed as it commits only once DuckDB's log passes the
+            # threshold, so the last ones could wait for the store's close, whose checkpoint
+            # would merge the load's row groups unbudgeted (VACUUM_TASKS): checkpoint them
+            # now, under the load's settings. After a failed load, as far as it can
+            if self.store.path is not None and not self.store._in_tx:
+                with suppress(duckdb.Error) if exc[0] is not None else nullcontext():
+                    self.store.con.execute("CHECKPOINT")
+        finally:
+            held.close()
 
     def write(self, tables: Mapping[str, pa.Table | Sequence[pa.Table]], *, replace: Collection[str],
               unique: Collection[str] = (), prefixed: bool) -> None:

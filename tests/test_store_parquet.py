@@ -95,17 +95,18 @@ def test_export_of_a_missing_store_exits_with_a_one_line_error(tmp_path: Path) -
 
 
 class _Watched:
-    """A store's connection that notes DuckDB's memory limit at each statement starting with
-    ``verb`` (``COPY``, ``INSERT``) in ``seen``."""
+    """A store's connection that notes DuckDB's setting ``name`` (the memory limit) at each
+    statement starting with ``verb`` (``COPY``, ``INSERT``) in ``seen``."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, verb: str, seen: list[str]) -> None:
-        self.con, self.verb, self.seen = con, verb, seen
+    def __init__(self, con: duckdb.DuckDBPyConnection, verb: str, seen: list[str],
+                 name: str = "memory_limit") -> None:
+        self.con, self.verb, self.seen, self.name = con, verb, seen, name
 
     def execute(self, sql: str, *args: object) -> duckdb.DuckDBPyConnection:
-        from chaingraph.store_memory import memory_limit
+        from chaingraph.store_memory import setting
 
         if sql.startswith(self.verb):
-            self.seen.append(memory_limit(self.con))
+            self.seen.append(setting(self.con, self.name))
         return self.con.execute(sql, *args)
 
     def __getattr__(self, name: str) -> object:
