@@ -38,7 +38,7 @@ import pyarrow as pa
 
 from chaingraph.errors import StoreError
 from chaingraph.store_bulk import BulkReads
-from chaingraph.store_memory import StoreMemory, memory_limit, repeats
+from chaingraph.store_memory import STORE_VACUUM_TASKS, StoreMemory, memory_limit, repeats
 from chaingraph.store_reads import PropertyInfo, SourceInfo, StatementInfo, StatementRows, StoreReads
 from chaingraph.store_rows import (
     Batch,
@@ -206,6 +206,8 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
                 self._refuse_foreign()
             if not read_only:
                 self.con.execute(SCHEMA)
+                if self.path is not None:  # its checkpoints merge small row groups a few at a time
+                    self.con.execute(f"SET max_vacuum_tasks = {STORE_VACUUM_TASKS}")
             #: DuckDB's memory limit when this store opened its database (see release_memory)
             self.opened_memory_limit: str | None = memory_limit(self.con)
         except (duckdb.Error, OSError) as exc:

@@ -377,7 +377,7 @@ def test_a_load_into_a_store_file_leaves_nothing_for_its_close_to_checkpoint(
         load_json_dump(SAMPLE, store, workers=2)
         assert not wal.exists() or wal.stat().st_size == 0
         assert vacuum == ["0"]  # max_vacuum_tasks when the load's checkpoint ran
-        assert store.con.execute("SELECT current_setting('max_vacuum_tasks')").fetchall()[0][0] == 100
+        assert store.con.execute("SELECT current_setting('max_vacuum_tasks')").fetchall()[0][0] == 1
 
 
 def test_the_key_check_of_a_store_file_runs_within_its_memory_budget(
