@@ -206,7 +206,7 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
                 self._refuse_foreign()
             if not read_only:
                 self.con.execute(SCHEMA)
-                if self.path is not None:  # its checkpoints merge small row groups a few at a time
+                if self.path is not None:  # a checkpoint merges one row group's worth of small ones
                     self.con.execute(f"SET max_vacuum_tasks = {STORE_VACUUM_TASKS}")
             #: DuckDB's memory limit when this store opened its database (see release_memory)
             self.opened_memory_limit: str | None = memory_limit(self.con)

@@ -74,10 +74,11 @@ CHECKPOINT_THRESHOLD = "4MiB"
 #: 10x synthetic dump's load and 53 MB in the 20x one (32 and 34 MB without), and the load's
 #: peak grew with the dump. Without it each batch's rows keep row groups of their own (the rows
 #: and every read are the same) until a checkpoint outside a load, after a later write to the
-#: table, merges them (10x: the 23 entity row groups into 2, 0.13 s, 36 MB), as many as
-#: DuckDB's default of 100 tasks reaches, unbudgeted: batches of 50,000 statements, three of
-#: which fit in two row groups, had closing the store after the 40x dump's load merge the
-#: whole statement table and peak at 1.49 GB (json_dump.BULK_ROWS). A load ends with a
+#: table, merges them (10x: the 23 entity row groups into 2, 0.13 s, 36 MB), as many as its
+#: vacuum tasks reach, unbudgeted: DuckDB's default of 100 had batches of 50,000 statements,
+#: three of which fit in two row groups, merge the whole statement table when the store
+#: closed after the 40x dump's load, peaking at 1.49 GB (json_dump.BULK_ROWS). A store file
+#: chaingraph writes has one task (store_memory.STORE_VACUUM_TASKS), and a load ends with a
 #: checkpoint of its own (:meth:`BulkLoad.__exit__`), so that its session's close finds
 #: nothing to write.
 VACUUM_TASKS = 0
