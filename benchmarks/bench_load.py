@@ -93,7 +93,7 @@ from typing import IO, Any, cast
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from harness import BENCH_CACHE, SHARED_DATA, Case, Result, _rss_mb, markdown_table, measure  # noqa: E402
+from harness import BENCH_CACHE, SHARED_DATA, Case, Result, markdown_table, measure, rss_mb  # noqa: E402
 
 MODULE = "bench_load"
 Run = Callable[[], tuple[int, dict[str, Any]]]
@@ -312,7 +312,7 @@ def chaingraph_file_load(path: str, tags: bool = False) -> Run:
         workers = [0.0]
         timeline: list[tuple[float, float]] = []  # (seconds, MB above the start: process + workers)
         done = threading.Event()
-        start, base = time.perf_counter(), _rss_mb()
+        start, base = time.perf_counter(), rss_mb()
         with Store(store_path) as store:
 
             def sample() -> None:
@@ -324,7 +324,7 @@ def chaingraph_file_load(path: str, tags: bool = False) -> Run:
                 while not done.wait(0.02):
                     own = _children_private_mb()
                     workers[0] = max(workers[0], own)
-                    timeline.append((time.perf_counter() - start, _rss_mb() - base + own))
+                    timeline.append((time.perf_counter() - start, rss_mb() - base + own))
                     if not tags:
                         continue
                     try:

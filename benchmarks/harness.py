@@ -61,7 +61,7 @@ class Result:
         return self.items / self.median if self.median else float("inf")
 
 
-def _rss_mb() -> float:
+def rss_mb() -> float:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * resource.getpagesize() / 2**20
 
@@ -89,7 +89,7 @@ def _child(case: Case, queue: Any) -> None:
     for _ in range(case.warmup):
         run()
     _reset_peak()  # so the peak below belongs to the timed runs, not to setup
-    base = _rss_mb()
+    base = rss_mb()
     seconds: list[float] = []
     items, extra = 0, {}
     for _ in range(case.repeat):

@@ -44,7 +44,7 @@ The store is the same either way.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from contextlib import ExitStack, nullcontext, suppress
+from contextlib import ExitStack, suppress
 from typing import TYPE_CHECKING
 
 import duckdb
@@ -75,12 +75,10 @@ CHECKPOINT_THRESHOLD = "4MiB"
 #: peak grew with the dump. Without it each batch's rows keep row groups of their own (the rows
 #: and every read are the same) until a checkpoint outside a load, after a later write to the
 #: table, merges them (10x: the 23 entity row groups into 2, 0.13 s, 36 MB), as many as its
-#: vacuum tasks reach, unbudgeted: DuckDB's default of 100 had batches of 50,000 statements,
-#: three of which fit in two row groups, merge the whole statement table when the store
-#: closed after the 40x dump's load, peaking at 1.49 GB (json_dump.BULK_ROWS). A store file
-#: chaingraph writes has one task (store_memory.STORE_VACUUM_TASKS), and a load ends with a
-#: checkpoint of its own (:meth:`BulkLoad.__exit__`), so that its session's close finds
-#: nothing to write.
+#: vacuum tasks reach, unbudgeted (json_dump.BULK_ROWS: what DuckDB's default of 100 cost). A
+#: store file chaingraph writes has one task (store_memory.STORE_VACUUM_TASKS), and a load
+#: ends with a checkpoint of its own (:meth:`BulkLoad.__exit__`), so that its session's close
+#: finds nothing to write.
 VACUUM_TASKS = 0
 #: batches a :class:`BulkLoad` writes into a store file between two reconnects
 #: (:meth:`Store.reconnect`). For as long as a database is open, DuckDB keeps in memory,
@@ -192,10 +190,13 @@ class BulkLoad:
             # a batch is checkpointed as it commits only once DuckDB's log passes the
             # threshold, so the last ones could wait for the store's close, whose checkpoint
             # would merge the load's row groups unbudgeted (VACUUM_TASKS): checkpoint them
-            # now, under the load's settings. After a failed load, as far as it can
+            # now, under the load's settings; after a failed load, as far as it can
             if self.store.path is not None and not self.store._in_tx:
-                with suppress(duckdb.Error) if exc[0] is not None else nullcontext():
-                    self.store.con.execute("CHECKPOINT")
+                self.store.con.execute("CHECKPOINT")
+        except duckdb.Error as error:
+            if exc[0] is None:  # else the load's own error is the one to raise
+                raise StoreError(f"cannot write to store {self.store.path}: "
+                                 f"{str(error).splitlines()[0]}") from error
         finally:
             held.close()
 

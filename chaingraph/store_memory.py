@@ -201,7 +201,9 @@ def used_mb(con: duckdb.DuckDBPyConnection) -> float:
     """The memory DuckDB's buffer manager holds for ``con``'s database (MiB): cached blocks,
     indexes, what running queries use; what a memory limit counts.
 
-    >>> used_mb(duckdb.connect()) >= 0
+    >>> con = duckdb.connect()
+    >>> _ = con.execute("CREATE TABLE t AS SELECT range AS x FROM range(1000000)")
+    >>> used_mb(con) > 1
     True
     """
     return float(con.execute("SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory()")

@@ -13,6 +13,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 from test_load_json import CONTENT_TABLES, contents
+from test_store_parquet import Watched
 
 from chaingraph import store_load
 from chaingraph.errors import BadDumpLine
@@ -22,7 +23,7 @@ from chaingraph.sources.loaders import json_chunks, json_dump, json_typed
 from chaingraph.sources.loaders.json_dump import load_json_dump
 from chaingraph.store import Batch, Store
 from chaingraph.store_load import BulkLoad
-from chaingraph.store_memory import memory_limit
+from chaingraph.store_memory import STORE_VACUUM_TASKS, memory_limit, setting
 from chaingraph.store_schema import INDEXLESS, KEYED_SCHEMA, TABLE_COLUMNS
 
 SAMPLE = data_file("sample/douglas-adams.json")
@@ -365,19 +366,17 @@ def test_a_load_into_a_store_file_leaves_nothing_for_its_close_to_checkpoint(
     load) unbudgeted: after the 40x synthetic dump's load in batches of 50,000 statements,
     that close peaked at 1.49 GB. A load ends with a checkpoint of its own, under its own
     settings: the log is empty, and DuckDB merged nothing meanwhile."""
-    from test_store_parquet import _Watched
-
     monkeypatch.setattr(json_dump, "BULK_ROWS", 10)
     monkeypatch.setattr(json_chunks, "CHUNK_BYTES", 512)
     monkeypatch.setattr(store_load, "RECONNECT_BATCHES", 10**6)  # the watched connection stays
     wal = tmp_path / "s.duckdb.wal"
     vacuum: list[str] = []
     with Store(tmp_path / "s.duckdb") as store:
-        store.con = _Watched(store.con, "CHECKPOINT", vacuum, "max_vacuum_tasks")  # type: ignore[assignment]
+        store.con = Watched(store.con, "CHECKPOINT", vacuum, "max_vacuum_tasks")  # type: ignore[assignment]
         load_json_dump(SAMPLE, store, workers=2)
         assert not wal.exists() or wal.stat().st_size == 0
         assert vacuum == ["0"]  # max_vacuum_tasks when the load's checkpoint ran
-        assert store.con.execute("SELECT current_setting('max_vacuum_tasks')").fetchall()[0][0] == 1
+        assert setting(store.con, "max_vacuum_tasks") == str(STORE_VACUUM_TASKS)  # set back
 
 
 def test_the_key_check_of_a_store_file_runs_within_its_memory_budget(

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_store_parquet import Watched
 
 from chaingraph.cli import cli
 from chaingraph.graph import EvidenceGraph
@@ -166,25 +167,34 @@ def test_cli_load_then_summary_agree(runner: Any, tmp_path: Path) -> None:
 def test_summarize_holds_duckdb_to_its_budget_and_lets_the_blocks_go(tmp_path: Path) -> None:
     """The summary's grouped counts scan whole statement columns, and DuckDB keeps every block
     it reads up to its own limit (77 MB after the summary of an 18 M-statement store): a store
-    file is summarised within DEFAULT_SUMMARY_MEMORY_MB and has its own limit back after; an
-    in-memory store, which cannot spill, is left alone. The figures are the same either way."""
-    from test_store_parquet import _Watched
-
+    file is summarised within DEFAULT_SUMMARY_MEMORY_MB, between two releases of DuckDB's
+    cache, and has its own limit back after; an in-memory store, which cannot spill, is left
+    alone. The figures are the same either way."""
     from chaingraph.settings import DEFAULT_SUMMARY_MEMORY_MB
     from chaingraph.store_memory import memory_limit, setting
+
+    def noting_releases(store: Store, events: list[str]) -> None:
+        release = store.release_cache
+
+        def noted() -> None:
+            events.append("release")
+            release()
+        store.release_cache = noted  # type: ignore[method-assign]
 
     figures = []
     for store in (Store(tmp_path / "s.duckdb"), Store()):
         with store:
             load([SAMPLE], store)
-            opened, seen = memory_limit(store.con), []
-            store.con = _Watched(store.con, "SELECT count(*) FROM", seen)  # type: ignore[assignment]
+            opened, events = memory_limit(store.con), []
+            noting_releases(store, events)
+            store.con = Watched(store.con, "SELECT count(*) FROM", events)  # type: ignore[assignment]
             figures.append(summarize(store).model_dump(exclude={"store"}))
-            assert len(seen) >= 6 and len(set(seen)) == 1  # a count per table, then the references
+            limits = events[1:-1]  # a count per table, then the references, between the releases
+            assert events[0] == events[-1] == "release" and len(limits) >= 6 and len(set(limits)) == 1
             if store.path is None:
-                assert seen[0] == opened
+                assert limits[0] == opened
             else:  # what DuckDB holds of this small store (well under 64 MiB) and the budget
-                held, unit = seen[0].split()
+                held, unit = limits[0].split()
                 budget = DEFAULT_SUMMARY_MEMORY_MB * (int(setting(store.con, "threads")) + 2)
                 assert unit == "MiB" and budget <= float(held) < budget + 64
             assert memory_limit(store.con) == opened

@@ -94,7 +94,7 @@ def test_export_of_a_missing_store_exits_with_a_one_line_error(tmp_path: Path) -
     assert res.exit_code != 0 and "no such store file" in res.output
 
 
-class _Watched:
+class Watched:
     """A store's connection that notes DuckDB's setting ``name`` (the memory limit) at each
     statement starting with ``verb`` (``COPY``, ``INSERT``) in ``seen``."""
 
@@ -124,7 +124,7 @@ def test_export_holds_duckdb_to_its_budget_and_gives_the_limit_back(full_store: 
     for store in (Store(full_store, read_only=True), Store()):
         with store:
             opened, seen = memory_limit(store.con), []
-            store.con = _Watched(store.con, "COPY", seen)  # type: ignore[assignment]
+            store.con = Watched(store.con, "COPY", seen)  # type: ignore[assignment]
             export(store, parquet=tmp_path / "pq")
             expected = f"{DEFAULT_EXPORT_MEMORY_MB:.1f} MiB" if store.path is not None else opened
             assert len(seen) >= 5 and set(seen) == {expected}
@@ -142,7 +142,7 @@ def test_loading_an_export_holds_duckdb_to_its_budget(full_store: Path, tmp_path
     seen: list[str] = []
     with Store(tmp_path / "back.duckdb") as store:
         opened = memory_limit(store.con)
-        store.con = _Watched(store.con, "INSERT", seen)  # type: ignore[assignment]
+        store.con = Watched(store.con, "INSERT", seen)  # type: ignore[assignment]
         load_parquet(tmp_path / "pq", store)
         assert len(seen) >= 5 and set(seen) == {f"{DEFAULT_PARQUET_LOAD_MEMORY_MB:.1f} MiB"}
         assert memory_limit(store.con) == opened and store.statement_count() > 1000
