@@ -95,7 +95,9 @@ DEFAULT_LOAD_MEMORY_MB = 64
 #: tables, whose hash tables grow with the store): over a store of 4.6 M statements (the
 #: items of codex-m's 10x synthetic dump and ten more copies) the pass peaked 763 MB above
 #: its baseline and kept it for the rest of the load without a budget, 163 MB at 160 MiB and
-#: 65 at 64 MiB (the same time at both), and took 3.0-3.3 s instead of 1.9-2.2 s (load ~3)
+#: 65 at 64 MiB (the same time at both), and took 3.0-3.3 s instead of 1.9-2.2 s (load ~3).
+#: Over 9.1 M statements (the 40x dump's store) DuckDB's spilling join needed more than 64 MiB:
+#: a check out of memory shows nothing, and the load checks every batch instead
 DEFAULT_KEY_CHECK_MEMORY_MB = 64
 #: DuckDB's memory budget (MiB per DuckDB thread, and two more threads' worth) while a store
 #: *file* is summarised (:func:`chaingraph.sources.loaders.summarize`, after every load and
