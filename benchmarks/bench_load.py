@@ -5,9 +5,9 @@
 
 Input: ``world/codex-m`` (227,878 statements; the JSON dump and its N-Triples, 1.39 M
 triples) — ``--quick`` uses ``world/codex-s`` (39,985 statements). Every case runs in a
-fresh process, starts from an empty in-memory store, and is timed end to end from the
-file on disk (decompression included); the rate is *statements* per second for every
-case, so the columns compare the same facts:
+fresh process, starts from an empty in-memory store (the ``(store file)`` cases: a new
+store file), and is timed end to end from the file on disk (decompression included); the
+rate is *statements* per second for every case, so the columns compare the same facts:
 
 * ``chaingraph JSON dump``          :func:`chaingraph.sources.loaders.load` on ``NAME.json.gz``;
 * ``chaingraph JSON (row at a time)`` the loader as it was before bulk writes
@@ -33,11 +33,15 @@ case, so the columns compare the same facts:
                                     it is slow);
 * ``chaingraph Parquet``            :func:`chaingraph.sources.loaders.load` of the directory
                                     ``chaingraph export --parquet`` wrote from the loaded
-                                    JSON dump (export prepared in setup, not timed).
+                                    JSON dump (export prepared in setup, not timed);
+* ``chaingraph JSON dump (store file)``, ``chaingraph N-Triples (store file)`` the two dumps
+                                    into a new store file, as a dump's load writes: DuckDB's
+                                    budgets, checkpoints and compression on disk.
 
-``--before ROOT`` adds ``chaingraph N-Triples (before)`` and ``chaingraph JSON dump (before)``:
-those cases with the chaingraph package of the checkout at ``ROOT`` (``git worktree add
---detach ROOT main``), to time a change against main in the same run.
+``--before ROOT`` adds ``chaingraph N-Triples (before)`` and ``chaingraph JSON dump (before)``,
+in memory and into a store file: those cases with the chaingraph package of the checkout
+at ``ROOT`` (``git worktree add --detach ROOT main``), to time a change against main in the
+same run.
 
 ``--json`` runs only the JSON-dump cases (chaingraph both ways and DuckDB) and the memory check;
 ``--nt`` only the N-Triples cases (chaingraph, pyoxigraph, plain and ``--before``) and their
@@ -112,14 +116,20 @@ def _plain_copy(name: str) -> Path:
     return target
 
 
-def chaingraph_load(name: str, ext: str, plain: bool = False) -> Run:
+def chaingraph_load(name: str, ext: str, plain: bool = False, file: bool = False) -> Run:
+    """Load the world dump into an in-memory store, or with ``file`` into a new store file
+    (in the bench cache, removed before each run): what a dump's load writes to, budgets,
+    checkpoints and all."""
     from chaingraph.sources.loaders import load
     from chaingraph.store import Store
 
     path = _plain_copy(name) if plain else _world(name, ext)
+    store_path = BENCH_CACHE / f"speed-{name}-{ext}.duckdb" if file else None
 
     def run() -> tuple[int, dict[str, Any]]:
-        with Store() as store:
+        if store_path is not None:
+            store_path.unlink(missing_ok=True)
+        with Store(store_path) as store:
             report = load([path], store)
             return report.summary.statements, {"qualifiers": report.summary.qualifiers}
     return run
@@ -135,14 +145,14 @@ def chaingraph_load_numpy(name: str, ext: str) -> Run:
     return chaingraph_load(name, ext)
 
 
-def chaingraph_load_from(root: str, name: str, ext: str) -> Run:
+def chaingraph_load_from(root: str, name: str, ext: str, file: bool = False) -> Run:
     """:func:`chaingraph_load` with the chaingraph of another checkout (``--before ROOT``)."""
     sys.path.insert(0, root)
     import chaingraph
 
     if not Path(chaingraph.__file__).resolve().is_relative_to(Path(root).resolve()):
         raise RuntimeError(f"chaingraph was imported from {chaingraph.__file__}, not from {root}")
-    return chaingraph_load(name, ext)
+    return chaingraph_load(name, ext, file=file)
 
 
 def chaingraph_rows(name: str) -> Run:
@@ -503,8 +513,17 @@ def main(argv: list[str]) -> int:
         Case("chaingraph Parquet", f"{MODULE}:chaingraph_parquet", {"name": name}, repeat),
         Case("rdflib Graph.parse", f"{MODULE}:rdflib_parse", {"name": name}, 1),
     ]
+    # into a store file, as a dump's load is: budgets, checkpoints and compression on disk
+    cases += [Case("chaingraph JSON dump (store file)", f"{MODULE}:chaingraph_load",
+                   {"name": name, "ext": "json.gz", "file": True}, repeat),
+              Case("chaingraph N-Triples (store file)", f"{MODULE}:chaingraph_load",
+                   {"name": name, "ext": "nt.gz", "file": True}, repeat)]
     if "--before" in argv:  # the loaders of another checkout, e.g. a worktree of main
         root = argv[argv.index("--before") + 1]
+        cases.append(Case("chaingraph JSON dump (before, store file)", f"{MODULE}:chaingraph_load_from",
+                          {"root": root, "name": name, "ext": "json.gz", "file": True}, repeat))
+        cases.append(Case("chaingraph N-Triples (before, store file)", f"{MODULE}:chaingraph_load_from",
+                          {"root": root, "name": name, "ext": "nt.gz", "file": True}, repeat))
         cases.insert(4, Case("chaingraph N-Triples (before)", f"{MODULE}:chaingraph_load_from",
                              {"root": root, "name": name, "ext": "nt.gz"}, repeat))
         cases.insert(2, Case("chaingraph JSON dump (before)", f"{MODULE}:chaingraph_load_from",
