@@ -180,6 +180,19 @@ def test_a_load_skips_the_key_check_until_it_cannot() -> None:
             assert store.bulk_load().unchecked
 
 
+def _recorded_loads(monkeypatch: pytest.MonkeyPatch) -> list[BulkLoad]:
+    """Every :class:`BulkLoad` a :meth:`Store.bulk_load` gives from now on, in order."""
+    loads: list[BulkLoad] = []
+    bulk_load = Store.bulk_load
+
+    def recorded(store: Store, *, threads: int | None = None) -> BulkLoad:
+        loads.append(bulk_load(store, threads=threads))
+        return loads[-1]
+
+    monkeypatch.setattr(Store, "bulk_load", recorded)
+    return loads
+
+
 def test_a_second_dump_overlapping_the_first_loads_as_row_at_a_time(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The store holds the first two thirds of the sample (each key its entity's), the load
@@ -190,14 +203,7 @@ def test_a_second_dump_overlapping_the_first_loads_as_row_at_a_time(
     first, second = tmp_path / "first.json", tmp_path / "second.json"
     for path, part in ((first, entities[: 2 * third]), (second, entities[third:])):
         path.write_text("[\n" + ",\n".join(json.dumps(e) for e in part) + "\n]\n")
-    loads: list[BulkLoad] = []
-    bulk_load = Store.bulk_load
-
-    def kept(store: Store, *, threads: int | None = None) -> BulkLoad:
-        loads.append(bulk_load(store, threads=threads))
-        return loads[-1]
-
-    monkeypatch.setattr(Store, "bulk_load", kept)
+    loads = _recorded_loads(monkeypatch)
     bulk, rows = _both(second, into=first)
     assert bulk == rows
     assert loads and all(load.unchecked and load.checked == 0 for load in loads)  # no key check
@@ -408,9 +414,11 @@ def test_a_key_check_that_outgrows_its_budget_checks_every_batch_instead(
         load_json_dump(SAMPLE, store, row_at_a_time=True)
         assert store.bulk_load().unchecked  # the keys are shown within the budget
         monkeypatch.setattr(store_load, "DEFAULT_KEY_CHECK_MEMORY_MB", 1)
-        assert not store.bulk_load().unchecked  # out of memory: not shown
+        loads = _recorded_loads(monkeypatch)
         load_json_dump(SAMPLE, store, workers=0)
         got = everything(store)
+    # out of memory, the check showed nothing: the load wrote every batch checked
+    assert len(loads) == 1 and not loads[0].unchecked and loads[0].checked == loads[0].written > 0
     with Store() as store:
         for _ in range(2):
             load_json_dump(SAMPLE, store, row_at_a_time=True)
