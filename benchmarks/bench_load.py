@@ -97,7 +97,7 @@ from typing import IO, Any, cast
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from harness import BENCH_CACHE, SHARED_DATA, Case, Result, markdown_table, measure, rss_mb  # noqa: E402
+from harness import BENCH_CACHE, SHARED_DATA, Case, Result, child_pids, markdown_table, measure, rss_mb  # noqa: E402
 
 MODULE = "bench_load"
 Run = Callable[[], tuple[int, dict[str, Any]]]
@@ -281,12 +281,8 @@ def _children_private_mb() -> float:
     ``Private_Dirty``: pages no other process maps), MB: the JSON loader's parse workers,
     which the process's own peak leaves out. Forked, they share the rest with this process,
     whose resident memory has it already."""
-    pids: list[str] = []
-    for task in Path("/proc/self/task").iterdir():
-        with contextlib.suppress(OSError):  # a thread that has just ended
-            pids += (task / "children").read_text().split()
     total = 0
-    for pid in pids:
+    for pid in child_pids():
         with contextlib.suppress(OSError):  # a worker that has just ended
             for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
                 if line.startswith("Private_"):
@@ -447,10 +443,11 @@ def _rounds(cases: list[Case], *, slow_once: bool = True) -> list[Result]:
             runs[case.name].append(result)
             shown = {k: v for k, v in result.extra.items() if k != "timeline"}
             print(f"<!-- {case.name}: {', '.join(f'{s:.3f}' for s in result.seconds)} s; "
-                  f"peak {result.peak_mb:.0f} MB; {shown} -->",
+                  f"CPU {', '.join(f'{s:.2f}' for s in result.cpu)} s; peak {result.peak_mb:.0f} MB; "
+                  f"{shown} -->",
                   file=sys.stderr, flush=True)
     return [Result(name, [s for r in rs for s in r.seconds], rs[0].items, max(r.peak_mb for r in rs),
-                   _extras(rs)) for name, rs in runs.items()]
+                   _extras(rs), [c for r in rs for c in r.cpu]) for name, rs in runs.items()]
 
 
 def _extras(runs: list[Result]) -> dict[str, Any]:
@@ -555,7 +552,7 @@ def main(argv: list[str]) -> int:
                           for size, path in sizes], slow_once=False)
         # the whole load's memory: the process's peak and its parse workers' (JSON) added, an
         # upper bound, as the two need not peak at once
-        memory = [Result(r.name, r.seconds, r.items, r.peak_mb + r.extra["workers MB"], r.extra)
+        memory = [Result(r.name, r.seconds, r.items, r.peak_mb + r.extra["workers MB"], r.extra, r.cpu)
                   for r in memory]
         print(markdown_table(f"Peak memory, world/{name} {label} 1×, {scale}× and {2 * scale}× into a new "
                              "store file (peak: the higher of two runs; the process's and its parse "

@@ -2,8 +2,11 @@
 
 A case is a module-level function ``setup(**params) -> state`` and ``run(state) -> n``
 (``n`` = items processed, for a rate). Each case is measured in its own spawned process
-so that peak memory (``VmHWM`` above the post-setup baseline) belongs to it alone.
-Tables print medians and ratios against a named baseline, in markdown.
+so that peak memory (``VmHWM`` above the post-setup baseline) belongs to it alone, and
+so does the CPU time of each run (user and system, of the process's threads and its child
+processes together: :func:`cpu_seconds`), which says how much of the machine a case takes
+beside how long it takes. Tables print medians and ratios against a named baseline, in
+markdown.
 """
 
 from __future__ import annotations
@@ -18,13 +21,13 @@ import statistics
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from queue import Empty
 from typing import Any
 
-__all__ = ["BENCH_CACHE", "SHARED_DATA", "Case", "Result", "markdown_table", "measure", "world_edges",
-           "world_graph", "world_store"]
+__all__ = ["BENCH_CACHE", "SHARED_DATA", "Case", "Result", "child_pids", "cpu_seconds", "markdown_table",
+           "measure", "world_edges", "world_graph", "world_store"]
 
 #: The shared real-data folder: ``$CHAINGRAPH_SHARED_DATA``, else ``../shared/data`` beside the
 #: repository (the same rule as ``tests/conftest.py``).
@@ -51,10 +54,16 @@ class Result:
     items: int
     peak_mb: float
     extra: dict[str, Any]
+    #: CPU seconds of each run (:func:`cpu_seconds`), when measured
+    cpu: list[float] = field(default_factory=list)
 
     @property
     def median(self) -> float:
         return statistics.median(self.seconds)
+
+    @property
+    def median_cpu(self) -> float:
+        return statistics.median(self.cpu)
 
     @property
     def rate(self) -> float:
@@ -82,6 +91,39 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def child_pids() -> list[str]:
+    """The pids of this process's live children (Linux, from ``/proc``; none elsewhere)."""
+    pids: list[str] = []
+    tasks = Path("/proc/self/task")
+    for task in tasks.iterdir() if tasks.is_dir() else ():
+        with contextlib.suppress(OSError):  # a thread that has just ended
+            pids += (task / "children").read_text().split()
+    return pids
+
+
+def cpu_seconds() -> dict[int, float]:
+    """CPU seconds (user and system) used so far by this process with the children it has
+    reaped (key: its pid), and by each live child (key: the child's pid; Linux, from
+    ``/proc``): what a run used is the sum of the differences between two readings, a child
+    that is new counting from zero (:func:`_cpu_between`). Work other processes do for a run
+    outside this tree (a server it queries) is not in it."""
+    reaped = os.times()  # in clock ticks; this process's own time finer (all its threads)
+    out = {os.getpid(): time.process_time() + reaped.children_user + reaped.children_system}
+    ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+    for pid in child_pids():
+        with contextlib.suppress(OSError, ValueError, IndexError):  # a child that has just ended
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            out[int(pid)] = (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+    return out
+
+
+def _cpu_between(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU seconds between two :func:`cpu_seconds` readings. A child reaped in between is in
+    its parent's reading after, whole, and in its own before."""
+    return sum(seconds - before.get(pid, 0.0) for pid, seconds in after.items()) - sum(
+        seconds for pid, seconds in before.items() if pid not in after)
+
+
 def _child(case: Case, queue: Any) -> None:
     module, _, func = case.target.partition(":")
     prepare = getattr(importlib.import_module(module), func)
@@ -91,13 +133,16 @@ def _child(case: Case, queue: Any) -> None:
     _reset_peak()  # so the peak below belongs to the timed runs, not to setup
     base = rss_mb()
     seconds: list[float] = []
+    cpu: list[float] = []
     items, extra = 0, {}
     for _ in range(case.repeat):
+        c0 = cpu_seconds()
         t0 = time.perf_counter()
         items, extra = run()
         seconds.append(time.perf_counter() - t0)
+        cpu.append(_cpu_between(c0, cpu_seconds()))
     peak = _peak_mb()
-    queue.put(Result(case.name, seconds, items, max(0.0, peak - base), extra))
+    queue.put(Result(case.name, seconds, items, max(0.0, peak - base), extra, cpu))
 
 
 def measure(case: Case) -> Result:
@@ -118,15 +163,18 @@ def measure(case: Case) -> Result:
 
 
 def markdown_table(title: str, results: Sequence[Result], *, baseline: str, unit: str = "items") -> str:
-    """Markdown table of medians, rates, peak memory and the ratio to ``baseline``."""
+    """Markdown table of medians, rates, peak memory and the ratio to ``baseline``, with the
+    median CPU seconds of a run (``CPU s``) when every result has them."""
     base = next(r for r in results if r.name == baseline)
+    cpu = all(r.cpu for r in results)
+    cpu_head, cpu_rule = (" CPU s |", "---:|") if cpu else ("", "")
     lines = [f"### {title}", "",
-             f"| implementation | median s | {unit}/s | peak MB | ratio vs {baseline} |",
-             "|---|---:|---:|---:|---:|"]
+             f"| implementation | median s |{cpu_head} {unit}/s | peak MB | ratio vs {baseline} |",
+             f"|---|---:|{cpu_rule}---:|---:|---:|"]
     for r in results:
         rate = f"{r.rate:,.0f}" if r.rate >= 100 else f"{r.rate:.3g}"
-        lines.append(f"| {r.name} | {r.median:.4f} | {rate} | {r.peak_mb:,.1f} | "
-                     f"{r.median / base.median:.2f}× |")
+        lines.append(f"| {r.name} | {r.median:.4f} |{f' {r.median_cpu:.2f} |' if cpu else ''} {rate} | "
+                     f"{r.peak_mb:,.1f} | {r.median / base.median:.2f}× |")
     return "\n".join(lines) + "\n"
 
 
