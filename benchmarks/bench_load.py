@@ -1,7 +1,7 @@
 """Loading Wikidata dumps: chaingraph's store against pyoxigraph, rdflib and DuckDB, same facts.
 
     python benchmarks/bench_load.py [--quick] [--json | --nt] [--memory] [--tags] [--plot PNG] [--scale N]
-                                     [--before ROOT]
+                                     [--before ROOT [--paired N]]
 
 Input: ``world/codex-m`` (227,878 statements; the JSON dump and its N-Triples, 1.39 M
 triples) — ``--quick`` uses ``world/codex-s`` (39,985 statements). Every case runs in a
@@ -42,6 +42,12 @@ rate is *statements* per second for every case, so the columns compare the same 
 in memory and into a store file: those cases with the chaingraph package of the checkout
 at ``ROOT`` (``git worktree add --detach ROOT main``), to time a change against main in the
 same run.
+
+``--before ROOT --paired N`` runs only a paired comparison (:func:`paired_table`): each of
+the four loads (both formats, in memory and into a store file) against the same load of the
+checkout at ``ROOT``, the two measured back to back in ``N`` rounds, and the ratio of each
+round's medians; on a shared machine whose speed drifts over minutes, the ratio of two
+medians taken minutes apart swings with it, a ratio taken within a round much less.
 
 ``--json`` runs only the JSON-dump cases (chaingraph both ways and DuckDB) and the memory check;
 ``--nt`` only the N-Triples cases (chaingraph, pyoxigraph, plain and ``--before``) and their
@@ -87,6 +93,7 @@ import gzip
 import os
 import re
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -153,6 +160,41 @@ def chaingraph_load_from(root: str, name: str, ext: str, file: bool = False) -> 
     if not Path(chaingraph.__file__).resolve().is_relative_to(Path(root).resolve()):
         raise RuntimeError(f"chaingraph was imported from {chaingraph.__file__}, not from {root}")
     return chaingraph_load(name, ext, file=file)
+
+
+#: the loads :func:`paired_table` sets against the checkout's: label, dump, into a store file
+PAIRED_LOADS = [("JSON dump", "json.gz", False), ("JSON dump, into a store file", "json.gz", True),
+                ("N-Triples", "nt.gz", False), ("N-Triples, into a store file", "nt.gz", True)]
+
+
+def paired_table(root: str, name: str, rounds: int, repeat: int = 3) -> str:
+    """Each of :data:`PAIRED_LOADS` against the same load with the chaingraph of the checkout
+    at ``root``, in ``rounds`` rounds of the two back to back (each ``repeat`` runs in a
+    process of its own; the order alternates from round to round): a markdown table of the
+    ratio of the two medians of each round, their median and range, and the same of the CPU
+    seconds."""
+    lines = [f"### Load world/{name}: each loader against the checkout's, {rounds} rounds of the two back "
+             f"to back ({repeat} runs each)", "",
+             "| load | median s | before s | ratio (median of rounds) | lowest–highest | CPU ratio |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for label, ext, file in PAIRED_LOADS:
+        params = {"name": name, "ext": ext, "file": file}
+        pair = [Case("before", f"{MODULE}:chaingraph_load_from", {"root": root, **params}, repeat),
+                Case("now", f"{MODULE}:chaingraph_load", params, repeat)]
+        got: dict[str, list[Result]] = {"before": [], "now": []}
+        for k in range(rounds):
+            for case in pair if k % 2 == 0 else pair[::-1]:
+                got[case.name].append(measure(case))
+            before, now = got["before"][-1], got["now"][-1]
+            print(f"<!-- {label}, round {k + 1}: before {before.median:.3f} s (CPU {before.median_cpu:.2f}), "
+                  f"now {now.median:.3f} s (CPU {now.median_cpu:.2f}): {before.median / now.median:.2f}x -->",
+                  file=sys.stderr, flush=True)
+        ratios = sorted(b.median / n.median for b, n in zip(got["before"], got["now"]))
+        cpu = statistics.median(b.median_cpu / n.median_cpu for b, n in zip(got["before"], got["now"]))
+        lines.append(f"| {label} | {statistics.median(r.median for r in got['now']):.3f} | "
+                     f"{statistics.median(r.median for r in got['before']):.3f} | "
+                     f"{statistics.median(ratios):.2f}× | {ratios[0]:.2f}–{ratios[-1]:.2f}× | {cpu:.2f}× |")
+    return "\n".join(lines) + "\n"
 
 
 def chaingraph_rows(name: str) -> Run:
@@ -525,6 +567,11 @@ def main(argv: list[str]) -> int:
                              {"root": root, "name": name, "ext": "nt.gz"}, repeat))
         cases.insert(2, Case("chaingraph JSON dump (before)", f"{MODULE}:chaingraph_load_from",
                              {"root": root, "name": name, "ext": "json.gz"}, repeat))
+    if "--paired" in argv:  # the four loads against the checkout's, back to back, alone
+        if "--before" not in argv:
+            raise SystemExit("--paired N compares with a checkout: give --before ROOT too")
+        print(paired_table(argv[argv.index("--before") + 1], name, int(argv[argv.index("--paired") + 1])))
+        return 0
     if "--json" in argv:
         cases = [c for c in cases if "JSON" in c.name.upper()]
     if "--nt" in argv:  # the N-Triples cases and their peers only
