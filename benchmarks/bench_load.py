@@ -1,7 +1,7 @@
 """Loading Wikidata dumps: chaingraph's store against pyoxigraph, rdflib and DuckDB, same facts.
 
     python benchmarks/bench_load.py [--quick] [--json | --nt] [--memory] [--tags] [--plot PNG] [--scale N]
-                                     [--before ROOT [--paired N]]
+                                     [--before ROOT [--paired N [--at SCALE]]]
 
 Input: ``world/codex-m`` (227,878 statements; the JSON dump and its N-Triples, 1.39 M
 triples) — ``--quick`` uses ``world/codex-s`` (39,985 statements). Every case runs in a
@@ -48,6 +48,8 @@ the four loads (both formats, in memory and into a store file) against the same 
 checkout at ``ROOT``, the two measured back to back in ``N`` rounds, and the ratio of each
 round's medians; on a shared machine whose speed drifts over minutes, the ratio of two
 medians taken minutes apart swings with it, a ratio taken within a round much less.
+``--at SCALE`` pairs the two loads into a store file of the synthetic dump ``SCALE`` times
+larger instead (one run each a round): a dump's load at scale.
 
 ``--json`` runs only the JSON-dump cases (chaingraph both ways and DuckDB) and the memory check;
 ``--nt`` only the N-Triples cases (chaingraph, pyoxigraph, plain and ``--before``) and their
@@ -123,15 +125,19 @@ def _plain_copy(name: str) -> Path:
     return target
 
 
-def chaingraph_load(name: str, ext: str, plain: bool = False, file: bool = False) -> Run:
+def chaingraph_load(name: str, ext: str, plain: bool = False, file: bool = False, scale: int = 1) -> Run:
     """Load the world dump into an in-memory store, or with ``file`` into a new store file
     (in the bench cache, removed before each run): what a dump's load writes to, budgets,
-    checkpoints and all."""
+    checkpoints and all. ``scale`` > 1 loads the synthetic dump that many times larger
+    (:func:`synthetic_dump`, :func:`synthetic_ntriples`; made in setup, not timed)."""
     from chaingraph.sources.loaders import load
     from chaingraph.store import Store
 
-    path = _plain_copy(name) if plain else _world(name, ext)
-    store_path = BENCH_CACHE / f"speed-{name}-{ext}.duckdb" if file else None
+    if scale > 1:
+        path = synthetic_dump(name, scale) if ext == "json.gz" else synthetic_ntriples(name, scale)
+    else:
+        path = _plain_copy(name) if plain else _world(name, ext)
+    store_path = BENCH_CACHE / f"speed-{name}-x{scale}-{ext}.duckdb" if file else None
 
     def run() -> tuple[int, dict[str, Any]]:
         if store_path is not None:
@@ -152,14 +158,14 @@ def chaingraph_load_numpy(name: str, ext: str) -> Run:
     return chaingraph_load(name, ext)
 
 
-def chaingraph_load_from(root: str, name: str, ext: str, file: bool = False) -> Run:
+def chaingraph_load_from(root: str, name: str, ext: str, file: bool = False, scale: int = 1) -> Run:
     """:func:`chaingraph_load` with the chaingraph of another checkout (``--before ROOT``)."""
     sys.path.insert(0, root)
     import chaingraph
 
     if not Path(chaingraph.__file__).resolve().is_relative_to(Path(root).resolve()):
         raise RuntimeError(f"chaingraph was imported from {chaingraph.__file__}, not from {root}")
-    return chaingraph_load(name, ext, file=file)
+    return chaingraph_load(name, ext, file=file, scale=scale)
 
 
 #: the loads :func:`paired_table` sets against the checkout's: label, dump, into a store file
@@ -167,18 +173,22 @@ PAIRED_LOADS = [("JSON dump", "json.gz", False), ("JSON dump, into a store file"
                 ("N-Triples", "nt.gz", False), ("N-Triples, into a store file", "nt.gz", True)]
 
 
-def paired_table(root: str, name: str, rounds: int, repeat: int = 3) -> str:
+def paired_table(root: str, name: str, rounds: int, repeat: int = 3, scale: int = 1) -> str:
     """Each of :data:`PAIRED_LOADS` against the same load with the chaingraph of the checkout
     at ``root``, in ``rounds`` rounds of the two back to back (each ``repeat`` runs in a
     process of its own; the order alternates from round to round): a markdown table of the
     ratio of the two medians of each round, their median and range, and the same of the CPU
-    seconds."""
-    lines = [f"### Load world/{name}: each loader against the checkout's, {rounds} rounds of the two back "
-             f"to back ({repeat} runs each)", "",
+    seconds. ``scale`` > 1: the loads into a store file only, of the synthetic dump that many
+    times larger, a dump's load at scale."""
+    dump = f"world/{name}" if scale == 1 else f"world/{name} × {scale} (synthetic)"
+    lines = [f"### Load {dump}: each loader against the checkout's, {rounds} rounds of the two back "
+             f"to back ({repeat} run{'s' if repeat > 1 else ''} each)", "",
              "| load | median s | before s | ratio (median of rounds) | lowest–highest | CPU ratio |",
              "|---|---:|---:|---:|---:|---:|"]
     for label, ext, file in PAIRED_LOADS:
-        params = {"name": name, "ext": ext, "file": file}
+        if scale > 1 and not file:
+            continue
+        params = {"name": name, "ext": ext, "file": file, "scale": scale}
         pair = [Case("before", f"{MODULE}:chaingraph_load_from", {"root": root, **params}, repeat),
                 Case("now", f"{MODULE}:chaingraph_load", params, repeat)]
         got: dict[str, list[Result]] = {"before": [], "now": []}
@@ -570,7 +580,9 @@ def main(argv: list[str]) -> int:
     if "--paired" in argv:  # the four loads against the checkout's, back to back, alone
         if "--before" not in argv:
             raise SystemExit("--paired N compares with a checkout: give --before ROOT too")
-        print(paired_table(argv[argv.index("--before") + 1], name, int(argv[argv.index("--paired") + 1])))
+        at = int(argv[argv.index("--at") + 1]) if "--at" in argv else 1
+        print(paired_table(argv[argv.index("--before") + 1], name, int(argv[argv.index("--paired") + 1]),
+                           repeat=1 if at > 1 else 3, scale=at))
         return 0
     if "--json" in argv:
         cases = [c for c in cases if "JSON" in c.name.upper()]
