@@ -547,6 +547,13 @@ def main(argv: list[str]) -> int:
     scale = int(argv[argv.index("--scale") + 1]) if "--scale" in argv else 10
     name = "codex-s" if quick else "codex-m"
     repeat = 3 if quick else 5
+    if "--paired" in argv:  # the four loads against the checkout's, back to back, alone
+        if "--before" not in argv:
+            raise SystemExit("--paired N compares with a checkout: give --before ROOT too")
+        at = int(argv[argv.index("--at") + 1]) if "--at" in argv else 1
+        print(paired_table(argv[argv.index("--before") + 1], name, int(argv[argv.index("--paired") + 1]),
+                           repeat=1 if at > 1 else 3, scale=at))
+        return 0
     cases = [
         Case("chaingraph JSON (row at a time)", f"{MODULE}:chaingraph_rows", {"name": name}, repeat),
         Case("chaingraph JSON dump", f"{MODULE}:chaingraph_load", {"name": name, "ext": "json.gz"}, repeat),
@@ -577,13 +584,6 @@ def main(argv: list[str]) -> int:
                              {"root": root, "name": name, "ext": "nt.gz"}, repeat))
         cases.insert(2, Case("chaingraph JSON dump (before)", f"{MODULE}:chaingraph_load_from",
                              {"root": root, "name": name, "ext": "json.gz"}, repeat))
-    if "--paired" in argv:  # the four loads against the checkout's, back to back, alone
-        if "--before" not in argv:
-            raise SystemExit("--paired N compares with a checkout: give --before ROOT too")
-        at = int(argv[argv.index("--at") + 1]) if "--at" in argv else 1
-        print(paired_table(argv[argv.index("--before") + 1], name, int(argv[argv.index("--paired") + 1]),
-                           repeat=1 if at > 1 else 3, scale=at))
-        return 0
     if "--json" in argv:
         cases = [c for c in cases if "JSON" in c.name.upper()]
     if "--nt" in argv:  # the N-Triples cases and their peers only

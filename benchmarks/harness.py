@@ -101,27 +101,20 @@ def child_pids() -> list[str]:
     return pids
 
 
-def cpu_seconds() -> dict[int, float]:
-    """CPU seconds (user and system) used so far by this process with the children it has
-    reaped (key: its pid), and by each live child (key: the child's pid; Linux, from
-    ``/proc``): what a run used is the sum of the differences between two readings, a child
-    that is new counting from zero (:func:`_cpu_between`). Work other processes do for a run
+def cpu_seconds() -> float:
+    """CPU seconds (user and system) used so far by this process's threads, the children it
+    has reaped and its live children (Linux, from ``/proc``). What a run used is the
+    difference of two readings: a child reaped in between moves from its own share to its
+    parent's whole, and a new child counts from zero. Work other processes do for a run
     outside this tree (a server it queries) is not in it."""
     reaped = os.times()  # in clock ticks; this process's own time finer (all its threads)
-    out = {os.getpid(): time.process_time() + reaped.children_user + reaped.children_system}
+    total = time.process_time() + reaped.children_user + reaped.children_system
     ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
     for pid in child_pids():
         with contextlib.suppress(OSError, ValueError, IndexError):  # a child that has just ended
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            out[int(pid)] = (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
-    return out
-
-
-def _cpu_between(before: dict[int, float], after: dict[int, float]) -> float:
-    """CPU seconds between two :func:`cpu_seconds` readings. A child reaped in between is in
-    its parent's reading after, whole, and in its own before."""
-    return sum(seconds - before.get(pid, 0.0) for pid, seconds in after.items()) - sum(
-        seconds for pid, seconds in before.items() if pid not in after)
+            total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+    return total
 
 
 def _child(case: Case, queue: Any) -> None:
@@ -140,7 +133,7 @@ def _child(case: Case, queue: Any) -> None:
         t0 = time.perf_counter()
         items, extra = run()
         seconds.append(time.perf_counter() - t0)
-        cpu.append(_cpu_between(c0, cpu_seconds()))
+        cpu.append(cpu_seconds() - c0)
     peak = _peak_mb()
     queue.put(Result(case.name, seconds, items, max(0.0, peak - base), extra, cpu))
 
