@@ -38,6 +38,7 @@ import pyarrow as pa
 
 from chaingraph.errors import StoreError
 from chaingraph.store_bulk import BulkReads
+from chaingraph.store_file import connect_file, use_store
 from chaingraph.store_memory import STORE_VACUUM_TASKS, StoreMemory, memory_limit, repeats
 from chaingraph.store_reads import PropertyInfo, SourceInfo, StatementInfo, StatementRows, StoreReads
 from chaingraph.store_rows import (
@@ -202,7 +203,7 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
             else:
                 if not read_only:
                     self.path.parent.mkdir(parents=True, exist_ok=True)
-                self.con = duckdb.connect(str(self.path), read_only=read_only)
+                self.con = connect_file(self.path, read_only=read_only)
                 self._refuse_foreign()
             if not read_only:
                 self.con.execute(SCHEMA)
@@ -277,6 +278,19 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
     # -- life cycle -------------------------------------------------------------------
     def close(self) -> None:
         self.con.close()
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """A connection of its own to this store's database (DuckDB's ``cursor``), its tables
+        the default ones as on :attr:`con`; close it before the store.
+
+        >>> s = Store()
+        >>> cur = s.cursor()
+        >>> cur.execute("SELECT count(*) FROM statements").fetchall()
+        [(0,)]
+        >>> cur.close()
+        """
+        cursor = self.con.cursor()
+        return cursor if self.path is None else use_store(cursor)
 
     def __enter__(self) -> Store:
         return self

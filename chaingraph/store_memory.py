@@ -36,6 +36,7 @@ from pathlib import Path
 import duckdb
 
 from chaingraph.errors import StoreError
+from chaingraph.store_file import connect_file
 
 __all__ = ["LOAD_ARENAS", "STORE_VACUUM_TASKS", "Budget", "StoreMemory", "cap_malloc_arenas", "held_settings",
            "malloc_trim", "memory_limit", "release", "reopen", "repeats", "setting", "used_mb"]
@@ -85,7 +86,7 @@ def reopen(con: duckdb.DuckDBPyConnection, path: str, *,
 
     >>> import os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "s.duckdb")
-    >>> con = duckdb.connect(path)
+    >>> con = connect_file(path)
     >>> _ = con.execute("SET threads = 1")
     >>> con = reopen(con, path)
     >>> setting(con, "threads")
@@ -94,7 +95,7 @@ def reopen(con: duckdb.DuckDBPyConnection, path: str, *,
     before = _settings(con)
     with suppress(duckdb.Error):  # a connection busy on another thread refuses, but closes all the same
         con.close()
-    con = duckdb.connect(path, read_only=read_only)
+    con = connect_file(path, read_only=read_only)
     done: set[str] = set()
     while lost := [name for name, value in _settings(con).items() if before.get(name, value) != value]:
         # one at a time, sizes last: setting one may change others derived from it

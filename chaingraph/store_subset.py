@@ -87,7 +87,7 @@ class SubsetPicks:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self.con: duckdb.DuckDBPyConnection = store.con.cursor()
+        self.con: duckdb.DuckDBPyConnection = store.cursor()
         try:
             self.con.execute("CREATE TEMP TABLE _cg_picked_statements (statement_id VARCHAR)")
             self.con.execute("CREATE TEMP TABLE _cg_picked_entities (id VARCHAR)")

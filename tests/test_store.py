@@ -21,6 +21,7 @@ from chaingraph.store import (
     reference_row,
     statement_row,
 )
+from chaingraph.store_file import ROW_GROUP_SIZE
 from chaingraph.values import EntityValue, QuantityValue, TimeValue
 
 
@@ -220,3 +221,24 @@ def test_reconnect_leaves_a_connection_it_cannot_reopen_whole_alone(tmp_path: Pa
         assert s.con.execute("SELECT x FROM picked").fetchall() == [(1,)]
         s.con.execute("DROP TABLE picked")
         assert s.reconnect() is True and s.con is not con
+
+
+def test_a_store_file_has_row_groups_of_its_own_size_and_is_one_database_in_a_process(tmp_path: Path) -> None:
+    """Row groups of ROW_GROUP_SIZE rows, so that two threads compress theirs at once; every
+    Store of the same file in a process (and the store's cursors) sees the same database, and
+    one that asks for it read-only while it is open for writing is refused, as DuckDB refuses it."""
+    path = tmp_path / "r.duckdb"
+    with Store(path) as s, Store(path) as again:
+        s.con.execute("CREATE TABLE t AS SELECT range AS x FROM range(?)", [3 * ROW_GROUP_SIZE])
+        s.con.execute("CHECKPOINT")
+        assert s.con.execute("SELECT count(DISTINCT row_group_id) FROM pragma_storage_info('t')"
+                             ).fetchall() == [(3,)]
+        s.write(_batch(4))
+        cursor = s.cursor()
+        assert cursor.execute("SELECT count(*) FROM statements").fetchall() == [(4,)]
+        cursor.close()
+        assert again.counts()["statements"] == 4
+        with pytest.raises(StoreError, match=r"r\.duckdb is open for writing in this process"):
+            Store(path, read_only=True)
+    with Store(path, read_only=True) as s:  # closed, it opens read-only
+        assert s.counts()["statements"] == 4

@@ -1,0 +1,79 @@
+"""Opening a store file: the DuckDB database it is, attached with chaingraph's row groups.
+
+DuckDB writes a table's rows in row groups of 122,880 by default, and compresses a row group
+on the thread that fills it: the statement table of codex-m's dump (228k rows) is two row
+groups, so the threads of a load that writes it take turns, and a load spends its time
+compressing on one core. A store file is opened with row groups of :data:`ROW_GROUP_SIZE`
+rows instead, so two threads fill and compress theirs at once: the N-Triples load of
+codex-m into a new store file took a median 1.51 s against 1.82 (six alternated rounds, CPU
+2.19 s against 2.30), and ``benchmarks/bench_load.py --paired 4`` puts it at 2.53 times the
+loader of 4d9ec7b instead of 2.09. DuckDB takes the size as an option of ``ATTACH``, not of
+``duckdb.connect``, so the file is attached to an in-memory database of its own, named for
+the file (``duckdb.connect(":memory:<name>")`` gives every connection in this process the
+same one, as ``duckdb.connect(path)`` does), and made its default (``USE``). Rows written
+before keep their row groups; only new ones are of this size.
+
+>>> import os, tempfile
+>>> path = os.path.join(tempfile.mkdtemp(), "s.duckdb")
+>>> con = connect_file(path)
+>>> _ = con.execute("CREATE TABLE t AS SELECT range AS x FROM range(200000)")
+>>> _ = con.execute("CHECKPOINT")
+>>> con.execute("SELECT count(DISTINCT row_group_id) FROM pragma_storage_info('t')").fetchall()
+[(4,)]
+>>> connect_file(path).execute("SELECT count(*) FROM t").fetchall()  # the same database
+[(200000,)]
+>>> con.close()
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+__all__ = ["ALIAS", "ROW_GROUP_SIZE", "connect_file", "use_store"]
+
+#: rows per row group of the tables of a store file (DuckDB's default: 122,880); a multiple
+#: of DuckDB's vector size (2,048)
+ROW_GROUP_SIZE = 61_440
+#: the name of the store file's database on a connection (``current_database()``)
+ALIAS = "chaingraph"
+
+
+def _quoted(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def connect_file(path: str | Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """A connection whose default database is the DuckDB file at ``path`` (created if it is
+    not there and ``read_only`` is false), with row groups of :data:`ROW_GROUP_SIZE` rows and
+    DuckDB's temporary files beside it (``<path>.tmp``, as for ``duckdb.connect(path)``).
+    Every connection to the same file in this process shares one database, and one that asks
+    for it read-only while it is open for writing, or the other way round, is refused as
+    DuckDB refuses it. Raises ``duckdb.Error``."""
+    where = str(Path(path).resolve())
+    con = duckdb.connect(f":memory:chaingraph:{where}")
+    try:
+        held = con.execute("SELECT readonly FROM duckdb_databases() WHERE database_name = ?",
+                           [ALIAS]).fetchall()
+        if not held:
+            options = f"{'READ_ONLY, ' if read_only else ''}ROW_GROUP_SIZE {ROW_GROUP_SIZE}"
+            con.execute(f"ATTACH {_quoted(where)} AS {ALIAS} ({options})")
+            con.execute(f"SET temp_directory = {_quoted(where + '.tmp')}")
+        elif bool(held[0][0]) != read_only:
+            raise duckdb.ConnectionException(
+                f"Can't open a connection to same database file with a different configuration than "
+                f"existing connections: {where} is open {'read-only' if held[0][0] else 'for writing'} "
+                "in this process")
+        use_store(con)
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
+def use_store(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """Make the store file the default database of ``con`` (a cursor of a connection from
+    :func:`connect_file` starts in DuckDB's in-memory one); return ``con``."""
+    con.execute(f"USE {ALIAS}")
+    return con
