@@ -31,7 +31,7 @@ from pathlib import Path
 
 import duckdb
 
-__all__ = ["ALIAS", "ROW_GROUP_SIZE", "connect_file", "use_store"]
+__all__ = ["ALIAS", "ROW_GROUP_SIZE", "connect_file", "reattach", "use_store"]
 
 #: rows per row group of the tables of a store file (DuckDB's default: 122,880); a multiple
 #: of DuckDB's vector size (2,048)
@@ -57,8 +57,7 @@ def connect_file(path: str | Path, *, read_only: bool = False) -> duckdb.DuckDBP
         held = con.execute("SELECT readonly FROM duckdb_databases() WHERE database_name = ?",
                            [ALIAS]).fetchall()
         if not held:
-            options = f"{'READ_ONLY, ' if read_only else ''}ROW_GROUP_SIZE {ROW_GROUP_SIZE}"
-            con.execute(f"ATTACH {_quoted(where)} AS {ALIAS} ({options})")
+            _attach(con, where, read_only)
             con.execute(f"SET temp_directory = {_quoted(where + '.tmp')}")
         elif bool(held[0][0]) != read_only:
             raise duckdb.ConnectionException(
@@ -70,6 +69,34 @@ def connect_file(path: str | Path, *, read_only: bool = False) -> duckdb.DuckDBP
         con.close()
         raise
     return con
+
+
+def _attach(con: duckdb.DuckDBPyConnection, where: str, read_only: bool) -> None:
+    options = f"{'READ_ONLY, ' if read_only else ''}ROW_GROUP_SIZE {ROW_GROUP_SIZE}"
+    con.execute(f"ATTACH {_quoted(where)} AS {ALIAS} ({options})")
+
+
+def reattach(con: duckdb.DuckDBPyConnection, path: str | Path, *, read_only: bool = False) -> None:
+    """Detach the store file at ``path`` from ``con``'s database (one of :func:`connect_file`)
+    and attach it again, so that what DuckDB keeps in memory of the row groups written since
+    it was attached goes (it reads that from the file when it needs it). Settings, temporary
+    tables and the other connections to the database stay, and see the file again once it is
+    back; a few milliseconds, where closing and opening the database took 40-60. Raises
+    ``duckdb.Error``.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "s.duckdb")
+    >>> con = connect_file(path)
+    >>> _ = con.execute("CREATE TABLE t AS SELECT 1 AS x")
+    >>> _ = con.execute("CREATE TEMP TABLE kept AS SELECT 2 AS y")
+    >>> reattach(con, path)
+    >>> con.execute("SELECT x, y FROM t, kept").fetchall()
+    [(1, 2)]
+    """
+    con.execute("USE memory")  # the default database cannot be detached
+    con.execute(f"DETACH {ALIAS}")
+    _attach(con, str(Path(path).resolve()), read_only)
+    use_store(con)
 
 
 def use_store(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:

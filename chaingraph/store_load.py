@@ -85,7 +85,7 @@ VACUUM_TASKS = 0
 #: outside its buffer manager, what it knows of each row group written: a JSON dump's batch
 #: (100k statements in five tables) left 0.17 MB that no memory limit bounds, so a 40x
 #: synthetic dump's load (91 batches) ended 13 MB above where it started, and a whole Wikidata
-#: dump's 15,000 batches would keep 2.5 GB. Opened again, DuckDB reads that from the file
+#: dump's 15,000 batches would keep 2.5 GB. Attached again, DuckDB reads that from the file
 #: when it needs it.
 RECONNECT_BATCHES = 16
 
@@ -142,10 +142,9 @@ class BulkLoad:
     (:data:`VACUUM_TASKS`), and holds DuckDB to
     :data:`~chaingraph.settings.DEFAULT_BULK_LOAD_MEMORY_MB` (unless a limit was set by
     hand). The settings are set back on leaving. Every
-    :data:`RECONNECT_BATCHES` batches the store's connection is opened again (what DuckDB
-    keeps of the row groups written goes with it; cursors of the store's connection taken
-    during the load are closed). A load into a store file ends with a checkpoint of its own,
-    so that closing the store finds nothing to write.
+    :data:`RECONNECT_BATCHES` batches the store file is attached again (what DuckDB keeps of
+    the row groups written goes with it, :meth:`Store.reconnect`). A load into a store file
+    ends with a checkpoint of its own, so that closing the store finds nothing to write.
     """
 
     def __init__(self, store: Store, *, threads: int | None = None) -> None:

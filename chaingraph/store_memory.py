@@ -5,7 +5,8 @@ DuckDB's allocator (jemalloc on Linux), Arrow's (mimalloc by default) and the C
 library's keep what a query or a computation frees, for the next one: a crawl's
 queries leave tens of MB behind each. A long write can also hold DuckDB to a budget per
 phase (:class:`Budget`), so that it spills to disk instead of growing, and let go of what
-DuckDB keeps of the row groups it wrote by opening the store file again (:func:`reopen`).
+DuckDB keeps of the row groups it wrote by attaching the store file again
+(:func:`~chaingraph.store_file.reattach`).
 Part of the store (it sets DuckDB settings); kept in its own module so that ``store.py``
 stays readable.
 
@@ -27,7 +28,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from functools import cache
@@ -36,10 +36,10 @@ from pathlib import Path
 import duckdb
 
 from chaingraph.errors import StoreError
-from chaingraph.store_file import connect_file
+from chaingraph.store_file import reattach
 
 __all__ = ["LOAD_ARENAS", "STORE_VACUUM_TASKS", "Budget", "StoreMemory", "cap_malloc_arenas", "held_settings",
-           "malloc_trim", "memory_limit", "release", "reopen", "repeats", "setting", "used_mb"]
+           "malloc_trim", "memory_limit", "release", "repeats", "setting", "used_mb"]
 
 
 def setting(con: duckdb.DuckDBPyConnection, name: str) -> str:
@@ -71,62 +71,6 @@ def held_settings(connection: Callable[[], duckdb.DuckDBPyConnection],
     finally:
         for name, value in before.items():
             connection().execute(f"SET {name} = '{value}'")
-
-
-def reopen(con: duckdb.DuckDBPyConnection, path: str, *,
-           read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """Close ``con`` and open the database file at ``path`` again, with the settings ``con``
-    had (those a new connection shows otherwise are set as they were shown; a size, which DuckDB
-    shows truncated, to within what it shows: '2.7 GiB' to 2.75 GiB). For as long as
-    its database is open, DuckDB keeps in memory, outside its buffer manager, what it knows of
-    each row group written meanwhile (a dump load's batch: 0.17 MB); opened again, it reads
-    that from the file when it needs it. The cursors of ``con`` are closed with it, and the
-    database stays open (its memory with it) while another connection in this process holds
-    it. Raises ``duckdb.Error``, and ``ValueError`` naming a setting that cannot be set back.
-
-    >>> import os, tempfile
-    >>> path = os.path.join(tempfile.mkdtemp(), "s.duckdb")
-    >>> con = connect_file(path)
-    >>> _ = con.execute("SET threads = 1")
-    >>> con = reopen(con, path)
-    >>> setting(con, "threads")
-    '1'
-    """
-    before = _settings(con)
-    with suppress(duckdb.Error):  # a connection busy on another thread refuses, but closes all the same
-        con.close()
-    con = connect_file(path, read_only=read_only)
-    done: set[str] = set()
-    while lost := [name for name, value in _settings(con).items() if before.get(name, value) != value]:
-        # one at a time, sizes last: setting one may change others derived from it
-        # (threads: worker_threads and write_buffer_row_group_memory_limit)
-        name = min(lost, key=lambda n: _SHOWN_SIZE.match(before[n] or "") is not None)
-        if name in done:
-            raise ValueError(f"DuckDB's {name} cannot be set back to {before[name]!r} "
-                             f"(it shows {setting(con, name)!r} when set so)")
-        done.add(name)
-        _set(con, name, before[name])
-        shown = _SHOWN_SIZE.match(before[name] or "")
-        if shown and setting(con, name) != before[name]:  # shown truncated: '2.7 GiB' was 2.7-2.8
-            _set(con, name, f"{shown[1]}5 {shown[2]}")
-    return con
-
-
-def _set(con: duckdb.DuckDBPyConnection, name: str, value: str | None) -> None:
-    if value is None:
-        con.execute(f'RESET "{name}"')
-    else:
-        quoted = value.replace("'", "''")
-        con.execute(f"SET \"{name}\" = '{quoted}'")
-
-
-#: a size as DuckDB shows it: one decimal, truncated ('3GB' shows '2.7 GiB')
-_SHOWN_SIZE = re.compile(r"^([0-9]+\.[0-9]) ([KMGTPE]i?B)$")
-
-
-def _settings(con: duckdb.DuckDBPyConnection) -> dict[str, str | None]:
-    return {str(name): None if value is None else str(value) for name, value in
-            con.execute("SELECT name, value FROM duckdb_settings()").fetchall()}
 
 
 def repeats(con: duckdb.DuckDBPyConnection, relation: str, column: str) -> bool:
@@ -314,12 +258,12 @@ class StoreMemory:
                              f"{str(exc).splitlines()[0]}") from exc
 
     def reconnect(self) -> bool:
-        """Close this store's connection and open its file again, with the same settings
-        (:func:`reopen`), so that what DuckDB holds in memory of the
+        """Detach this store's file and attach it again
+        (:func:`~chaingraph.store_file.reattach`), so that what DuckDB holds in memory of the
         row groups written so far is let go: a dump load does it every
-        :data:`~chaingraph.store_load.RECONNECT_BATCHES` batches. Cursors of :attr:`con` are
-        closed. Nothing happens (``False``) to an in-memory store or a subset, inside a
-        transaction, or while the connection has temporary tables or views (they would go).
+        :data:`~chaingraph.store_load.RECONNECT_BATCHES` batches. Settings, temporary tables
+        and cursors stay. Nothing happens (``False``) to an in-memory store or a subset, or
+        inside a transaction.
 
         >>> from chaingraph.store import Store
         >>> Store().reconnect()
@@ -328,18 +272,10 @@ class StoreMemory:
         if self.path is None or self.is_subset or self._in_tx:
             return False
         try:
-            temporary = self.con.execute(
-                "SELECT (SELECT count(*) FROM duckdb_tables() WHERE temporary) + "
-                "(SELECT count(*) FROM duckdb_views() WHERE temporary AND NOT internal)").fetchall()[0][0]
-            if temporary:
-                return False
-            self.con = reopen(self.con, str(self.path), read_only=self._read_only)
+            reattach(self.con, self.path, read_only=self._read_only)
         except duckdb.Error as exc:
-            raise StoreError(f"cannot open store {self.path} again: {str(exc).splitlines()[0]}; "
+            raise StoreError(f"cannot attach store {self.path} again: {str(exc).splitlines()[0]}; "
                              "check that no other process holds it open for writing") from exc
-        except ValueError as exc:  # opened, but a setting would not go back: not another process's doing
-            raise StoreError(f"cannot open store {self.path} again with its settings: {exc}; set it "
-                             "by hand after opening the store, or leave it at DuckDB's default") from exc
         return True
 
     def memory_budget(self) -> Budget:

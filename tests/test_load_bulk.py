@@ -320,17 +320,23 @@ def test_duckdb_inserts_on_one_thread_and_checkpoints_each_batch_unvacuumed_and_
     with the same settings; the settings DuckDB had are back after the load, also after a
     failed one, and a memory limit set by hand is left alone."""
     seen: list[tuple[object, ...]] = []
-    connections: list[object] = []
+    connections: list[str] = []  # batches written and reconnects, in order
     write = BulkLoad.write
     settings = ("SELECT current_setting('threads'), current_setting('checkpoint_threshold'), "
                 "current_setting('max_vacuum_tasks'), current_setting('memory_limit')")
 
     def recording(self: BulkLoad, *args: object, **kwargs: object) -> None:
         seen.append(self.store.con.execute(settings).fetchall()[0])
-        connections.append(self.store.con)
+        connections.append("batch")
         write(self, *args, **kwargs)  # type: ignore[arg-type]
 
+    def reconnecting(self: Store) -> bool:
+        connections.append("reconnect")
+        return reconnect(self)
+
+    reconnect = Store.reconnect
     monkeypatch.setattr(BulkLoad, "write", recording)
+    monkeypatch.setattr(Store, "reconnect", reconnecting)
     monkeypatch.setattr(json_dump, "BULK_ROWS", 10)
     monkeypatch.setattr(json_chunks, "CHUNK_BYTES", 512)
     monkeypatch.setattr(store_load, "RECONNECT_BATCHES", 3)
@@ -344,10 +350,10 @@ def test_duckdb_inserts_on_one_thread_and_checkpoints_each_batch_unvacuumed_and_
         store.con.execute("SET max_vacuum_tasks = 7")
         load_json_dump(SAMPLE, store, workers=2)
         assert len(seen) > 6 and set(seen) == {(1, "4.0 MiB", 0, budget)}
-        # a new connection after every third batch
-        groups = [connections[i:i + 3] for i in range(0, len(connections), 3)]
-        assert all(c is group[0] for group in groups for c in group)
-        assert len({id(group[0]) for group in groups}) == len(groups)
+        # the file attached again after every third batch
+        batches = connections.count("batch")
+        assert connections[:7] == ["batch"] * 3 + ["reconnect"] + ["batch"] * 3
+        assert connections.count("reconnect") == batches // 3
         assert store.con.execute(settings).fetchall()[0] == (3, "32.0 MiB", 7, opened)
         with pytest.raises(BadDumpLine):
             load_json_dump(bad, store, workers=2)

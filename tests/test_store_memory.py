@@ -13,10 +13,9 @@ import duckdb
 import pytest
 
 from chaingraph import store_memory
-from chaingraph.errors import StoreError
 from chaingraph.store import Store
 from chaingraph.store_file import ROW_GROUP_SIZE
-from chaingraph.store_memory import STORE_VACUUM_TASKS, held_settings, reopen, repeats, setting
+from chaingraph.store_memory import STORE_VACUUM_TASKS, held_settings, repeats, setting
 
 TWO = "(VALUES ('Q1$a'), ('Q1$b'), ('Q2$a')) t(x)"
 TWICE = "(VALUES ('Q1$a'), ('Q1$b'), ('Q1$a')) t(x)"
@@ -44,51 +43,14 @@ def test_held_settings_are_set_back_after_an_error() -> None:
 
 
 def test_held_settings_are_set_back_on_the_connection_current_at_the_end(tmp_path: Path) -> None:
-    """A block that opens the store file again (a bulk load reconnects every few batches)
-    still gets its settings back, on the new connection; the old one is closed."""
+    """A block that attaches the store file again (a bulk load reconnects every few batches)
+    keeps its settings, and gets them back at its end."""
     with Store(tmp_path / "s.duckdb") as store:
         before = setting(store.con, "checkpoint_threshold")
         with held_settings(lambda: store.con, {"checkpoint_threshold": "4MiB"}):
-            first = store.con
             assert store.reconnect()
-            assert store.con is not first
             assert setting(store.con, "checkpoint_threshold") == "4.0 MiB"  # carried over
         assert setting(store.con, "checkpoint_threshold") == before
-
-
-def test_reopen_names_a_setting_that_will_not_go_back(tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    """A setting that DuckDB does not take back (here: every ``SET threads`` ignored) stops
-    :func:`reopen` with the setting's name after one try, instead of trying forever, and
-    :meth:`Store.reconnect` says so in one line without blaming another process."""
-    real_set = store_memory._set
-    tries: list[str | None] = []
-
-    def set_but_threads(con: duckdb.DuckDBPyConnection, name: str, value: str | None) -> None:
-        if name == "threads":
-            tries.append(value)
-        else:
-            real_set(con, name, value)
-
-    path = tmp_path / "s.duckdb"
-    con = duckdb.connect(str(path))
-    con.execute("SET threads = 1")
-    con.execute("SET checkpoint_threshold = '4MiB'")
-    con = reopen(con, str(path))
-    # as it is, both go back
-    assert (setting(con, "threads"), setting(con, "checkpoint_threshold")) == ("1", "4.0 MiB")
-    con.close()
-    monkeypatch.setattr(store_memory, "_set", set_but_threads)
-    con = duckdb.connect(str(path))
-    con.execute("SET threads = 1")
-    with pytest.raises(ValueError, match="DuckDB's threads cannot be set back to '1'"):
-        reopen(con, str(path))
-    assert tries == ["1"]  # one try, then the error
-    with Store(path) as s:
-        s.con.execute("SET threads = 1")
-        with pytest.raises(StoreError, match="again with its settings: DuckDB's threads") as raised:
-            s.reconnect()
-        assert "another process" not in str(raised.value) and "\n" not in str(raised.value)
 
 
 ARENAS = """

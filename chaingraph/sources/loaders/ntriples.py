@@ -546,8 +546,8 @@ def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str
     :mod:`~chaingraph.sources.loaders.rdf_chunks`), with reading paused, every block read so
     far staged and appended, and what staging holds between blocks let go of (the block
     buffers, the workers' scratch arrays: 30-40 MB that a chunk's build would otherwise have
-    beside its own); it returns the connection to stage into from then on (the store's,
-    opened again).
+    beside its own); it returns the connection to stage into from then on (the store's, its
+    file attached again).
     """
     stager = _Stager(con, table, guard)
     size = block_bytes or BLOCK_BYTES
@@ -575,7 +575,7 @@ def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str
         while pending:
             commit_one()
         stager.append_held()
-        stager.close()  # the workers' cursors: the connection is opened again
+        stager.close()  # the workers' cursors go before the chunk's build
         _release_scratch(pool, workers)
         ring.release()
         malloc_trim()

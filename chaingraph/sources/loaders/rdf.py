@@ -561,7 +561,7 @@ def _load_file(stream: IO[bytes], counter: RawCounter, path: str | Path, store: 
             raise StoreError(f"cannot load {path} into store {store.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc
         finally:
-            con = store.con  # opened again after each chunk
+            con = store.con  # the store's connection, after each chunk
             drop_staging(con, table)
             for view in _TEMP_VIEWS:
                 con.execute(f"DROP VIEW IF EXISTS {view}")

@@ -9,7 +9,7 @@ entity by entity, each statement's triples right after the ``p:`` triple that na
 it can be built in chunks: every :data:`CHUNK_ROWS` staged rows, the statements staged so far
 are built and written (:class:`ChunkedBuild`), the staging tables start again with what the
 chunk's last statement may still be missing (the rows from its ``p:`` triple on), and the
-store file is opened again (:meth:`Store.reconnect`), so what DuckDB knew of the chunk goes.
+store file is attached again (:meth:`Store.reconnect`), so what DuckDB knew of the chunk goes.
 
 What spans chunks is kept in tables of the store file while the load runs (``_cg_load_*``,
 dropped at its end), each a small part of the dump:
@@ -121,7 +121,7 @@ class ChunkedBuild:
 
     def chunk(self) -> duckdb.DuckDBPyConnection:
         """Build the chunk staged so far, but for the rows of its last entity (from the first
-        on), which stay staged; return the store's connection (opened again)."""
+        on), which stay staged; return the store's connection (its file attached again)."""
         con, t = self.store.con, self.table
         self._hold(self._build_mb)
         if self.chunks == 0:
