@@ -467,3 +467,30 @@ def test_a_store_file_is_attached_again_after_each_rdf_file(tmp_path: Path,
                          "<http://www.wikidata.org/entity/Q5> .\n")
         load([other], store)
         assert reconnects == [True, True] and store.statement_count() == statements + 1
+
+
+def test_an_rdf_load_into_a_store_file_leaves_its_row_groups_and_nothing_in_the_log(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As a JSON load does: DuckDB's vacuum is held off while the file loads (a checkpoint
+    would rewrite runs of small row groups, unbudgeted), the load ends with a checkpoint of
+    its own, so nothing waits in DuckDB's log for the next one, and the setting is back."""
+    from chaingraph.sources.loaders import rdf
+    from chaingraph.store_memory import STORE_VACUUM_TASKS, setting
+
+    seen: list[str] = []
+    write_entities = rdf._write_entities
+
+    def recording(store: Store) -> None:
+        seen.append(setting(store.con, "max_vacuum_tasks"))
+        write_entities(store)
+
+    monkeypatch.setattr(rdf, "_write_entities", recording)
+    path = tmp_path / "s.duckdb"
+    with Store(path) as store:
+        load([FIXTURES / "values.nt"], store)
+        wal = path.with_name(path.name + ".wal")
+        assert seen == ["0"] and setting(store.con, "max_vacuum_tasks") == str(STORE_VACUUM_TASKS)
+        assert not wal.exists() or wal.stat().st_size == 0
+    with Store() as memory:  # in memory: nothing to checkpoint
+        load([FIXTURES / "values.nt"], memory)
+        assert seen[-1] == "100"

@@ -85,7 +85,7 @@ from chaingraph.sources.loaders.rdf_terms import (
 )
 from chaingraph.sources.loaders.turtle import stage_turtle
 from chaingraph.store import Store, snak_hash_columns
-from chaingraph.store_load import CHECKPOINT_THRESHOLD
+from chaingraph.store_load import CHECKPOINT_THRESHOLD, VACUUM_TASKS
 from chaingraph.store_memory import held_settings, repeats
 from chaingraph.values import VALUE_COLUMNS
 
@@ -514,8 +514,11 @@ def _load_file(stream: IO[bytes], counter: RawCounter, path: str | Path, store: 
     con = store.con
     totals = {"entities": 0, "properties": 0, "statements": 0, "qualifiers": 0, "references": 0}
     # a store file: DuckDB spills beyond a fixed budget (an in-memory store cannot); the
-    # staged Arrow tables come and go on several threads (see system_arrow_memory)
-    with stream, store.memory_budget() as budget, system_arrow_memory():
+    # staged Arrow tables come and go on several threads (see system_arrow_memory); and its
+    # checkpoints leave the load's row groups as written, as a JSON load's do (VACUUM_TASKS)
+    unvacuumed = {"max_vacuum_tasks": VACUUM_TASKS} if store.path is not None else {}
+    with stream, store.memory_budget() as budget, system_arrow_memory(), \
+            held_settings(lambda: store.con, unvacuumed):
         create_staging(con, table)
         budget.hold(DEFAULT_STAGING_MEMORY_MB)  # appends spill as they go
         chunks = rdf_chunks.ChunkedBuild(
@@ -556,6 +559,8 @@ def _load_file(stream: IO[bytes], counter: RawCounter, path: str | Path, store: 
                 guard.bad(stop, "the subject or statement IRI is not a Wikidata entity / statement id (in "
                           "Turtle the number counts triples, not lines)", build)
             build()
+            if unvacuumed:  # what waits in DuckDB's log, checkpointed now, under the load's settings
+                store.con.execute("CHECKPOINT")
             tick()
         except duckdb.Error as exc:
             raise StoreError(f"cannot load {path} into store {store.path or ':memory:'}: "
