@@ -76,26 +76,29 @@ def _attach(con: duckdb.DuckDBPyConnection, where: str, read_only: bool) -> None
     con.execute(f"ATTACH {_quoted(where)} AS {ALIAS} ({options})")
 
 
-def reattach(con: duckdb.DuckDBPyConnection, path: str | Path, *, read_only: bool = False) -> None:
-    """Detach the store file at ``path`` from ``con``'s database (one of :func:`connect_file`)
-    and attach it again, so that what DuckDB keeps in memory of the row groups written since
-    it was attached goes (it reads that from the file when it needs it). Settings, temporary
-    tables and the other connections to the database stay, and see the file again once it is
-    back; a few milliseconds, where closing and opening the database took 40-60. Raises
-    ``duckdb.Error``.
+def reattach(con: duckdb.DuckDBPyConnection) -> None:
+    """Detach the store file from ``con``'s database (one of :func:`connect_file`) and attach
+    it again, as it was (its path and read-only mode are DuckDB's), so that what DuckDB keeps
+    in memory of the row groups written since it was attached goes (it reads that from the
+    file when it needs it). Settings, temporary tables and the other connections to the
+    database stay, and see the file again once it is back. A few milliseconds, where closing
+    and opening the database took 40-60, besides the checkpoint of what waits in DuckDB's log,
+    which detaching makes. Raises ``duckdb.Error``.
 
     >>> import os, tempfile
     >>> path = os.path.join(tempfile.mkdtemp(), "s.duckdb")
     >>> con = connect_file(path)
     >>> _ = con.execute("CREATE TABLE t AS SELECT 1 AS x")
     >>> _ = con.execute("CREATE TEMP TABLE kept AS SELECT 2 AS y")
-    >>> reattach(con, path)
+    >>> reattach(con)
     >>> con.execute("SELECT x, y FROM t, kept").fetchall()
     [(1, 2)]
     """
+    where, read_only = con.execute("SELECT path, readonly FROM duckdb_databases() WHERE database_name = ?",
+                                   [ALIAS]).fetchall()[0]
     con.execute("USE memory")  # the default database cannot be detached
     con.execute(f"DETACH {ALIAS}")
-    _attach(con, str(Path(path).resolve()), read_only)
+    _attach(con, str(where), bool(read_only))
     use_store(con)
 
 

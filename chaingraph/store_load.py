@@ -186,7 +186,7 @@ class BulkLoad:
             held["checkpoint_threshold"] = CHECKPOINT_THRESHOLD
             held["max_vacuum_tasks"] = VACUUM_TASKS
         with ExitStack() as stack:  # what is entered is left again if the rest fails
-            stack.enter_context(held_settings(lambda: self.store.con, held))
+            stack.enter_context(held_settings(self.store.con, held))
             # a store file's budget, unless a limit was set by hand
             stack.enter_context(self.store.memory_budget()).hold(DEFAULT_BULK_LOAD_MEMORY_MB)
             self._held = stack.pop_all()

@@ -16,7 +16,7 @@ stays readable.
 >>> release(con, opened)
 >>> memory_limit(con) == opened
 True
->>> with Budget(lambda: con, opened) as budget:
+>>> with Budget(con, opened) as budget:
 ...     budget.hold(64)
 ...     memory_limit(con)
 '64.0 MiB'
@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import ctypes
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from functools import cache
 from pathlib import Path
@@ -48,21 +48,19 @@ def setting(con: duckdb.DuckDBPyConnection, name: str) -> str:
 
 
 @contextmanager
-def held_settings(connection: Callable[[], duckdb.DuckDBPyConnection],
-                  values: Mapping[str, object]) -> Iterator[None]:
-    """DuckDB settings ``values`` for the block, each set back as it was on leaving (after an
-    error too), on the connection ``connection`` gives then: the block may open the store
-    again (:meth:`StoreMemory.reconnect`). DuckDB shows a setting as it takes it back
+def held_settings(con: duckdb.DuckDBPyConnection, values: Mapping[str, object]) -> Iterator[None]:
+    """DuckDB settings ``values`` of ``con``'s database for the block, each set back as it was
+    on leaving (after an error too; the block may reconnect the store, which keeps them:
+    :meth:`StoreMemory.reconnect`). DuckDB shows a setting as it takes it back
     (``'16.0 MiB'``), so what :func:`setting` read is set back as it is.
 
     >>> con = duckdb.connect()
-    >>> with held_settings(lambda: con, {"checkpoint_threshold": "4MiB"}):
+    >>> with held_settings(con, {"checkpoint_threshold": "4MiB"}):
     ...     setting(con, "checkpoint_threshold")
     '4.0 MiB'
     >>> setting(con, "checkpoint_threshold")
     '16.0 MiB'
     """
-    con = connection()
     before = {name: setting(con, name) for name in values}
     for name, value in values.items():
         con.execute(f"SET {name} = '{value}'")
@@ -70,7 +68,7 @@ def held_settings(connection: Callable[[], duckdb.DuckDBPyConnection],
         yield
     finally:
         for name, value in before.items():
-            connection().execute(f"SET {name} = '{value}'")
+            con.execute(f"SET {name} = '{value}'")
 
 
 def repeats(con: duckdb.DuckDBPyConnection, relation: str, column: str) -> bool:
@@ -102,17 +100,16 @@ class Budget:
     """DuckDB memory budgets for the phases of a long write on a store's database: inside
     ``with``, :meth:`hold` sets DuckDB's memory limit, so that its joins, aggregates and
     temporary tables spill to disk beyond it instead of growing; on leaving, the limit is
-    set back with ``RESET``, as :func:`release` does. ``connection`` gives the store's
-    connection when it is needed, so a budget outlives :meth:`StoreMemory.reconnect` (which
-    carries the limit held over).
+    set back with ``RESET``, as :func:`release` does. :meth:`StoreMemory.reconnect` keeps
+    the limit held.
 
     Only when the limit is ``opened_limit``, the one the store opened with: a limit set by
     hand is left alone (it bounds the work already), and ``opened_limit=None`` holds nothing
     (an in-memory store, whose tables cannot spill). Raises ``duckdb.Error``."""
 
-    def __init__(self, connection: Callable[[], duckdb.DuckDBPyConnection], opened_limit: str | None) -> None:
-        self.connection = connection
-        self.active = opened_limit is not None and memory_limit(connection()) == opened_limit
+    def __init__(self, con: duckdb.DuckDBPyConnection, opened_limit: str | None) -> None:
+        self.con = con
+        self.active = opened_limit is not None and memory_limit(con) == opened_limit
 
     def hold(self, mb: int) -> None:
         """Hold the database to ``mb`` MiB from now on (nothing if not :attr:`active`): a new
@@ -121,14 +118,14 @@ class Budget:
         keep resident beside DuckDB's budget (DuckDB's own allocator is flushed by the new limit)."""
         if self.active:
             _release_unused()
-            self.connection().execute(f"SET memory_limit = '{int(mb)}MiB'")
+            self.con.execute(f"SET memory_limit = '{int(mb)}MiB'")
 
     def __enter__(self) -> Budget:
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self.active:
-            self.connection().execute("RESET memory_limit")
+            self.con.execute("RESET memory_limit")
 
 
 #: DuckDB's ``max_vacuum_tasks`` for a store file chaingraph writes (DuckDB's default: 100).
@@ -272,7 +269,7 @@ class StoreMemory:
         if self.path is None or self.is_subset or self._in_tx:
             return False
         try:
-            reattach(self.con, self.path, read_only=self._read_only)
+            reattach(self.con)
         except duckdb.Error as exc:
             raise StoreError(f"cannot attach store {self.path} again: {str(exc).splitlines()[0]}; "
                              "check that no other process holds it open for writing") from exc
@@ -282,7 +279,7 @@ class StoreMemory:
         """DuckDB memory budgets for the phases of a long write (:class:`Budget`):
         a store file spills beyond them; an in-memory store, whose tables cannot spill, and a
         limit set by hand are left alone."""
-        return Budget(lambda: self.con, self.opened_memory_limit if self.path is not None else None)
+        return Budget(self.con, self.opened_memory_limit if self.path is not None else None)
 
     def release_cache(self) -> None:
         """Let DuckDB drop the blocks of the store file it keeps cached (they are read from the

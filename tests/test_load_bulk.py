@@ -320,18 +320,18 @@ def test_duckdb_inserts_on_one_thread_and_checkpoints_each_batch_unvacuumed_and_
     with the same settings; the settings DuckDB had are back after the load, also after a
     failed one, and a memory limit set by hand is left alone."""
     seen: list[tuple[object, ...]] = []
-    connections: list[str] = []  # batches written and reconnects, in order
+    events: list[str] = []  # batches written and reconnects, in order
     write = BulkLoad.write
     settings = ("SELECT current_setting('threads'), current_setting('checkpoint_threshold'), "
                 "current_setting('max_vacuum_tasks'), current_setting('memory_limit')")
 
     def recording(self: BulkLoad, *args: object, **kwargs: object) -> None:
         seen.append(self.store.con.execute(settings).fetchall()[0])
-        connections.append("batch")
+        events.append("batch")
         write(self, *args, **kwargs)  # type: ignore[arg-type]
 
     def reconnecting(self: Store) -> bool:
-        connections.append("reconnect")
+        events.append("reconnect")
         return reconnect(self)
 
     reconnect = Store.reconnect
@@ -351,9 +351,9 @@ def test_duckdb_inserts_on_one_thread_and_checkpoints_each_batch_unvacuumed_and_
         load_json_dump(SAMPLE, store, workers=2)
         assert len(seen) > 6 and set(seen) == {(1, "4.0 MiB", 0, budget)}
         # the file attached again after every third batch
-        batches = connections.count("batch")
-        assert connections[:7] == ["batch"] * 3 + ["reconnect"] + ["batch"] * 3
-        assert connections.count("reconnect") == batches // 3
+        batches = events.count("batch")
+        assert events[:7] == ["batch"] * 3 + ["reconnect"] + ["batch"] * 3
+        assert events.count("reconnect") == batches // 3
         assert store.con.execute(settings).fetchall()[0] == (3, "32.0 MiB", 7, opened)
         with pytest.raises(BadDumpLine):
             load_json_dump(bad, store, workers=2)

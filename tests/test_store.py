@@ -209,6 +209,9 @@ def test_reconnect_attaches_the_file_again_with_its_rows_settings_and_temporary_
         with pytest.raises(duckdb.Error, match="read-only"):
             s.con.execute("DELETE FROM statements")
         assert s.counts()["statements"] == 7
+        subset = s.subset([])
+        assert subset.reconnect() is False
+        subset.close()
     assert Store().reconnect() is False
 
 

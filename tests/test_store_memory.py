@@ -36,18 +36,18 @@ def test_repeats_compares_the_values_whose_hashes_repeat(colliding: bool) -> Non
 def test_held_settings_are_set_back_after_an_error() -> None:
     con = duckdb.connect()
     before = setting(con, "checkpoint_threshold")
-    with pytest.raises(RuntimeError), held_settings(lambda: con, {"checkpoint_threshold": "4MiB"}):
+    with pytest.raises(RuntimeError), held_settings(con, {"checkpoint_threshold": "4MiB"}):
         assert setting(con, "checkpoint_threshold") == "4.0 MiB"
         raise RuntimeError("the block failed")
     assert setting(con, "checkpoint_threshold") == before
 
 
-def test_held_settings_are_set_back_on_the_connection_current_at_the_end(tmp_path: Path) -> None:
+def test_held_settings_hold_across_a_reconnect_and_are_set_back(tmp_path: Path) -> None:
     """A block that attaches the store file again (a bulk load reconnects every few batches)
     keeps its settings, and gets them back at its end."""
     with Store(tmp_path / "s.duckdb") as store:
         before = setting(store.con, "checkpoint_threshold")
-        with held_settings(lambda: store.con, {"checkpoint_threshold": "4MiB"}):
+        with held_settings(store.con, {"checkpoint_threshold": "4MiB"}):
             assert store.reconnect()
             assert setting(store.con, "checkpoint_threshold") == "4.0 MiB"  # carried over
         assert setting(store.con, "checkpoint_threshold") == before
@@ -107,7 +107,7 @@ def test_a_store_file_merges_small_row_groups_a_row_group_at_a_checkpoint(tmp_pa
                        .fetchall()[0][0])
 
         assert setting(con, "max_vacuum_tasks") == str(STORE_VACUUM_TASKS)
-        with held_settings(lambda: con, {"max_vacuum_tasks": 0}):  # as a load writes
+        with held_settings(con, {"max_vacuum_tasks": 0}):  # as a load writes
             con.execute("CREATE TABLE t (x VARCHAR)")
             for _ in range(60):
                 con.execute("INSERT INTO t SELECT repeat('x', 20) FROM range(4000)")

@@ -535,7 +535,7 @@ class ReadError(Exception):
 def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str, guard: LineGuard,
                    flush: Callable[[], None], tick: Callable[[], None] | None = None,
                    block_bytes: int | None = None, threads: int = STAGING_THREADS, *,
-                   chunk: Callable[[], duckdb.DuckDBPyConnection] | None = None,
+                   chunk: Callable[[], None] | None = None,
                    chunk_rows: int = 0) -> int:
     """Stage every triple of an N-Triples stream; return the number of lines read.
 
@@ -546,8 +546,7 @@ def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str
     :mod:`~chaingraph.sources.loaders.rdf_chunks`), with reading paused, every block read so
     far staged and appended, and what staging holds between blocks let go of (the block
     buffers, the workers' scratch arrays: 30-40 MB that a chunk's build would otherwise have
-    beside its own); it returns the connection to stage into from then on (the store's, its
-    file attached again).
+    beside its own).
     """
     stager = _Stager(con, table, guard)
     size = block_bytes or BLOCK_BYTES
@@ -575,11 +574,10 @@ def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str
         while pending:
             commit_one()
         stager.append_held()
-        stager.close()  # the workers' cursors go before the chunk's build
         _release_scratch(pool, workers)
         ring.release()
         malloc_trim()
-        stager.con = chunk()
+        chunk()
         stager.staged = 0
         gate.set()
 

@@ -446,7 +446,7 @@ def _write_entities(store: Store) -> None:
     rows = _one(store.con, "SELECT count(*) FROM _cg_ent")
     # an in-memory store keeps its index anyway: checkpoints there only cost
     lowered = {"checkpoint_threshold": CHECKPOINT_THRESHOLD} if store.path is not None else {}
-    with held_settings(lambda: store.con, lowered):
+    with held_settings(store.con, lowered):
         for start in range(0, rows, ENTITY_CHUNK):
             store.insert_select("entities", "SELECT id, label, label_lang, description, aliases, sitelinks, "
                                 "revision, modified FROM _cg_ent WHERE id[1] = 'Q' AND rowid >= ? "
@@ -518,7 +518,7 @@ def _load_file(stream: IO[bytes], counter: RawCounter, path: str | Path, store: 
     # checkpoints leave the load's row groups as written, as a JSON load's do (VACUUM_TASKS)
     unvacuumed = {"max_vacuum_tasks": VACUUM_TASKS} if store.path is not None else {}
     with stream, store.memory_budget() as budget, system_arrow_memory(), \
-            held_settings(lambda: store.con, unvacuumed):
+            held_settings(store.con, unvacuumed):
         create_staging(con, table)
         budget.hold(DEFAULT_STAGING_MEMORY_MB)  # appends spill as they go
         chunks = rdf_chunks.ChunkedBuild(
@@ -566,7 +566,6 @@ def _load_file(stream: IO[bytes], counter: RawCounter, path: str | Path, store: 
             raise StoreError(f"cannot load {path} into store {store.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc
         finally:
-            con = store.con  # the store's connection, after each chunk
             drop_staging(con, table)
             for view in _TEMP_VIEWS:
                 con.execute(f"DROP VIEW IF EXISTS {view}")

@@ -119,9 +119,9 @@ class ChunkedBuild:
         self.chunks = 0
         self.counts = {"qualifiers": 0, "references": 0}
 
-    def chunk(self) -> duckdb.DuckDBPyConnection:
+    def chunk(self) -> None:
         """Build the chunk staged so far, but for the rows of its last entity (from the first
-        on), which stay staged; return the store's connection (its file attached again)."""
+        on), which stay staged."""
         con, t = self.store.con, self.table
         self._hold(self._build_mb)
         if self.chunks == 0:
@@ -137,7 +137,6 @@ class ChunkedBuild:
         self._drop_temps()
         drop_staging(con, t)
         self.store.reconnect()
-        con = self.store.con
         create_staging(con, t)
         for group, rows in carry.items():
             con.register("_cg_carry", rows)
@@ -146,7 +145,6 @@ class ChunkedBuild:
             finally:
                 con.unregister("_cg_carry")
         self._hold(self._staging_mb)
-        return con
 
     def _last_entity_start(self) -> int | None:
         """The first staged line of the entity of the last ``p:`` triple staged (its claims,
