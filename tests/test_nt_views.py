@@ -302,3 +302,37 @@ def test_held_rows_go_to_duckdb_a_piece_at_a_time_in_file_order(monkeypatch: pyt
         assert con.inserts == [4000, 2000, 0] and pending == {}  # each piece out before its INSERT
         lines = [r[0] for r in raw.execute("SELECT line FROM _cg_t_terms ORDER BY rowid").fetchall()]
         assert lines == list(range(6000))
+
+
+@pytest.mark.parametrize(("read", "first_append"), [(0.01, 2), (0.5, 8), (None, 8)])
+def test_a_file_that_will_stage_much_appends_its_rows_from_the_first_on(
+        monkeypatch: pytest.MonkeyPatch, read: float | None, first_append: int) -> None:
+    """Staged rows are held until HOLD_BYTES, unless the part of the file read so far says
+    that it stages more than LARGE_FILE_HOLDS times that (1 % read): then they go APPEND_BYTES
+    at a time from the first on. Half of it read, or a file of unknown size, holds them."""
+    import duckdb
+    import pyarrow as pa
+
+    from chaingraph.sources.loaders.common import LineGuard
+
+    def rows(first: int) -> pa.Table:
+        n = 100
+        return pa.table({"line": pa.array(range(first, first + n), pa.int64()), "k": ["label"] * n,
+                         "pid": pa.nulls(n, pa.string()), "s": [f"Q{i:06d}" for i in range(first, first + n)],
+                         "o": ['"x"@en'] * n})
+
+    size = rows(0).nbytes
+    monkeypatch.setattr(ntriples, "APPEND_BYTES", 2 * size)
+    monkeypatch.setattr(ntriples, "HOLD_BYTES", 8 * size)
+    with duckdb.connect() as con:
+        create_staging(con, "_cg_t")
+        stager = ntriples._Stager(con, "_cg_t", LineGuard("t.nt", skip=False),
+                                  None if read is None else lambda: read)
+        appended = []
+        for i in range(10):
+            stager._hold("terms", rows(100 * i))
+            appended.append(con.execute("SELECT count(*) FROM _cg_t_terms").fetchall()[0][0])
+        assert appended.index(next(n for n in appended if n)) + 1 == first_append
+        stager.append_held()
+        lines = [r[0] for r in con.execute("SELECT line FROM _cg_t_terms ORDER BY rowid").fetchall()]
+        assert lines == list(range(1000))

@@ -4,7 +4,8 @@ An RDF dump is read in blocks of about :data:`BLOCK_BYTES` decompressed bytes (I
 decompresses gzip on a reader thread). Worker threads (:data:`STAGING_THREADS`) prepare
 blocks while this thread commits them in file order, and the rows to stage go to DuckDB
 every :data:`APPEND_BYTES` on a thread of their own (:meth:`_Stager.drain`), after the first
-:data:`HOLD_BYTES`: a file that stages less is never copied into DuckDB (:meth:`_Stager.finish`):
+:data:`HOLD_BYTES`: a file that stages less is never copied into DuckDB (:meth:`_Stager.finish`),
+and one that stages much more (:data:`LARGE_FILE_HOLDS`) holds no more than :data:`APPEND_BYTES`:
 
 * :func:`~chaingraph.sources.loaders.nt_views.split_lines` finds every line's subject,
   predicate and object (in compiled C where the install built it,
@@ -136,6 +137,12 @@ APPEND_BYTES = 8 << 20
 #: outside DuckDB's memory budget of a store file; this bounds them, and a larger file's first
 #: held rows go to DuckDB :data:`APPEND_BYTES` an INSERT (:meth:`_Stager._insert`).
 HOLD_BYTES = 32 << 20
+#: ... unless the part of the file read so far says that the file stages more than this many
+#: times :data:`HOLD_BYTES`: then they go :data:`APPEND_BYTES` at a time from the start, as the
+#: rest will. Held whole, the first 32 MB went into DuckDB's staging tables at once, filling its
+#: budget while the process still had the Arrow memory they freed: 10x codex-m's load peaked
+#: there, a second into it (137-140 MB, and 130-133 from then on)
+LARGE_FILE_HOLDS = 2
 _STAGED = pa.schema([("line", pa.int64()), ("k", pa.string()), ("pid", pa.string()), ("s", pa.string()),
                      ("o", pa.string())])
 #: ``p:`` triples are staged with the plain entity value of their statement where its ``ps:``
@@ -157,8 +164,11 @@ class _Prepared:
 class _Stager:
     """Appends classified triples to the staging table, block by block."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, table: str, guard: LineGuard) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, table: str, guard: LineGuard,
+                 read_fraction: Callable[[], float] | None = None) -> None:
         self.con = con
+        #: how much of the file is read (0-1; ``None``: its size is not known)
+        self.read_fraction = read_fraction
         self.table = table
         self.guard = guard
         self.classes: dict[str, tuple[str | None, str | None]] = {}
@@ -263,8 +273,18 @@ class _Stager:
         self._pending.setdefault(group, []).append(table)
         self.staged += table.num_rows
         self._pending_bytes += table.nbytes
-        if self._pending_bytes >= (APPEND_BYTES if self._appended else HOLD_BYTES):
+        if self._pending_bytes >= (APPEND_BYTES if self._appended or self._large() else HOLD_BYTES):
             self.drain()
+
+    def _large(self) -> bool:
+        """Whether the rows held so far (none appended yet), by the part of the file read,
+        say that the file stages more than :data:`LARGE_FILE_HOLDS` times :data:`HOLD_BYTES`
+        (the part read is ahead of the rows held, by the blocks being prepared: the guess is
+        low, never high). Asked once :data:`APPEND_BYTES` are held."""
+        if self._pending_bytes < APPEND_BYTES or self.read_fraction is None:
+            return False
+        read = self.read_fraction()
+        return read > 0 and self._pending_bytes / read > LARGE_FILE_HOLDS * HOLD_BYTES
 
     def finish(self) -> None:
         """The end of staging: the held rows are appended, or, when no row was appended yet
@@ -536,7 +556,7 @@ def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str
                    flush: Callable[[], None], tick: Callable[[], None] | None = None,
                    block_bytes: int | None = None, threads: int = STAGING_THREADS, *,
                    chunk: Callable[[], None] | None = None,
-                   chunk_rows: int = 0) -> int:
+                   chunk_rows: int = 0, read_fraction: Callable[[], float] | None = None) -> int:
     """Stage every triple of an N-Triples stream; return the number of lines read.
 
     ``threads`` workers prepare blocks (:meth:`_Stager.prepare`) while this thread commits
@@ -546,9 +566,10 @@ def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str
     :mod:`~chaingraph.sources.loaders.rdf_chunks`), with reading paused, every block read so
     far staged and appended, and what staging holds between blocks let go of (the block
     buffers, the workers' scratch arrays: 30-40 MB that a chunk's build would otherwise have
-    beside its own).
+    beside its own). ``read_fraction``: how much of the file is read (0-1), where its size is
+    known, so that a large file's first staged rows are not held (see :data:`LARGE_FILE_HOLDS`).
     """
-    stager = _Stager(con, table, guard)
+    stager = _Stager(con, table, guard, read_fraction)
     size = block_bytes or BLOCK_BYTES
     ring = BlockRing(size, RING_BLOCKS)
     gate = threading.Event()  # reading goes on while it is set (see read_blocks_into)

@@ -167,6 +167,8 @@ class ChunkedBuild:
         return how many rows of each kind the file gave. Raises :class:`NotInDumpOrder`."""
         store, con = self.store, self.store.con
         self._build()
+        self._drop_temps()
+        drop_staging(con, self.table)  # the last chunk's rows go before what spans the chunks is built
         self._retire_split_truthy()
         late = con.execute("SELECT EXISTS (FROM _cg_load_unresolved u WHERE u.node IN "
                            "(SELECT s FROM _cg_load_nodes))").fetchall()[0][0]
