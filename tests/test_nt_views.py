@@ -276,24 +276,26 @@ class _CountingConnection:
         return self.con.execute(sql, *args)
 
 
+def _label_rows(first: int, n: int) -> Any:
+    """``n`` staged label rows (an Arrow table), lines ``first`` on."""
+    import pyarrow as pa
+
+    return pa.table({"line": pa.array(range(first, first + n), pa.int64()), "k": ["label"] * n,
+                     "pid": pa.nulls(n, pa.string()), "s": [f"Q{i:06d}" for i in range(first, first + n)],
+                     "o": ['"x"@en'] * n})
+
+
 def test_held_rows_go_to_duckdb_a_piece_at_a_time_in_file_order(monkeypatch: pytest.MonkeyPatch) -> None:
     """The first HOLD_BYTES of staged rows are appended APPEND_BYTES an INSERT, and each piece
     is taken out of the held rows as it goes: the held rows and their copy in DuckDB are not
     both whole at once. The rows arrive whole and in order."""
     import duckdb
-    import pyarrow as pa
 
     from chaingraph.sources.loaders.common import LineGuard
 
-    def rows(first: int) -> pa.Table:
-        n = 1000
-        return pa.table({"line": pa.array(range(first, first + n), pa.int64()), "k": ["label"] * n,
-                         "pid": pa.nulls(n, pa.string()), "s": [f"Q{i:06d}" for i in range(first, first + n)],
-                         "o": ['"x"@en'] * n})
-
     with duckdb.connect() as raw:
         create_staging(raw, "_cg_t")
-        held = [rows(i * 1000) for i in range(6)]
+        held = [_label_rows(i * 1000, 1000) for i in range(6)]
         monkeypatch.setattr(ntriples, "APPEND_BYTES", 2 * held[0].nbytes)
         pending = {"terms": list(held)}
         con = _CountingConnection(raw, pending)
@@ -311,17 +313,10 @@ def test_a_file_that_will_stage_much_appends_its_rows_from_the_first_on(
     that it stages more than LARGE_FILE_HOLDS times that (1 % read): then they go APPEND_BYTES
     at a time from the first on. Half of it read, or a file of unknown size, holds them."""
     import duckdb
-    import pyarrow as pa
 
     from chaingraph.sources.loaders.common import LineGuard
 
-    def rows(first: int) -> pa.Table:
-        n = 100
-        return pa.table({"line": pa.array(range(first, first + n), pa.int64()), "k": ["label"] * n,
-                         "pid": pa.nulls(n, pa.string()), "s": [f"Q{i:06d}" for i in range(first, first + n)],
-                         "o": ['"x"@en'] * n})
-
-    size = rows(0).nbytes
+    size = _label_rows(0, 100).nbytes
     monkeypatch.setattr(ntriples, "APPEND_BYTES", 2 * size)
     monkeypatch.setattr(ntriples, "HOLD_BYTES", 8 * size)
     with duckdb.connect() as con:
@@ -330,9 +325,9 @@ def test_a_file_that_will_stage_much_appends_its_rows_from_the_first_on(
                                   None if read is None else lambda: read)
         appended = []
         for i in range(10):
-            stager._hold("terms", rows(100 * i))
+            stager._hold("terms", _label_rows(100 * i, 100))
             appended.append(con.execute("SELECT count(*) FROM _cg_t_terms").fetchall()[0][0])
-        assert appended.index(next(n for n in appended if n)) + 1 == first_append
+        assert next(held for held, rows in enumerate(appended, 1) if rows) == first_append
         stager.append_held()
         lines = [r[0] for r in con.execute("SELECT line FROM _cg_t_terms ORDER BY rowid").fetchall()]
         assert lines == list(range(1000))

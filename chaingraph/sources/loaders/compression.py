@@ -91,7 +91,8 @@ def dump_date(path: str | Path) -> str | None:
 
 
 class RawCounter:
-    """Position in the underlying (compressed) file, for progress bars."""
+    """Position in the underlying (compressed) file, for progress bars and for guessing a
+    file's size decompressed (:data:`~.ntriples.LARGE_FILE_HOLDS`)."""
 
     def __init__(self, raw: BinaryIO, size: int) -> None:
         self.raw = raw
@@ -102,6 +103,16 @@ class RawCounter:
             return self.raw.tell()
         except (OSError, ValueError):
             return self.size
+
+    def fraction(self) -> float:
+        """How much of the file is read, 0 to 1 (an empty file: all of it).
+
+        >>> raw = io.BytesIO(b"abcd")
+        >>> _ = raw.read(1)
+        >>> RawCounter(raw, 4).fraction(), RawCounter(io.BytesIO(), 0).fraction()
+        (0.25, 1.0)
+        """
+        return min(1.0, self.position() / self.size) if self.size > 0 else 1.0
 
 
 def open_binary(path: str | Path) -> tuple[IO[bytes], RawCounter]:

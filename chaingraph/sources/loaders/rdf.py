@@ -42,7 +42,6 @@ pass; an in-memory store keeps it all in memory, as it keeps the store.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
@@ -505,13 +504,6 @@ def load_rdf(path: str | Path, store: Store, *, fmt: Format = "nt", skip_bad_lin
                       **totals)
 
 
-def _read_fraction(counter: RawCounter) -> Callable[[], float] | None:
-    """How much of the file ``counter`` counts is read (0-1); ``None``: its size is not known."""
-    if counter.size <= 0:
-        return None
-    return lambda: min(1.0, counter.position() / counter.size)
-
-
 def _load_file(stream: IO[bytes], counter: RawCounter, path: str | Path, store: Store, fmt: Format,
                skip_bad_lines: bool, progress: Progress | None, source_id: str,
                chunked: bool) -> tuple[dict[str, int], LineGuard]:
@@ -555,7 +547,7 @@ def _load_file(stream: IO[bytes], counter: RawCounter, path: str | Path, store: 
                 else:
                     stage_ntriples(stream, con, table, guard, build, tick, chunk_rows=rdf_chunks.CHUNK_ROWS,
                                    chunk=None if chunks is None else chunks.chunk,
-                                   read_fraction=_read_fraction(counter))
+                                   read_fraction=counter.fraction)
             except ReadError as exc:
                 build()
                 raise BadDumpLine(str(path), exc.line, f"the file cannot be read past here ({exc.cause})",

@@ -134,8 +134,7 @@ class ChunkedBuild:
             for group in ("claim", "wdt", "main"):
                 carry[group] = con.sql(f"SELECT * FROM {t}_{group} WHERE line >= {cut}").to_arrow_table()
         self._build(cut)
-        self._drop_temps()
-        drop_staging(con, t)
+        self._let_go()
         self.store.reconnect()
         create_staging(con, t)
         for group, rows in carry.items():
@@ -167,8 +166,7 @@ class ChunkedBuild:
         return how many rows of each kind the file gave. Raises :class:`NotInDumpOrder`."""
         store, con = self.store, self.store.con
         self._build()
-        self._drop_temps()
-        drop_staging(con, self.table)  # the last chunk's rows go before what spans the chunks is built
+        self._let_go()  # before what spans the chunks is built
         self._retire_split_truthy()
         late = con.execute("SELECT EXISTS (FROM _cg_load_unresolved u WHERE u.node IN "
                            "(SELECT s FROM _cg_load_nodes))").fetchall()[0][0]
@@ -253,6 +251,11 @@ class ChunkedBuild:
                         "FROM _cg_load_nodes WHERE s IN (SELECT node FROM _cg_missing)")
         con.execute("INSERT INTO _cg_load_unresolved SELECT node FROM _cg_missing "
                     f"WHERE node NOT IN (SELECT s FROM {t}_main)")
+
+    def _let_go(self) -> None:
+        """Drop a built chunk's temporary tables and its staged rows."""
+        self._drop_temps()
+        drop_staging(self.store.con, self.table)
 
     def _drop_temps(self) -> None:
         con = self.store.con
