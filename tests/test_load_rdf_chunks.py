@@ -249,3 +249,36 @@ def test_reading_pauses_after_the_blocks_read_and_goes_on() -> None:
             gate.clear()
     assert paused == 1
     assert b"".join(seen) == b"".join(b"line %d\n" % i for i in range(40))
+
+
+def test_duckdb_appends_staged_rows_on_one_thread_and_builds_on_all(small_chunks: Spy, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """While a file is staged DuckDB only appends, beside the staging workers: on one thread
+    (:data:`~chaingraph.sources.loaders.rdf.STAGING_DUCKDB_THREADS`); each chunk's build and
+    the end get the threads the store had, and so does the store after the load."""
+    from chaingraph.sources.loaders import rdf
+    from chaingraph.store_memory import setting
+
+    monkeypatch.setattr(rdf_chunks, "CHUNK_ROWS", 4)
+    monkeypatch.setattr(ntriples, "HOLD_BYTES", 0)  # appended as staged, not held to the end
+    monkeypatch.setattr(ntriples, "APPEND_BYTES", 0)
+    seen: list[tuple[str, str]] = []
+    insert, build = ntriples._Stager._insert, rdf._build_statements
+
+    def inserting(stager: ntriples._Stager, pending: dict[str, Any]) -> None:
+        seen.append(("append", setting(stager.con, "threads")))
+        insert(stager, pending)
+
+    def building(store: Store, *args: Any, **kwargs: Any) -> dict[str, int]:
+        seen.append(("build", setting(store.con, "threads")))
+        return build(store, *args, **kwargs)
+
+    monkeypatch.setattr(ntriples._Stager, "_insert", inserting)
+    monkeypatch.setattr(rdf, "_build_statements", building)
+    with Store(tmp_path / "s.duckdb") as store:
+        store.con.execute("SET threads = 3")
+        load([FIXTURES / "values.nt"], store)
+        assert setting(store.con, "threads") == "3"
+    assert small_chunks.chunks >= 2
+    assert {kind for kind, _ in seen} == {"append", "build"}
+    assert all(threads == ("1" if kind == "append" else "3") for kind, threads in seen), seen

@@ -95,14 +95,15 @@ class ChunkedBuild:
     ``build_statements(store, table)`` builds the statements, qualifiers and references of
     the staged triples (unchecked: see ``rdf._build_statements``)
     and returns their counts; ``entities(store, table)`` builds the entities of the staging
-    tables ``table``_terms and ``table``_wdt and the subjects in ``_cg_st``; ``hold(mb)`` sets
-    DuckDB's budget (the build's is held while a chunk is built, staging's otherwise)."""
+    tables ``table``_terms and ``table``_wdt and the subjects in ``_cg_st``; ``building()``
+    and ``staging()`` set DuckDB up for a build (while a chunk is built) and for staging
+    (after it): its memory budget and threads."""
 
     def __init__(self, store: Store, table: str, source_id: str, *,
                  build_statements: Callable[[Store, str], dict[str, int]],
                  entities: Callable[[Store, str], dict[str, int]],
                  write_entities: Callable[[Store], None],
-                 hold: Callable[[int], None], staging_mb: int, build_mb: int,
+                 building: Callable[[], None], staging: Callable[[], None],
                  temps: tuple[str, ...], views: tuple[str, ...]) -> None:
         self.store = store
         self.table = table
@@ -110,9 +111,8 @@ class ChunkedBuild:
         self._build_statements = build_statements
         self._entities = entities
         self._write_entities = write_entities
-        self._hold = hold
-        self._staging_mb = staging_mb
-        self._build_mb = build_mb
+        self._building = building
+        self._staging = staging
         self._temps = (*temps, *_CHUNK_TEMPS)
         self._views = (*views, *_CHUNK_VIEWS)
         #: chunks built so far
@@ -123,7 +123,7 @@ class ChunkedBuild:
         """Build the chunk staged so far, but for the rows of its last entity (from the first
         on), which stay staged."""
         con, t = self.store.con, self.table
-        self._hold(self._build_mb)
+        self._building()
         if self.chunks == 0:
             drop_load_tables(con)
             for name, ddl in _LOAD_TABLES.items():
@@ -143,7 +143,7 @@ class ChunkedBuild:
                 con.execute(f"INSERT INTO {t}_{group} SELECT * FROM _cg_carry")
             finally:
                 con.unregister("_cg_carry")
-        self._hold(self._staging_mb)
+        self._staging()
 
     def _last_entity_start(self) -> int | None:
         """The first staged line of the entity of the last ``p:`` triple staged (its claims,
@@ -204,7 +204,7 @@ class ChunkedBuild:
         come, its statements written. (The lines from ``cut`` on are read past, not deleted:
         DuckDB's scans of a table rows were deleted from peaked 30 MB higher.)"""
         con, t = self.store.con, self.table
-        self._hold(self._build_mb)
+        self._building()
         if cut is not None:
             for group in ("claim", "wdt", "main"):
                 con.execute(f"CREATE OR REPLACE TEMP VIEW {_CHUNK}_{group} AS "
