@@ -494,3 +494,34 @@ def test_an_rdf_load_into_a_store_file_leaves_its_row_groups_and_nothing_in_the_
     with Store() as memory:  # in memory: nothing to checkpoint
         load([FIXTURES / "values.nt"], memory)
         assert seen[-1] == "100"
+
+
+def test_snak_hashes_are_computed_a_slice_of_rows_at_a_time_with_the_same_result(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only :data:`~chaingraph.sources.loaders.rdf.HASH_SLICE` rows' values are Python objects
+    at once (a whole batch's took 40-60 MB); the qualifiers and references, hashes and all,
+    are what they are computed in one go."""
+    from chaingraph.sources.loaders import rdf
+
+    def snaks() -> dict[str, list[tuple[Any, ...]]]:
+        with Store() as store:
+            load([FIXTURES / "values.nt"], store)
+            return {t: sorted(store.con.execute(f"SELECT * FROM {t}").fetchall(), key=repr)
+                    for t in ("qualifiers", "reference_snaks")}
+
+    sizes: list[list[int]] = []
+    hashes = rdf._snak_hashes
+
+    def recording(rows: pa.Table) -> pa.ChunkedArray:
+        out = hashes(rows)
+        sizes.append([len(chunk) for chunk in out.chunks])
+        return out
+
+    monkeypatch.setattr(rdf, "_snak_hashes", recording)
+    whole = snaks()
+    assert all(len(s) == 1 for s in sizes)
+    sizes.clear()
+    monkeypatch.setattr(rdf, "HASH_SLICE", 1)  # the fixture has two of each
+    sliced = snaks()
+    assert any(len(s) > 1 for s in sizes) and all(n == 1 for s in sizes for n in s)
+    assert sliced == whole and whole["qualifiers"] and whole["reference_snaks"]

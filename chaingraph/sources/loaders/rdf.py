@@ -286,6 +286,10 @@ def _one(con: duckdb.DuckDBPyConnection, sql: str) -> int:
 
 #: snak rows hashed in Python at a time (:func:`_hashed`): its memory does not grow with the dump
 HASH_BATCH = 100_000
+#: rows of a batch whose values are Python objects at once, while their hashes are computed
+#: (:func:`_snak_hashes`): a whole batch's were 40-60 MB for a moment, the peak of a 10x
+#: synthetic wikipeople dump's chunk builds (174 MB against 115 for the dump itself)
+HASH_SLICE = 4096
 
 
 def _hashed(store: Store, table: str, select: str, *, chunk: bool = False) -> int:
@@ -303,10 +307,7 @@ def _hashed(store: Store, table: str, select: str, *, chunk: bool = False) -> in
     for first in range(0, total, HASH_BATCH):
         tbl = con.sql(f"SELECT * EXCLUDE (_n) FROM _cg_hash WHERE _n > {first} AND _n <= {first + HASH_BATCH}"
                       ).to_arrow_table()
-        props, types = tbl["property"].to_pylist(), tbl["snaktype"].to_pylist()
-        values = [tbl[c].to_pylist() for c in VALUE_COLUMNS]
-        hashes = [snak_hash_columns(p, st, row) for p, st, row in zip(props, types, zip(*values))]
-        tbl = tbl.append_column("snak_hash", pa.array(hashes, pa.string()))
+        tbl = tbl.append_column("snak_hash", _snak_hashes(tbl))
         con.register("_cg_hashed", tbl)
         try:
             if chunk:
@@ -320,6 +321,19 @@ def _hashed(store: Store, table: str, select: str, *, chunk: bool = False) -> in
         store.insert_select(table, "SELECT * FROM _cg_hashed_all", check=False)
         con.execute("DROP TABLE _cg_hashed_all")
     return total
+
+
+def _snak_hashes(rows: pa.Table) -> pa.ChunkedArray:
+    """The content hash of each snak row (``property``, ``snaktype`` and the value columns),
+    :data:`HASH_SLICE` rows' values in Python at a time."""
+    parts = []
+    for at in range(0, rows.num_rows, HASH_SLICE):
+        part = rows.slice(at, HASH_SLICE)
+        props, types = part["property"].to_pylist(), part["snaktype"].to_pylist()
+        values = [part[c].to_pylist() for c in VALUE_COLUMNS]
+        hashes = [snak_hash_columns(p, st, row) for p, st, row in zip(props, types, zip(*values))]
+        parts.append(pa.array(hashes, pa.string()))
+    return pa.chunked_array(parts, pa.string())
 
 
 def _entities(store: Store, t: str) -> dict[str, int]:
