@@ -35,8 +35,10 @@ while the statement model is built (:class:`~chaingraph.store_memory.Budget`), s
 staging tables and the build's joins spill to the store's temporary directory instead of
 growing with the dump (each step of the build is one join, aggregate or sort, and no
 aggregate keeps a text per group: those cannot spill), snak hashes are computed
-:data:`HASH_BATCH` rows at a time and aliases gathered :data:`ALIAS_ROWS_PER_PASS` rows a
-pass; an in-memory store keeps it all in memory, as it keeps the store.
+:data:`HASH_BATCH` rows at a time (their values in Python :data:`HASH_SLICE` rows at a time)
+and aliases gathered :data:`ALIAS_ROWS_PER_PASS` rows a pass; an in-memory store keeps it all
+in memory, as it keeps the store. While a file is staged DuckDB runs on
+:data:`STAGING_DUCKDB_THREADS` thread, the build on all it had.
 """
 
 from __future__ import annotations
