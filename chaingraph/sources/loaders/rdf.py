@@ -541,7 +541,7 @@ def _load_file(stream: IO[bytes], counter: RawCounter, path: str | Path, store: 
     unvacuumed = {"max_vacuum_tasks": VACUUM_TASKS} if store.path is not None else {}
     threads = setting(con, "threads")
     with stream, store.memory_budget() as budget, system_arrow_memory(), \
-            held_settings(store.con, {**unvacuumed, "threads": threads}):
+            held_settings(con, {**unvacuumed, "threads": threads}):
 
         def staging() -> None:
             budget.hold(DEFAULT_STAGING_MEMORY_MB)  # appends spill as they go
@@ -593,7 +593,7 @@ def _load_file(stream: IO[bytes], counter: RawCounter, path: str | Path, store: 
                           "Turtle the number counts triples, not lines)", build)
             build()
             if unvacuumed:  # what waits in DuckDB's log, checkpointed now, under the load's settings
-                store.con.execute("CHECKPOINT")
+                con.execute("CHECKPOINT")
             tick()
         except duckdb.Error as exc:
             raise StoreError(f"cannot load {path} into store {store.path or ':memory:'}: "

@@ -165,6 +165,7 @@ class ChunkedBuild:
         """Build the last chunk, then what spans the chunks (truthy statements, entities);
         return how many rows of each kind the file gave. Raises :class:`NotInDumpOrder`."""
         store, con = self.store, self.store.con
+        self._building()
         self._build()
         self._let_go()  # before what spans the chunks is built
         self._retire_split_truthy()
@@ -199,12 +200,12 @@ class ChunkedBuild:
         con.execute("DROP TABLE _cg_split")
 
     def _build(self, cut: int | None = None) -> None:
-        """Build the staged chunk, the lines before ``cut`` (``None``: all): its entity facts
-        and subjects are kept for the end, its value and reference nodes for the chunks to
-        come, its statements written. (The lines from ``cut`` on are read past, not deleted:
-        DuckDB's scans of a table rows were deleted from peaked 30 MB higher.)"""
+        """Build the staged chunk, the lines before ``cut`` (``None``: all), DuckDB set up for a
+        build by the caller: its entity facts and subjects are kept for the end, its value and
+        reference nodes for the chunks to come, its statements written. (The lines from ``cut``
+        on are read past, not deleted: DuckDB's scans of a table rows were deleted from peaked
+        30 MB higher.)"""
         con, t = self.store.con, self.table
-        self._building()
         if cut is not None:
             for group in ("claim", "wdt", "main"):
                 con.execute(f"CREATE OR REPLACE TEMP VIEW {_CHUNK}_{group} AS "
