@@ -358,9 +358,9 @@ def chaingraph_file_load(path: str, tags: bool = False) -> Run:
 
     from chaingraph.sources.loaders import load
     from chaingraph.store import Store
-    from chaingraph.store_memory import cap_malloc_arenas
+    from chaingraph.store_memory import tune_malloc_for_load
 
-    cap_malloc_arenas()  # as `chaingraph load` does, before a store is opened
+    tune_malloc_for_load()  # as `chaingraph load` does, before a store is opened
     paths = path.split(os.pathsep)
     store_path = BENCH_CACHE / f"load-{Path(paths[0]).name}{'-parts' if len(paths) > 1 else ''}.duckdb"
 

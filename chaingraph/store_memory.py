@@ -38,8 +38,8 @@ import duckdb
 from chaingraph.errors import StoreError
 from chaingraph.store_file import reattach
 
-__all__ = ["LOAD_ARENAS", "STORE_VACUUM_TASKS", "Budget", "StoreMemory", "cap_malloc_arenas", "held_settings",
-           "malloc_trim", "memory_limit", "release", "repeats", "setting", "used_mb"]
+__all__ = ["LOAD_ARENAS", "STORE_VACUUM_TASKS", "Budget", "StoreMemory", "held_settings",
+           "malloc_trim", "memory_limit", "release", "repeats", "setting", "tune_malloc_for_load", "used_mb"]
 
 
 def setting(con: duckdb.DuckDBPyConnection, name: str) -> str:
@@ -191,32 +191,57 @@ def malloc_trim() -> None:
         libc.malloc_trim(0)
 
 
-#: ``mallopt``'s parameter for the most arenas (glibc's ``M_ARENA_MAX``)
-_M_ARENA_MAX = -8
-#: the arenas a load leaves the C library (:func:`cap_malloc_arenas`)
+#: ``mallopt``'s parameters (glibc): the most arenas, and the sizes from which a block is a
+#: mapping of its own and from which the free top of a heap goes back to the system
+_M_ARENA_MAX, _M_MMAP_THRESHOLD, _M_TRIM_THRESHOLD = -8, -3, -1
+#: the arenas a load leaves the C library (:func:`tune_malloc_for_load`)
 LOAD_ARENAS = 2
+#: blocks of at least this many bytes are each a mapping of their own during a load (glibc's
+#: ``M_MMAP_THRESHOLD``, fixed: see :func:`tune_malloc_for_load`)
+LOAD_MMAP_THRESHOLD = 2 << 20
+#: the free top of a heap above this many bytes goes back to the system (``M_TRIM_THRESHOLD``)
+LOAD_TRIM_THRESHOLD = 8 << 20
+#: each setting of :func:`tune_malloc_for_load`: its ``mallopt`` parameter, its value, and
+#: the environment variable that, set, wins over it
+_LOAD_MALLOC = {
+    "arenas": (_M_ARENA_MAX, LOAD_ARENAS, "MALLOC_ARENA_MAX"),
+    "mmap_threshold": (_M_MMAP_THRESHOLD, LOAD_MMAP_THRESHOLD, "MALLOC_MMAP_THRESHOLD_"),
+    "trim_threshold": (_M_TRIM_THRESHOLD, LOAD_TRIM_THRESHOLD, "MALLOC_TRIM_THRESHOLD_"),
+}
 
 
-def cap_malloc_arenas(arenas: int = LOAD_ARENAS) -> bool:
-    """Let the C library (glibc) make at most ``arenas`` malloc arenas in this process from
-    now on, as ``MALLOC_ARENA_MAX`` would at start-up; whether it was set. An explicit
-    ``MALLOC_ARENA_MAX`` in the environment wins: then nothing is changed.
+def tune_malloc_for_load() -> list[str]:
+    """Set the C library (glibc) up for a load's threads and buffers, from now on in this
+    process; return the names of the settings made (``arenas``, ``mmap_threshold``,
+    ``trim_threshold``). A setting whose variable is in the environment (``MALLOC_ARENA_MAX``,
+    ``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_TRIM_THRESHOLD_``) is left as the environment made it.
 
-    glibc gives threads arenas of their own, up to eight per core. A load's staging threads
-    allocate Arrow and numpy buffers in theirs and free them in others, so the free memory
-    spreads over arenas no thread takes from, and the process grew with the dump: the 20x
-    codex-m N-Triples load peaked 153 MB above its baseline with the default arenas and 144
-    with two, and the 40x 162 against 149 (``benchmarks/bench_load.py --memory``). The cap
-    holds for the rest of the process and leaves the arenas already made; the threads share
-    two arenas' locks, which cost the load no time measurable here. It only takes effect
-    before the process has made more than eight arenas, when glibc fixes its own limit: a
-    store's DuckDB connection makes nine as it opens, so ``chaingraph load`` calls this before
-    it opens the store.
+    * **At most** :data:`LOAD_ARENAS` **arenas.** glibc gives threads arenas of their own, up
+      to eight per core. A load's staging threads allocate Arrow and numpy buffers in theirs
+      and free them in others, so the free memory spreads over arenas no thread takes from,
+      and the process grew with the dump: the 20x codex-m N-Triples load peaked 153 MB above
+      its baseline with the default arenas and 144 with two, and the 40x 162 against 149
+      (``benchmarks/bench_load.py --memory``). The threads share two arenas' locks, which
+      cost the load no time measurable here. The cap leaves the arenas already made and only
+      takes effect before the process has made more than eight, when glibc fixes its own
+      limit: a store's DuckDB connection makes nine as it opens, so ``chaingraph load`` calls
+      this before it opens the store.
+    * **Blocks of** :data:`LOAD_MMAP_THRESHOLD` **bytes or more are mappings of their own,
+      at any time.** glibc starts at 128 KiB but raises that bar to the size of every mapped
+      block freed, up to 32 MiB: once a load's 4 MB read blocks had come and gone, every
+      numpy array and buffer below that size came from the heaps, which the staging threads
+      left full of holes. Fixed, a block that size is given back whole when freed. A fixed
+      bar also fixes the trim threshold, which otherwise rises with it: at glibc's 128 KiB
+      the heaps' tops went back and forth to the system (a third more page faults), so it is
+      set to :data:`LOAD_TRIM_THRESHOLD`. At 10x codex-m (N-Triples, into a store file) the
+      load peaked 6-9 MB lower (125-130 against 134-136 MB, three runs each, interleaved) with
+      as many page faults and in the same time.
     """
     libc = _libc()
-    if libc is None or "MALLOC_ARENA_MAX" in os.environ:
-        return False
-    return bool(libc.mallopt(_M_ARENA_MAX, arenas))
+    if libc is None:
+        return []
+    return [name for name, (param, value, variable) in _LOAD_MALLOC.items()
+            if variable not in os.environ and libc.mallopt(param, value)]
 
 
 class StoreMemory:

@@ -240,10 +240,10 @@ def test_cli_progress_bar_can_be_forced(runner: Any, tmp_path: Path, monkeypatch
     assert callable(callbacks[0]) and callbacks[1] is None
 
 
-def test_cli_load_caps_the_malloc_arenas_before_it_opens_the_store(runner: Any, tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    """The cap takes only before DuckDB's threads have made arenas of their own (see
-    ``store_memory.cap_malloc_arenas``): the command sets it first."""
+def test_cli_load_tunes_malloc_before_it_opens_the_store(runner: Any, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The arena cap takes only before DuckDB's threads have made arenas of their own (see
+    ``store_memory.tune_malloc_for_load``): the command sets it first."""
     from chaingraph import store_memory
 
     events: list[str] = []
@@ -253,7 +253,7 @@ def test_cli_load_caps_the_malloc_arenas_before_it_opens_the_store(runner: Any, 
         events.append("store")
         opened(self, *args, **kwargs)
 
-    monkeypatch.setattr(store_memory, "cap_malloc_arenas", lambda: events.append("cap") or True)
+    monkeypatch.setattr(store_memory, "tune_malloc_for_load", lambda: events.append("cap") or [])
     monkeypatch.setattr(Store, "__init__", store)
     result = runner.invoke(cli, ["load", str(VALUES), "--store", str(tmp_path / "s.duckdb")])
     assert result.exit_code == 0, result.output

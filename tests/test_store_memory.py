@@ -55,8 +55,8 @@ def test_held_settings_hold_across_a_reconnect_and_are_set_back(tmp_path: Path) 
 
 ARENAS = """
 import ctypes, os, sys, threading
-from chaingraph.store_memory import cap_malloc_arenas
-capped = cap_malloc_arenas() if sys.argv[1] == "cap" else None
+from chaingraph.store_memory import tune_malloc_for_load
+capped = "arenas" in tune_malloc_for_load() if sys.argv[1] == "cap" else None
 together = threading.Barrier(6)
 def work():  # each new thread's first malloc takes an arena; all six live at once
     buffers = [ctypes.create_string_buffer(64 * 1024) for _ in range(8)]
@@ -70,7 +70,7 @@ ctypes.CDLL("libc.so.6").malloc_stats()  # an "Arena N:" line per arena, on stde
 
 
 def _arenas(how: str, arena_max: str | None = None) -> tuple[str, int]:
-    """What ``cap_malloc_arenas`` said (``how="cap"``) and how many arenas glibc made, in a
+    """Whether ``tune_malloc_for_load`` capped the arenas (``how="cap"``) and how many arenas glibc made, in a
     fresh process with ``MALLOC_ARENA_MAX`` set to ``arena_max`` (or unset)."""
     env = {k: v for k, v in os.environ.items() if k != "MALLOC_ARENA_MAX"}
     if arena_max is not None:
@@ -92,6 +92,50 @@ def test_the_arena_cap_holds_threads_to_two_arenas() -> None:
 @glibc
 def test_an_arena_count_in_the_environment_wins_over_the_cap() -> None:
     assert _arenas("cap", "3") == ("False", 3)
+
+
+THRESHOLD = """
+import ctypes, sys
+from chaingraph.store_memory import tune_malloc_for_load
+libc = ctypes.CDLL("libc.so.6")
+class Info(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                               "fsmblks", "uordblks", "fordblks", "keepcost")]
+libc.mallinfo2.restype = Info
+libc.malloc.restype = ctypes.c_void_p
+libc.free.argtypes = [ctypes.c_void_p]
+made = tune_malloc_for_load() if sys.argv[1] == "tune" else []
+def mapped(size):  # whether a block of that size is a mapping of its own
+    block = libc.malloc(size)
+    own = libc.mallinfo2().hblkhd >= size
+    libc.free(block)
+    return own
+print(sorted(made), [mapped(size) for size in (1 << 20, 3 << 20, 3 << 20, 20 << 20, 3 << 20)])
+"""
+
+
+def _mapped(how: str, **environ: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")} | environ
+    done = subprocess.run([sys.executable, "-c", THRESHOLD, how], capture_output=True, text=True, env=env,
+                          check=True)
+    return done.stdout.strip()
+
+
+@glibc
+def test_a_load_maps_large_blocks_of_their_own_however_large_the_blocks_freed_before() -> None:
+    """glibc maps a 1 MB block at first, but raises its mapping threshold to the size of each
+    mapped block freed: after a 3 MB block (and after a 20 MB one), a 3 MB block comes from
+    the heap. Tuned for a load, the threshold stays at 2 MiB (and the trim threshold is set
+    beside it): each block from 2 MiB on is mapped and given back whole, each below comes
+    from the heap."""
+    assert _mapped("none") == "[] [True, True, False, True, False]"
+    assert _mapped("tune") == "['arenas', 'mmap_threshold', 'trim_threshold'] [False, True, True, True, True]"
+
+
+@glibc
+def test_a_malloc_threshold_in_the_environment_wins_over_the_load_s() -> None:
+    assert _mapped("tune", MALLOC_MMAP_THRESHOLD_=str(32 << 20)) == \
+        "['arenas', 'trim_threshold'] [False, False, False, False, False]"
 
 
 def test_a_store_file_merges_small_row_groups_a_row_group_at_a_checkpoint(tmp_path: Path) -> None:

@@ -65,7 +65,7 @@ def load(files: tuple[Path, ...], store_path: Path, skip_bad_lines: bool, progre
     from chaingraph.sources.loaders import load as load_files
     from chaingraph.store import Store
 
-    store_memory.cap_malloc_arenas()  # before the store's threads take arenas of their own
+    store_memory.tune_malloc_for_load()  # before the store's threads take arenas of their own
     with Store(store_path) as store, progress_bars(progress, transient=True) as callback:
         report = load_files(files, store, skip_bad_lines=skip_bad_lines, progress=callback)
     if output_format == "json":

@@ -75,8 +75,8 @@ def load(paths: Iterable[str | Path], store: Store, *, skip_bad_lines: bool = Fa
     """Load dump files into ``store`` in order and summarise the store afterwards.
 
     Every path is checked (exists, known format) before anything is loaded. A process that
-    loads large dumps should call :func:`~chaingraph.store_memory.cap_malloc_arenas` before it
-    opens the store, as ``chaingraph load`` does: its memory then stays flatter in the dump's
+    loads large dumps should call :func:`~chaingraph.store_memory.tune_malloc_for_load` before
+    it opens the store, as ``chaingraph load`` does: its memory then stays flatter in the dump's
     size.
     """
     paths = list(paths)
