@@ -342,13 +342,25 @@ def _children_private_mb() -> float:
     return total / 1024
 
 
+def _anon_mb() -> float:
+    """This process's anonymous resident memory (``RssAnon``), MB: its resident memory less
+    the pages of files it maps (the libraries' code and data, ~36 MB of a load's peak above
+    its baseline as DuckDB's, Arrow's and numpy's code is paged in the first time it runs)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("RssAnon:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
 def chaingraph_file_load(path: str, tags: bool = False) -> Run:
     """Load ``path`` (or the files it names joined by ``os.pathsep``, one after another, the
     parts of a dump) into a new store file (in the bench cache) and report its statements,
     with the peak of the parse workers' own memory together (``workers MB``) in the extras,
-    what the process's peak leaves out; ``tags`` (``--tags``) adds the peak of each kind of
-    DuckDB's own memory (``duckdb_memory()``, MB): what in DuckDB grows if the peak does. Both
-    are sampled every 20 ms, the DuckDB tags on a cursor of the store's connection. That
+    what the process's peak leaves out, and the process's peak of anonymous memory above its
+    start (``anon MB``, :func:`_anon_mb`: the peak without the libraries' pages); ``tags``
+    (``--tags``) adds the peak of each kind of DuckDB's own memory (``duckdb_memory()``, MB):
+    what in DuckDB grows if the peak does. All are sampled every 20 ms, the DuckDB tags on a
+    cursor of the store's connection. That
     cursor can keep the database open across the load's reconnects, and with it the memory
     they let go: a 10x N-Triples load so sampled peaked at 135 MB in one run and 168 in the
     next, so the tags are only read when asked for."""
@@ -368,9 +380,10 @@ def chaingraph_file_load(path: str, tags: bool = False) -> Run:
         store_path.unlink(missing_ok=True)
         peaks: dict[str, float] = {}
         workers = [0.0]
+        anon = [0.0]
         timeline: list[tuple[float, float]] = []  # (seconds, MB above the start: process + workers)
         done = threading.Event()
-        start, base = time.perf_counter(), rss_mb()
+        start, base, anon_base = time.perf_counter(), rss_mb(), _anon_mb()
         with Store(store_path) as store:
 
             def sample() -> None:
@@ -382,6 +395,7 @@ def chaingraph_file_load(path: str, tags: bool = False) -> Run:
                 while not done.wait(0.02):
                     own = _children_private_mb()
                     workers[0] = max(workers[0], own)
+                    anon[0] = max(anon[0], _anon_mb() - anon_base)
                     timeline.append((time.perf_counter() - start, rss_mb() - base + own))
                     if not tags:
                         continue
@@ -404,7 +418,7 @@ def chaingraph_file_load(path: str, tags: bool = False) -> Run:
                 sampler.join()
         store_path.unlink(missing_ok=True)
         return report.summary.statements, {"duckdb MB": {t: round(v, 1) for t, v in peaks.items() if v >= 1},
-                                           "workers MB": round(workers[0], 1),
+                                           "workers MB": round(workers[0], 1), "anon MB": round(anon[0]),
                                            "fifths MB": _fifths(timeline), "timeline": _thinned(timeline)}
     return run
 
