@@ -282,3 +282,28 @@ def test_duckdb_appends_staged_rows_on_one_thread_and_builds_on_all(small_chunks
     assert small_chunks.chunks >= 2
     assert {kind for kind, _ in seen} == {"append", "build"}
     assert all(threads == ("1" if kind == "append" else "3") for kind, threads in seen), seen
+
+
+def test_a_load_attaches_the_store_file_again_within_its_budget(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The end of a file's load attaches the store file again (what DuckDB keeps of the row
+    groups written goes), which checkpoints what DuckDB's log holds: under the load's memory
+    budget, as the rest of the load. After the budget that checkpoint ran within the memory
+    the store was opened with, and now and then peaked above the whole load. The store has its
+    own limit back afterwards."""
+    from chaingraph.settings import DEFAULT_LOAD_MEMORY_MB
+    from chaingraph.store_memory import memory_limit
+
+    limits: list[str] = []
+    reconnect = Store.reconnect
+
+    def reconnecting(store: Store) -> bool:
+        limits.append(memory_limit(store.con))
+        return reconnect(store)
+
+    monkeypatch.setattr(Store, "reconnect", reconnecting)
+    with Store(tmp_path / "s.duckdb") as store:
+        opened = memory_limit(store.con)
+        load([FIXTURES / "values.nt"], store)
+        assert memory_limit(store.con) == opened
+    assert limits and limits[-1] == f"{float(DEFAULT_LOAD_MEMORY_MB)} MiB" != opened, limits

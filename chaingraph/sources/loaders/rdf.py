@@ -517,10 +517,6 @@ def load_rdf(path: str | Path, store: Store, *, fmt: Format = "nt", skip_bad_lin
         except rdf_chunks.NotInDumpOrder:
             rdf_chunks.undo(store)
             chunked = False
-    # what DuckDB keeps of the row groups the file wrote goes with it (see Store.reconnect): the
-    # parts of a dump loaded one after another (four 10x synthetic dumps: peaks of 140, 150, 159
-    # and 159 MB, against 142, 156, 159 and 165 without)
-    store.reconnect()
     return FileReport(path=str(path), format=fmt, bad_lines=guard.count,
                       bad_line_examples=tuple(guard.examples), seconds=time.perf_counter() - started,
                       **totals)
@@ -592,6 +588,7 @@ def _load_file(stream: IO[bytes], counter: RawCounter, path: str | Path, store: 
                 guard.bad(stop, "the subject or statement IRI is not a Wikidata entity / statement id (in "
                           "Turtle the number counts triples, not lines)", build)
             build()
+            _drop_load_tables(con, table, chunked)
             if unvacuumed:  # what waits in DuckDB's log, checkpointed now, under the load's settings
                 con.execute("CHECKPOINT")
             tick()
@@ -599,11 +596,23 @@ def _load_file(stream: IO[bytes], counter: RawCounter, path: str | Path, store: 
             raise StoreError(f"cannot load {path} into store {store.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc
         finally:
-            drop_staging(con, table)
-            for view in _TEMP_VIEWS:
-                con.execute(f"DROP VIEW IF EXISTS {view}")
-            for tmp in _TEMPS:
-                con.execute(f"DROP TABLE IF EXISTS {tmp}")
-            if chunked:
-                rdf_chunks.drop_load_tables(con)
+            _drop_load_tables(con, table, chunked)
+        # What DuckDB keeps of the row groups the file wrote goes with it (see Store.reconnect):
+        # the parts of a dump loaded one after another (four 10x synthetic dumps: peaks of 140,
+        # 150, 159 and 159 MB, against 142, 156, 159 and 165 without). Still under the load's
+        # budget and settings: detaching checkpoints what the log holds, and outside them that
+        # checkpoint now and then peaked above the whole load (10x codex-m: 143 MB against 128).
+        store.reconnect()
     return totals, guard
+
+
+def _drop_load_tables(con: duckdb.DuckDBPyConnection, table: str, chunked: bool) -> None:
+    """Drop what a load of one file staged and built from (its staging tables, temporary
+    views and tables, and a chunked load's tables in the store file)."""
+    drop_staging(con, table)
+    for view in _TEMP_VIEWS:
+        con.execute(f"DROP VIEW IF EXISTS {view}")
+    for tmp in _TEMPS:
+        con.execute(f"DROP TABLE IF EXISTS {tmp}")
+    if chunked:
+        rdf_chunks.drop_load_tables(con)
