@@ -57,6 +57,13 @@ def run(args: list[str], *, megabytes: int = 2000, timeout: float = 60,
                           preexec_fn=limit, **kw)
 
 
+def foreground() -> None:
+    """In a child before it runs: Ctrl-C (SIGINT) as a program started in the foreground of a
+    shell gets it. A test run started in the background (``pytest &``, or by a script) has
+    SIGINT ignored, the child inherits that, and the signal a Ctrl-C test sends does nothing."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 # -- 1. a store is a local DuckDB file --------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["ex.json", "ex.jsonl", "ex.csv", "ex.parquet", "a.sqlite", ":memory:",
@@ -295,7 +302,8 @@ def test_ctrl_c_during_a_real_load_exits_130_without_a_traceback(shared_data: Pa
     for n, delay in enumerate((1.0, 2.0, 3.5, 5.0)):
         proc = subprocess.Popen([sys.executable, "-m", "chaingraph", "load", str(source), "--store",
                                  str(tmp_path / f"i{n}.duckdb")], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": CODE})
+                                stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": CODE},
+                                preexec_fn=foreground)
         time.sleep(delay)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=120)
@@ -315,7 +323,7 @@ def test_ctrl_c_after_the_command_finished_does_not_kill_the_shutdown() -> None:
               "from chaingraph.cli import cli\n"
               "cli()\n")
     res = subprocess.run([sys.executable, "-c", script, "--version"], capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": CODE}, timeout=60)
+                         env={**os.environ, "PYTHONPATH": CODE}, timeout=60, preexec_fn=foreground)
     assert res.returncode == 0 and "chaingraph" in res.stdout, res
     assert res.stderr == "", res.stderr
 
@@ -336,7 +344,7 @@ def test_ctrl_c_while_a_failed_command_is_on_its_way_out_keeps_its_exit_status()
               "from chaingraph.cli import cli\n"
               "cli()\n")
     res = subprocess.run([sys.executable, "-c", script, "fuse", str(SPEC)], capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": CODE}, timeout=60)
+                         env={**os.environ, "PYTHONPATH": CODE}, timeout=60, preexec_fn=foreground)
     assert res.returncode == 2, res
     assert res.stderr.strip().splitlines() == ["error: spec: no such thing"], res.stderr
 
@@ -357,7 +365,8 @@ def test_ctrl_c_inside_code_run_from_a_string_still_exits_130(tmp_path: Path) ->
     sample = REPO / "data" / "sample" / "douglas-adams.json"
     res = subprocess.run([sys.executable, "-m", "interrupting_load", "load", str(sample), "--store",
                           str(tmp_path / "s.duckdb")], capture_output=True, text=True, cwd=tmp_path,
-                         env={**os.environ, "PYTHONPATH": os.pathsep.join([CODE, str(tmp_path)])}, timeout=60)
+                         env={**os.environ, "PYTHONPATH": os.pathsep.join([CODE, str(tmp_path)])}, timeout=60,
+                         preexec_fn=foreground)
     assert res.returncode == 130, res
     assert res.stderr.strip().splitlines()[-1].startswith("interrupted"), res.stderr
     assert "Traceback" not in res.stderr
@@ -422,7 +431,7 @@ def test_ctrl_c_while_the_command_line_is_imported_is_one_line_not_a_traceback()
               "from chaingraph.__main__ import main\n"
               "main()\n")
     res = subprocess.run([sys.executable, "-c", script, "--version"], capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": CODE}, timeout=60)
+                         env={**os.environ, "PYTHONPATH": CODE}, timeout=60, preexec_fn=foreground)
     assert res.returncode == 130, res
     assert "Traceback" not in res.stderr and res.stderr.startswith("interrupted"), res.stderr
     assert res.stderr.count("\n") == 1 and res.stdout == ""
