@@ -234,8 +234,8 @@ def tune_malloc_for_load() -> list[str]:
       bar also fixes the trim threshold, which otherwise rises with it: at glibc's 128 KiB
       the heaps' tops went back and forth to the system (a third more page faults), so it is
       set to :data:`LOAD_TRIM_THRESHOLD`. At 10x codex-m (N-Triples, into a store file) the
-      load peaked 6-9 MB lower (125-130 against 134-136 MB, three runs each, interleaved) with
-      as many page faults and in the same time.
+      load peaked 8 MB lower by the median of four interleaved rounds (126-129 against
+      133-140 MB), with as many page faults and 1-3 % more time.
     """
     libc = _libc()
     if libc is None:

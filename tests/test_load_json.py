@@ -253,8 +253,8 @@ def test_cli_load_tunes_malloc_before_it_opens_the_store(runner: Any, tmp_path: 
         events.append("store")
         opened(self, *args, **kwargs)
 
-    monkeypatch.setattr(store_memory, "tune_malloc_for_load", lambda: events.append("cap") or [])
+    monkeypatch.setattr(store_memory, "tune_malloc_for_load", lambda: events.append("tune") or [])
     monkeypatch.setattr(Store, "__init__", store)
     result = runner.invoke(cli, ["load", str(VALUES), "--store", str(tmp_path / "s.duckdb")])
     assert result.exit_code == 0, result.output
-    assert events[:2] == ["cap", "store"]
+    assert events[:2] == ["tune", "store"]

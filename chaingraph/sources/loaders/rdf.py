@@ -568,7 +568,7 @@ def _load_file(stream: IO[bytes], counter: RawCounter, path: str | Path, store: 
         def tick() -> None:
             loaded_bytes(progress, str(path), counter.position(), counter.size)
 
-        try:
+        def stage_and_build() -> None:
             try:
                 if fmt == "ttl":
                     stage_turtle(stream, con, table, guard, build, tick)
@@ -588,15 +588,18 @@ def _load_file(stream: IO[bytes], counter: RawCounter, path: str | Path, store: 
                 guard.bad(stop, "the subject or statement IRI is not a Wikidata entity / statement id (in "
                           "Turtle the number counts triples, not lines)", build)
             build()
-            _drop_load_tables(con, table, chunked)
+
+        try:
+            try:
+                stage_and_build()
+            finally:
+                _drop_scratch(con, table, chunked)
             if unvacuumed:  # what waits in DuckDB's log, checkpointed now, under the load's settings
                 con.execute("CHECKPOINT")
             tick()
         except duckdb.Error as exc:
             raise StoreError(f"cannot load {path} into store {store.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc
-        finally:
-            _drop_load_tables(con, table, chunked)
         # What DuckDB keeps of the row groups the file wrote goes with it (see Store.reconnect):
         # the parts of a dump loaded one after another (four 10x synthetic dumps: peaks of 140,
         # 150, 159 and 159 MB, against 142, 156, 159 and 165 without). Still under the load's
@@ -606,9 +609,10 @@ def _load_file(stream: IO[bytes], counter: RawCounter, path: str | Path, store: 
     return totals, guard
 
 
-def _drop_load_tables(con: duckdb.DuckDBPyConnection, table: str, chunked: bool) -> None:
+def _drop_scratch(con: duckdb.DuckDBPyConnection, table: str, chunked: bool) -> None:
     """Drop what a load of one file staged and built from (its staging tables, temporary
-    views and tables, and a chunked load's tables in the store file)."""
+    views and tables, and a chunked load's tables in the store file), once it is built or
+    has failed: before the checkpoint that ends it, so the drops are checkpointed with it."""
     drop_staging(con, table)
     for view in _TEMP_VIEWS:
         con.execute(f"DROP VIEW IF EXISTS {view}")
