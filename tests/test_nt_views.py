@@ -306,12 +306,14 @@ def test_held_rows_go_to_duckdb_a_piece_at_a_time_in_file_order(monkeypatch: pyt
         assert lines == list(range(6000))
 
 
-@pytest.mark.parametrize(("read", "first_append"), [(0.01, 2), (0.5, 8), (None, 8)])
+@pytest.mark.parametrize(("read", "first_append"), [(0.01, 2), (0.5, 5), (0.9, 8), (None, 8)])
 def test_a_file_that_will_stage_much_appends_its_rows_from_the_first_on(
         monkeypatch: pytest.MonkeyPatch, read: float | None, first_append: int) -> None:
     """Staged rows are held until HOLD_BYTES, unless the part of the file read so far says
     that it stages more than LARGE_FILE_HOLDS times that (1 % read): then they go APPEND_BYTES
-    at a time from the first on. Half of it read, or a file of unknown size, holds them."""
+    at a time from the first on. With half of the file read that shows once 5 of the 8
+    pieces HOLD_BYTES takes are held (5 / 0.5 > 8); with 90 % read it never does, and a
+    file of unknown size holds them too."""
     import duckdb
 
     from chaingraph.sources.loaders.common import LineGuard

@@ -5,7 +5,8 @@ decompresses gzip on a reader thread). Worker threads (:data:`STAGING_THREADS`) 
 blocks while this thread commits them in file order, and the rows to stage go to DuckDB
 every :data:`APPEND_BYTES` on a thread of their own (:meth:`_Stager.drain`), after the first
 :data:`HOLD_BYTES`: a file that stages less is never copied into DuckDB (:meth:`_Stager.finish`),
-and one that stages much more (:data:`LARGE_FILE_HOLDS`) holds no more than :data:`APPEND_BYTES`:
+and one that stages more, by the part read so far (:data:`LARGE_FILE_HOLDS`), holds no more
+than :data:`APPEND_BYTES`:
 
 * :func:`~chaingraph.sources.loaders.nt_views.split_lines` finds every line's subject,
   predicate and object (in compiled C where the install built it,
@@ -141,8 +142,13 @@ HOLD_BYTES = 32 << 20
 #: times :data:`HOLD_BYTES`: then they go :data:`APPEND_BYTES` at a time from the start, as the
 #: rest will. Held whole, the first 32 MB went into DuckDB's staging tables at once, filling its
 #: budget while the process still had the Arrow memory they freed: 10x codex-m's load peaked
-#: there, a second into it (137-140 MB, and 130-133 from then on)
-LARGE_FILE_HOLDS = 2
+#: there, a second into it (137-140 MB, and 130-133 from then on). At 2 a file that stages
+#: between one and two times :data:`HOLD_BYTES` still did so: codex-m's 2x synthetic dump (46 MB
+#: staged) peaked at 137-139 MB, above its 10x and 20x dumps (128-132), and at 120 at 1 (two
+#: runs each, the same time). The guess is low, never high, so codex-m and ILPC-large (23 and
+#: 26 MB staged) are still held whole; a file that stages just above :data:`HOLD_BYTES` can
+#: still be guessed below it until all of it is held
+LARGE_FILE_HOLDS = 1
 _STAGED = pa.schema([("line", pa.int64()), ("k", pa.string()), ("pid", pa.string()), ("s", pa.string()),
                      ("o", pa.string())])
 #: ``p:`` triples are staged with the plain entity value of their statement where its ``ps:``
