@@ -67,7 +67,7 @@ the table shows the higher peak, the comments each run's). The larger two should
 (see the README for how near): the loaders stream within fixed DuckDB budgets, spilling to
 disk beyond them (N-Triples builds a new store file a chunk of a million staged rows at a
 time and opens the file again after each; JSON batches are written within one budget, the
-store file opened again every 16 batches), so that what DuckDB keeps of the row groups
+store file opened again every 4 batches), so that what DuckDB keeps of the row groups
 written does not pile up. The README says how near the dump itself comes (N-Triples: as
 high; JSON: lower, and why is not known). The last row loads twice ``--scale``
 as two parts of ``--scale`` (copies 0 to ``scale - 1`` and ``scale`` to ``2 scale - 1``), one

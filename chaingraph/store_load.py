@@ -90,8 +90,14 @@ VACUUM_TASKS = 0
 #: (100k statements in five tables) left 0.17 MB that no memory limit bounds, so a 40x
 #: synthetic dump's load (91 batches) ended 13 MB above where it started, and a whole Wikidata
 #: dump's 15,000 batches would keep 2.5 GB. Attached again, DuckDB reads that from the file
-#: when it needs it.
-RECONNECT_BATCHES = 16
+#: when it needs it. Every 16 batches, what waits for the next attach was up to 2.7 MB, and
+#: the C library's heap crept with it: in a 40x load its memory in use was 41 MB after the
+#: attach at batch 16 and 44 after the one at batch 160. Every 4 the peak is 2-4 MB lower
+#: (codex-m's 10x dump 144-145 MB against 147-148, 40x 150-152 against 152-156, the parse
+#: workers' added; the same time): a reattach takes 3 ms (the 10x load's 11 took 33 ms of its
+#: 8.6 s). Batches written by DuckDB alone (the heap in use at every 24th of 120):
+#: 30 -> 42 MB never attached again, 27 -> 28 every 4
+RECONNECT_BATCHES = 4
 
 
 #: whether the store holds a row whose key a batch could repeat without its entity being
