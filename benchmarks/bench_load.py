@@ -108,7 +108,17 @@ from typing import IO, Any, cast
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from harness import BENCH_CACHE, SHARED_DATA, Case, Result, child_pids, markdown_table, measure, rss_mb  # noqa: E402
+from harness import (  # noqa: E402
+    BENCH_CACHE,
+    SHARED_DATA,
+    Case,
+    Result,
+    child_pids,
+    markdown_table,
+    measure,
+    rss_mb,
+    status_mb,
+)
 
 MODULE = "bench_load"
 Run = Callable[[], tuple[int, dict[str, Any]]]
@@ -348,10 +358,7 @@ def _anon_mb() -> float:
     """This process's anonymous resident memory (``RssAnon``), MB: its resident memory less
     the pages of files it maps (the libraries' code and data, ~36 MB of a load's peak above
     its baseline as DuckDB's, Arrow's and numpy's code is paged in the first time it runs)."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("RssAnon:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
+    return status_mb("RssAnon") or 0.0
 
 
 def chaingraph_file_load(path: str, tags: bool = False) -> Run:
@@ -620,7 +627,8 @@ def main(argv: list[str]) -> int:
         sizes: list[tuple[str, Path | str]] = [
             ("1× (the world dump)", _world(name, ext)),
             ("1× (ids as long as the copies')", synthetic(name, 1, first=1))]
-        sizes += [(f"{n}× (synthetic)", synthetic(name, n)) for n in sorted({2, scale, 2 * scale})]
+        scales = sorted({2, scale, 2 * scale})
+        sizes += [(f"{n}× (synthetic)", synthetic(name, n)) for n in scales]
         sizes.append((f"{2 * scale}× in two {scale}× parts, one after another",
                       os.pathsep.join(str(synthetic(name, scale, first=k)) for k in (0, scale))))
         memory = _rounds([Case(size, f"{MODULE}:chaingraph_file_load", {"path": str(path), "tags": tags}, 1)
@@ -629,7 +637,8 @@ def main(argv: list[str]) -> int:
         # upper bound, as the two need not peak at once
         memory = [Result(r.name, r.seconds, r.items, r.peak_mb + r.extra["workers MB"], r.extra, r.cpu)
                   for r in memory]
-        print(markdown_table(f"Peak memory, world/{name} {label} 1×, 2×, {scale}× and {2 * scale}× into a "
+        loaded = ", ".join(f"{n}×" for n in [1, *scales[:-1]]) + f" and {scales[-1]}×"
+        print(markdown_table(f"Peak memory, world/{name} {label} {loaded} into a "
                              "new store file (peak: the higher of two runs; the process's and its parse "
                              "workers' added)", memory,
                              baseline="1× (the world dump)", unit="statements"))

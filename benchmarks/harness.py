@@ -81,14 +81,21 @@ def _reset_peak() -> None:
         f.write("5")
 
 
+def status_mb(field: str) -> float | None:
+    """A memory line of this process's ``/proc/self/status`` (``VmHWM``, ``RssAnon``), MB;
+    ``None`` where there is no such file or line (not Linux)."""
+    with contextlib.suppress(OSError), open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1]) / 1024
+    return None
+
+
 def _peak_mb() -> float:
     """Peak RSS of this address space (``VmHWM``). Unlike ``ru_maxrss`` it is reset by
     ``exec``, so a spawned child does not inherit its parent's peak."""
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = status_mb("VmHWM")
+    return peak if peak is not None else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def child_pids() -> list[str]:
