@@ -1,6 +1,7 @@
 """The compiled N-Triples loops (nt_scan.c) compute exactly what their numpy versions do:
 the same split of every line the fast path takes, the same string views and prefix tests,
-on real dump blocks and on generated hostile lines; a load gives the same store either
+the same id checks and predicate numbers, on real dump blocks and on generated hostile
+lines and terms; a load gives the same store either
 way; and the install builds the library wherever there is a C compiler."""
 
 from __future__ import annotations
@@ -19,7 +20,19 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from chaingraph.sources.loaders import load, nt_native
-from chaingraph.sources.loaders.nt_views import Split, split_lines, starts_with, views
+from chaingraph.sources.loaders.nt_views import (
+    _PAD,
+    Split,
+    intern,
+    same_terms,
+    split_lines,
+    starts_with,
+    statement_dashes,
+    surely_claims,
+    surely_entity_values,
+    surely_statements,
+    views,
+)
 from chaingraph.store import Store
 
 _FIELDS = ("s_end", "p_end", "o_start", "o_end", "literal", "suffix_start")
@@ -70,6 +83,28 @@ def test_real_dump_blocks_split_the_same(world: str, shared_data: Path) -> None:
         data = stream.read(4 << 20)
     data = data[: data.rfind(b"\n") + 1]
     assert _assert_same_split(data)["ok"].mean() > 0.99  # real lines: nearly all take the fast path
+    split = split_lines(data)
+    native = _checks(split)
+    with numpy_only():
+        expected = _checks(split)
+    for name in native:
+        np.testing.assert_array_equal(native[name], expected[name], err_msg=name)
+    assert native["claims"].sum() > 1000 and native["entity values"].sum() > 1000  # real ids, vouched for
+    assert native["same"].sum() > 0 and len(native["terms"]) > 50
+
+
+def _checks(split: Split) -> dict[str, Any]:
+    """The id checks, term comparisons and predicate numbers of every line the fast path took
+    (each object against the next line's; all of them, whatever their predicate)."""
+    rows = np.flatnonzero(split.ok)
+    o0, o1 = split.o_start[rows], split.o_end[rows]
+    sure, dash = surely_statements(split, o0, o1)
+    length = np.minimum(o1 - o0, 70)[:-1]  # some beyond the compared width
+    entry, terms = intern(split.buf, split.p_start[rows], split.p_end[rows], split.data)
+    return {"claims": surely_claims(split, rows), "statements": sure, "dashes": dash,
+            "node dashes": statement_dashes(split.buf, o0 + len(_STATEMENT_IRI)),
+            "entity values": surely_entity_values(split.buf, o0, o1),
+            "same": same_terms(split.buf, o0[:-1], o0[1:], length), "entry": entry, "terms": np.array(terms)}
 
 
 _PIECES = st.sampled_from(["<http://www.wikidata.org/entity/Q42>", "<http://a>", "<>", "<a>b>", "<a b>",
@@ -109,6 +144,64 @@ def test_views_and_prefixes_are_the_same(data: bytes, ranges: list[tuple[int, in
     with numpy_only():
         assert views(buf, start, end, data).to_pylist() == got[0]
         assert starts_with(buf, start, end, prefix).tolist() == got[1]
+
+
+_STATEMENT_IRI = b"<http://www.wikidata.org/entity/statement/"
+_ID_PIECES = st.sampled_from([b"<http://www.wikidata.org/entity/", _STATEMENT_IRI, b"<http://www.wikidata.org/",
+                              b"Q", b"P", b"L", b"E", b"M", b"q", b"l", b"x", b"0", b"1", b"9",
+                              b"12345678901234", b"-", b"$", b">", b"<", b"ABC-DEF", b"\x00"])
+#: an id-like term: a namespace, a letter, a digit run, a separator, the rest, the end
+_ID_TERMS = st.tuples(
+    st.sampled_from([b"<http://www.wikidata.org/entity/", _STATEMENT_IRI, b"<http://www.wikidata.org/", b""]),
+    st.sampled_from([b"Q", b"P", b"L", b"E", b"M", b"q", b"p", b"l", b"x", b""]),
+    st.sampled_from([b"", b"0", b"1", b"42", b"01", b"1x2", b"9" * 12, b"1" * 13, b"1" * 15, b"1" * 16]),
+    st.sampled_from([b"", b"-", b"$", b"x"]), st.sampled_from([b"", b"A", b"AB-C", b"A$B", b"-"]),
+    st.sampled_from([b">", b"", b">>"])).map(b"".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(terms=st.lists(st.one_of(_ID_TERMS, st.lists(_ID_PIECES, max_size=6).map(b"".join)), min_size=1,
+                      max_size=16),
+       pairs=st.lists(st.tuples(st.integers(0, 15), st.integers(0, 15)), min_size=1, max_size=16))
+@example(terms=[_STATEMENT_IRI + b"Q42-ABC-DEF>", _STATEMENT_IRI + b"Q42-AB$C>",
+                b"<http://www.wikidata.org/entity/Q42>", b"<http://www.wikidata.org/entity/Q1234567890123>",
+                _STATEMENT_IRI + b"Q123456789012345-A>", b"<http://www.wikidata.org/entity/M0>", b"x",
+                _STATEMENT_IRI + b"Q1->", b"<http://www.wikidata.org/entity/Q1x2>",
+                _STATEMENT_IRI + b"x1-A>"],
+         pairs=[(2, 0), (3, 0), (2, 1), (5, 4), (0, 0), (6, 6), (8, 7), (2, 9)])
+@pytest.mark.usefixtures("built")
+def test_id_checks_term_comparisons_and_numbers_are_the_same(terms: list[bytes],
+                                                            pairs: list[tuple[int, int]]) -> None:
+    """Hostile terms (cut namespaces, long digit runs, ``$``, NUL bytes), the last right at
+    the block's end (its checks read into the padding): subject and object of each pair."""
+    data = b" ".join(terms)
+    buf = np.frombuffer(data + bytes(_PAD), dtype=np.uint8)  # padded, as a Split's buffer is
+    starts = np.cumsum([0] + [len(t) + 1 for t in terms[:-1]]).astype(np.int64)
+    ends = starts + np.array([len(t) for t in terms], dtype=np.int64)
+    si = np.array([i % len(terms) for i, _ in pairs], dtype=np.int64)
+    oi = np.array([j % len(terms) for _, j in pairs], dtype=np.int64)
+    unused = np.zeros(len(pairs), dtype=np.int64)
+    split = Split(data=data, buf=buf, line_start=unused, line_end=unused, ok=unused == 0,
+                  s_start=starts[si], s_end=ends[si], p_start=starts[oi], p_end=ends[oi], o_start=starts[oi],
+                  o_end=ends[oi], literal=np.zeros(len(pairs), dtype=np.int8), suffix_start=ends[oi])
+    rows = np.arange(len(pairs))
+
+    def checks() -> list[Any]:
+        length = ends[oi] - starts[oi]
+        entry, numbered = intern(buf, starts[oi], ends[oi], data)
+        sure, dash = surely_statements(split, starts, ends)
+        same = same_terms(buf, starts[si], starts[oi], np.minimum(length, ends[si] - starts[si]), width=8)
+        return [surely_claims(split, rows).tolist(), sure.tolist(), dash.tolist(),
+                statement_dashes(buf, starts + len(_STATEMENT_IRI)).tolist(),
+                surely_entity_values(buf, starts, ends).tolist(), same.tolist(), entry.tolist(), numbered]
+
+    native = checks()
+    with numpy_only():
+        assert checks() == native
+    first: dict[bytes, int] = {}  # the numbering, plainly
+    for j in oi:
+        first.setdefault(terms[j], len(first))
+    assert native[-2:] == [[first[terms[j]] for j in oi], [t.decode() for t in first]]
 
 
 @pytest.fixture(scope="module")

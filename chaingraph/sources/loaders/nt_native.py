@@ -101,5 +101,17 @@ def library() -> ctypes.CDLL | None:
     lib.cg_views.argtypes = [p, p, p, n, p]
     lib.cg_starts_with.restype = None
     lib.cg_starts_with.argtypes = [p, p, p, n, p, n, p]
+    lib.cg_statement_dashes.restype = None
+    lib.cg_statement_dashes.argtypes = [p, p, n, p]
+    lib.cg_surely_statements.restype = None
+    lib.cg_surely_statements.argtypes = [p, p, p, n, p, p]
+    lib.cg_surely_claims.restype = None
+    lib.cg_surely_claims.argtypes = [p, p, p, p, p, n, p]
+    lib.cg_surely_entity_values.restype = None
+    lib.cg_surely_entity_values.argtypes = [p, p, p, n, p]
+    lib.cg_same_terms.restype = None
+    lib.cg_same_terms.argtypes = [p, p, p, p, n, n, p]
+    lib.cg_intern.restype = n
+    lib.cg_intern.argtypes = [p, p, p, n, p, n, p, p]
     return lib
 

@@ -153,3 +153,117 @@ void cg_starts_with(const uint8_t *buf, const int64_t *start, const int64_t *end
     for (int64_t i = 0; i < n; i++)
         out[i] = end[i] - start[i] >= k && memcmp(buf + start[i], prefix, (size_t)k) == 0;
 }
+
+/* ---- the checks that vouch for ids (nt_views.surely_*: False means "check it exactly") ---- */
+
+static const uint8_t ENTITY_IRI[] = "<http://www.wikidata.org/entity/";               /* 32 bytes */
+static const uint8_t STATEMENT_IRI[] = "<http://www.wikidata.org/entity/statement/";  /* 42 bytes */
+#define ENTITY_IRI_LEN 32
+#define STATEMENT_IRI_LEN 42
+
+static int is_digit(uint8_t c) { return c >= '0' && c <= '9'; }
+
+/* Where the '-' after a statement node's letter and digits is: the first non-digit of the 15
+ * bytes after its letter, or the byte after the letter when all 15 are digits (as numpy's
+ * argmin of the digit run gives it; such a node is left to the exact check). */
+static int64_t statement_dash(const uint8_t *buf, int64_t local) {
+    for (int j = 0; j < 15; j++)
+        if (!is_digit(buf[local + 1 + j])) return local + 1 + j;
+    return local + 1;
+}
+
+/* out[i] = statement_dash at local[i] (nt_views.statement_dashes). */
+void cg_statement_dashes(const uint8_t *buf, const int64_t *local, int64_t n, int64_t *out) {
+    for (int64_t i = 0; i < n; i++) out[i] = statement_dash(buf, local[i]);
+}
+
+/* Surely <...entity/statement/[QPLqpl][0-9]+-[^$]+>? `dash` gets where its '-' is. */
+static int surely_statement(const uint8_t *buf, int64_t s, int64_t e, int64_t *dash) {
+    int64_t local = s + STATEMENT_IRI_LEN;
+    *dash = statement_dash(buf, local);  /* reads inside the block's padding for a short term */
+    if (e - s < STATEMENT_IRI_LEN || memcmp(buf + s, STATEMENT_IRI, STATEMENT_IRI_LEN) != 0 || buf[e - 1] != '>')
+        return 0;
+    uint8_t letter = buf[local];
+    if (!(letter == 'Q' || letter == 'P' || letter == 'L' || letter == 'q' || letter == 'p' || letter == 'l'))
+        return 0;
+    int64_t d = *dash;
+    return d > local + 1 && buf[d] == '-' && e - 1 - (d + 1) >= 1 && !memchr(buf + d, '$', (size_t)(e - d));
+}
+
+/* nt_views.surely_statements: ok[i] and dash[i] of the terms buf[start[i]:end[i]]. */
+void cg_surely_statements(const uint8_t *buf, const int64_t *start, const int64_t *end, int64_t n,
+                          uint8_t *ok, int64_t *dash) {
+    for (int64_t i = 0; i < n; i++) ok[i] = (uint8_t)surely_statement(buf, start[i], end[i], dash + i);
+}
+
+/* Surely <...entity/X[1-9][0-9]{0,11}> with X one of `letters`? */
+static int surely_entity(const uint8_t *buf, int64_t s, int64_t e, const char *letters) {
+    if (e - s < ENTITY_IRI_LEN || memcmp(buf + s, ENTITY_IRI, ENTITY_IRI_LEN) != 0 || buf[e - 1] != '>')
+        return 0;
+    int64_t local = s + ENTITY_IRI_LEN, width = e - 1 - local;
+    if (width < 2 || width > 13 || buf[local] == 0 || !strchr(letters, buf[local])) return 0;
+    if (buf[local + 1] < '1' || buf[local + 1] > '9') return 0;
+    for (int64_t j = 1; j < width - 1; j++)
+        if (!is_digit(buf[local + 1 + j])) return 0;
+    return 1;
+}
+
+/* nt_views.surely_claims: an entity IRI of an item or property as subject, a statement node
+ * as object. */
+void cg_surely_claims(const uint8_t *buf, const int64_t *s0, const int64_t *s1, const int64_t *o0,
+                      const int64_t *o1, int64_t n, uint8_t *out) {
+    int64_t dash;
+    for (int64_t i = 0; i < n; i++)
+        out[i] = (uint8_t)(surely_entity(buf, s0[i], s1[i], "QP") && surely_statement(buf, o0[i], o1[i], &dash));
+}
+
+/* nt_views.surely_entity_values: an entity IRI of an item, property, lexeme, entity schema
+ * or media info. */
+void cg_surely_entity_values(const uint8_t *buf, const int64_t *start, const int64_t *end, int64_t n,
+                             uint8_t *out) {
+    for (int64_t i = 0; i < n; i++) out[i] = (uint8_t)surely_entity(buf, start[i], end[i], "QPLEM");
+}
+
+/* nt_views.same_terms: are the length[i] bytes at a[i] and b[i] the same (False beyond width)? */
+void cg_same_terms(const uint8_t *buf, const int64_t *a, const int64_t *b, const int64_t *length, int64_t n,
+                   int64_t width, uint8_t *out) {
+    for (int64_t i = 0; i < n; i++)
+        out[i] = length[i] <= width && memcmp(buf + a[i], buf + b[i], (size_t)length[i]) == 0;
+}
+
+/* nt_views.intern: number the distinct terms buf[start[i]:end[i]] in order of first
+ * appearance (entry[i]); firsts[k] is the row where term k first appears. `table` has
+ * mask + 1 slots, each -1 on entry (an open-addressing hash table the caller owns, at least
+ * twice as many slots as rows). Returns the number of distinct terms. */
+int64_t cg_intern(const uint8_t *buf, const int64_t *start, const int64_t *end, int64_t n,
+                  int64_t *table, int64_t mask, int32_t *entry, int64_t *firsts) {
+    int64_t count = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const uint8_t *term = buf + start[i];
+        int64_t len = end[i] - start[i];
+        uint64_t h = (uint64_t)len * 0x9E3779B97F4A7C15ull, word;  /* 8 bytes a step, then the rest */
+        int64_t j = 0;
+        for (; j + 8 <= len; j += 8) {
+            memcpy(&word, term + j, 8);
+            h = (h ^ word) * 0xFF51AFD7ED558CCDull;
+            h ^= h >> 32;
+        }
+        for (; j < len; j++) h = (h ^ term[j]) * 0xC4CEB9FE1A85EC53ull;
+        h ^= h >> 29;
+        for (int64_t slot = (int64_t)(h & (uint64_t)mask);; slot = (slot + 1) & mask) {
+            int64_t k = table[slot];
+            if (k < 0) {
+                table[slot] = count;
+                firsts[count] = i;
+                entry[i] = (int32_t)count++;
+                break;
+            }
+            int64_t f = firsts[k];
+            if (end[f] - start[f] == len && memcmp(buf + start[f], term, (size_t)len) == 0) {
+                entry[i] = (int32_t)k;
+                break;
+            }
+        }
+    }
+    return count;
+}

@@ -86,6 +86,7 @@ from chaingraph.sources.loaders.nt_views import (
     Block,
     Split,
     equals,
+    intern,
     release_scratch,
     split_lines,
     starts_with,
@@ -422,13 +423,12 @@ class _Stager:
                         ) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int32], pa.Array]:
         """Kind code (-1: a predicate that does not matter) and predicate number of each row,
         and the property id of each predicate number; Python sees each distinct predicate once."""
-        encoded = pc.dictionary_encode(views(split.buf, split.p_start[rows], split.p_end[rows], split.data))
+        entry, terms = intern(split.buf, split.p_start[rows], split.p_end[rows], split.data)
         codes, pid_list = [], []
-        for term in encoded.dictionary.to_pylist():
+        for term in terms:
             kind, prop = self._classes(term)
             codes.append(-1 if kind is None else _KIND_CODE[kind])
             pid_list.append(prop)
-        entry = encoded.indices.to_numpy().astype(np.int32)
         return np.asarray(codes, dtype=np.int8)[entry], entry, pa.array(pid_list, pa.string())
 
     def _bad_claims(self, split: Split, rows: npt.NDArray[np.int64]) -> dict[int, str]:
