@@ -2,8 +2,10 @@
  * and nt_views.py, whose numpy functions compute exactly the same and are used without it).
  *
  * Every function takes a block of decompressed lines (`buf`) and int64 row arrays of offsets
- * into it; none keeps a pointer or allocates. cg_split_lines also needs the 16 bytes of zero
- * padding that follow the block's `size` bytes (nt_views._PAD; see count_bytes).
+ * into it; none keeps a pointer or allocates. The zero padding that follows the block's
+ * `size` bytes (nt_views._PAD) is read too: 16 bytes of it by cg_split_lines (see
+ * count_bytes), and a statement node's check reads the 58 bytes from a term's first byte
+ * whatever the term (see statement_dash), as the numpy version does.
  * The caller (Python, through ctypes, with the GIL released) owns every array.
  */
 #include <stdint.h>
