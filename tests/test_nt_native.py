@@ -1,8 +1,8 @@
 """The compiled N-Triples loops (nt_scan.c) compute exactly what their numpy versions do:
 the same split of every line the fast path takes, the same string views and prefix tests,
 the same id checks and predicate numbers, on real dump blocks and on generated hostile
-lines and terms; a load gives the same store either
-way; and the install builds the library wherever there is a C compiler."""
+lines and terms; a load gives the same store either way; and the install builds the
+library wherever there is a C compiler."""
 
 from __future__ import annotations
 
@@ -21,7 +21,9 @@ from hypothesis import strategies as st
 
 from chaingraph.sources.loaders import load, nt_native
 from chaingraph.sources.loaders.nt_views import (
+    _ENTITY_IRI,
     _PAD,
+    _STATEMENT_IRI,
     Split,
     intern,
     same_terms,
@@ -78,7 +80,7 @@ def test_the_install_builds_the_library_wherever_there_is_a_c_compiler() -> None
 
 @pytest.mark.parametrize("world", ["codex-m", "wikipeople", "ilpc-large"])
 @pytest.mark.usefixtures("built")
-def test_real_dump_blocks_split_the_same(world: str, shared_data: Path) -> None:
+def test_real_dump_blocks_split_and_check_the_same(world: str, shared_data: Path) -> None:
     with gzip.open(shared_data / "world" / f"{world}.nt.gz") as stream:
         data = stream.read(4 << 20)
     data = data[: data.rfind(b"\n") + 1]
@@ -146,13 +148,12 @@ def test_views_and_prefixes_are_the_same(data: bytes, ranges: list[tuple[int, in
         assert starts_with(buf, start, end, prefix).tolist() == got[1]
 
 
-_STATEMENT_IRI = b"<http://www.wikidata.org/entity/statement/"
-_ID_PIECES = st.sampled_from([b"<http://www.wikidata.org/entity/", _STATEMENT_IRI, b"<http://www.wikidata.org/",
+_ID_PIECES = st.sampled_from([_ENTITY_IRI, _STATEMENT_IRI, b"<http://www.wikidata.org/",
                               b"Q", b"P", b"L", b"E", b"M", b"q", b"l", b"x", b"0", b"1", b"9",
                               b"12345678901234", b"-", b"$", b">", b"<", b"ABC-DEF", b"\x00"])
 #: an id-like term: a namespace, a letter, a digit run, a separator, the rest, the end
 _ID_TERMS = st.tuples(
-    st.sampled_from([b"<http://www.wikidata.org/entity/", _STATEMENT_IRI, b"<http://www.wikidata.org/", b""]),
+    st.sampled_from([_ENTITY_IRI, _STATEMENT_IRI, b"<http://www.wikidata.org/", b""]),
     st.sampled_from([b"Q", b"P", b"L", b"E", b"M", b"q", b"p", b"l", b"x", b""]),
     st.sampled_from([b"", b"0", b"1", b"42", b"01", b"1x2", b"9" * 12, b"1" * 13, b"1" * 15, b"1" * 16]),
     st.sampled_from([b"", b"-", b"$", b"x"]), st.sampled_from([b"", b"A", b"AB-C", b"A$B", b"-"]),
@@ -164,10 +165,9 @@ _ID_TERMS = st.tuples(
                       max_size=16),
        pairs=st.lists(st.tuples(st.integers(0, 15), st.integers(0, 15)), min_size=1, max_size=16))
 @example(terms=[_STATEMENT_IRI + b"Q42-ABC-DEF>", _STATEMENT_IRI + b"Q42-AB$C>",
-                b"<http://www.wikidata.org/entity/Q42>", b"<http://www.wikidata.org/entity/Q1234567890123>",
-                _STATEMENT_IRI + b"Q123456789012345-A>", b"<http://www.wikidata.org/entity/M0>", b"x",
-                _STATEMENT_IRI + b"Q1->", b"<http://www.wikidata.org/entity/Q1x2>",
-                _STATEMENT_IRI + b"x1-A>"],
+                _ENTITY_IRI + b"Q42>", _ENTITY_IRI + b"Q1234567890123>",
+                _STATEMENT_IRI + b"Q123456789012345-A>", _ENTITY_IRI + b"M0>", b"x",
+                _STATEMENT_IRI + b"Q1->", _ENTITY_IRI + b"Q1x2>", _STATEMENT_IRI + b"x1-A>"],
          pairs=[(2, 0), (3, 0), (2, 1), (5, 4), (0, 0), (6, 6), (8, 7), (2, 9)])
 @pytest.mark.usefixtures("built")
 def test_id_checks_term_comparisons_and_numbers_are_the_same(terms: list[bytes],

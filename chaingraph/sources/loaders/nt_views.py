@@ -295,17 +295,23 @@ def _int64(index: Index) -> Index:
     return np.ascontiguousarray(index, dtype=np.int64)
 
 
+def _per_row(fn: Any, buf: npt.NDArray[np.uint8], *index: Index, extra: tuple[Any, ...] = (),
+             dtype: type[np.generic] = np.bool_) -> npt.NDArray[Any]:
+    """What the compiled ``fn(buf, *index, n, *extra, out)`` writes into ``out``: a value for
+    each of the ``n`` rows of the ``index`` arrays (offsets into ``buf``)."""
+    arrays = [_int64(i) for i in index]  # kept alive through the call
+    out = np.empty(len(arrays[0]), dtype=dtype)
+    fn(buf.ctypes.data, *[a.ctypes.data for a in arrays], len(out), *extra, out.ctypes.data)
+    return out
+
+
 def starts_with(buf: npt.NDArray[np.uint8], start: Index, end: Index, prefix: bytes) -> Mask:
     """Per row: does ``buf[start:end]`` start with ``prefix``? (Each row's first bytes are
     gathered as one record and compared as bytes.)"""
     k = len(prefix)
     lib = nt_native.library()
     if lib is not None and len(start):
-        out = np.empty(len(start), dtype=np.bool_)
-        start, end = _int64(start), _int64(end)
-        lib.cg_starts_with(buf.ctypes.data, start.ctypes.data, end.ctypes.data, len(start), prefix, k,
-                           out.ctypes.data)
-        return out
+        return _per_row(lib.cg_starts_with, buf, start, end, extra=(prefix, k))
     result = end - start >= k
     if len(start) == 0 or k == 0:
         return np.asarray(result, dtype=np.bool_)
@@ -326,11 +332,7 @@ def same_terms(buf: npt.NDArray[np.uint8], a: Index, b: Index, length: Index, wi
         return np.zeros(0, dtype=np.bool_)
     lib = nt_native.library()
     if lib is not None:
-        out = np.empty(len(a), dtype=np.bool_)
-        a, b, length = _int64(a), _int64(b), _int64(length)
-        lib.cg_same_terms(buf.ctypes.data, a.ctypes.data, b.ctypes.data, length.ctypes.data, len(a), width,
-                          out.ctypes.data)
-        return out
+        return _per_row(lib.cg_same_terms, buf, a, b, length, extra=(width,))
     beyond = np.arange(width)[None, :] >= length[:, None]
     same = ((_gather(buf, a, width) == _gather(buf, b, width)) | beyond).all(axis=1)
     return np.asarray(same & (length <= width), dtype=np.bool_)
@@ -368,11 +370,7 @@ def surely_claims(split: Split, rows: Index) -> Mask:
         return np.zeros(0, dtype=np.bool_)
     lib = nt_native.library()
     if lib is not None:
-        out = np.empty(n, dtype=np.bool_)
-        s0, s1, o0, o1 = _int64(s0), _int64(s1), _int64(o0), _int64(o1)
-        lib.cg_surely_claims(buf.ctypes.data, s0.ctypes.data, s1.ctypes.data, o0.ctypes.data, o1.ctypes.data,
-                             n, out.ctypes.data)
-        return out
+        return _per_row(lib.cg_surely_claims, buf, s0, s1, o0, o1)
     ok = starts_with(buf, s0, s1, _ENTITY_IRI) & (buf[s1 - 1] == _GT)
     local = s0 + len(_ENTITY_IRI)
     width = s1 - 1 - local  # the id's length
@@ -417,10 +415,7 @@ def statement_dashes(buf: npt.NDArray[np.uint8], local: Index) -> Index:
     a digit run longer than 14 is left to the caller)."""
     lib = nt_native.library()
     if lib is not None and len(local):
-        out = np.empty(len(local), dtype=np.int64)
-        local = _int64(local)
-        lib.cg_statement_dashes(buf.ctypes.data, local.ctypes.data, len(local), out.ctypes.data)
-        return out
+        return _per_row(lib.cg_statement_dashes, buf, local, dtype=np.int64)
     run = _digits(buf, local + 1, 15)
     return np.asarray(local + 1 + np.argmin(run, axis=1), dtype=np.int64)  # the first non-digit
 
@@ -433,11 +428,7 @@ def surely_entity_values(buf: npt.NDArray[np.uint8], start: Index, end: Index) -
         return np.zeros(0, dtype=np.bool_)
     lib = nt_native.library()
     if lib is not None:
-        out = np.empty(len(start), dtype=np.bool_)
-        start, end = _int64(start), _int64(end)
-        lib.cg_surely_entity_values(buf.ctypes.data, start.ctypes.data, end.ctypes.data, len(start),
-                                    out.ctypes.data)
-        return out
+        return _per_row(lib.cg_surely_entity_values, buf, start, end)
     local = start + len(_ENTITY_IRI)
     width = end - 1 - local
     ok = starts_with(buf, start, end, _ENTITY_IRI) & (buf[end - 1] == _GT) & (width >= 2) & (width <= 13)
