@@ -22,6 +22,7 @@ Every peer's class counts are checked against chaingraph's.
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import subprocess
 import sys
@@ -128,12 +129,16 @@ def _check(results: list[Any]) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if argv[:1] == ["--generate"]:
-        corpus(int(argv[1]))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="10,000 records instead of 100,000, 2 repeats")
+    parser.add_argument("--generate", type=int, metavar="N",
+                        help="only write the N-record corpus to the cache (what the benchmark runs first)")
+    args = parser.parse_args(argv)
+    if args.generate is not None:
+        corpus(args.generate)
         return 0
-    quick = "--quick" in argv
-    n = 10_000 if quick else 100_000
-    repeat = 2 if quick else 3
+    n = 10_000 if args.quick else 100_000
+    repeat = 2 if args.quick else 3
     # generate in a child process: Linux carries a process's peak RSS across fork+exec into
     # the spawned benchmark processes, so this process must stay small
     subprocess.run([sys.executable, __file__, "--generate", str(n)], check=True)

@@ -26,6 +26,7 @@ give byte-identical ``tasks.jsonl``. Rates: seeds/s and tasks/s.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -72,7 +73,8 @@ def build_case(store: str, seeds: str, workers: int = 1, ray: bool = False) -> A
     runs = iter(range(1000))
 
     def run() -> tuple[int, dict[str, Any]]:
-        out = Path(tempfile.mkdtemp(prefix="bench-build-")) / f"run{next(runs)}"
+        # in the store's folder, removed with it
+        out = Path(store).parent / f"build-{'ray' if ray else workers}-run{next(runs)}"
         result = _build(store, seeds, out, workers=workers, ray=ray)
         seeds_n = sum(1 for line in Path(seeds).read_text().splitlines() if line.strip())
         return seeds_n, {"tasks": result.tasks}
@@ -112,8 +114,11 @@ def commands_tasks(store: str, seeds: list[str], work: Path) -> list[dict[str, A
 def commands_case(store: str, seeds: str, count: int) -> Any:
     todo = [s for s in Path(seeds).read_text().split()][:count]
 
+    runs = iter(range(1000))
+
     def run() -> tuple[int, dict[str, Any]]:
-        work = Path(tempfile.mkdtemp(prefix="bench-cmds-"))
+        work = Path(store).parent / f"commands-run{next(runs)}"  # removed with the store's folder
+        work.mkdir()
         return len(todo), {"tasks": len(commands_tasks(store, todo, work))}
     return run
 
@@ -141,12 +146,22 @@ def check_equal(store: Path, seeds: Path, count: int, work: Path) -> None:
           f"command chain on {count} seeds")
 
 
-def main() -> None:
-    quick = "--quick" in sys.argv
-    n = int(sys.argv[sys.argv.index("--seeds") + 1]) if "--seeds" in sys.argv else (20 if quick else 100)
-    m = int(sys.argv[sys.argv.index("--baseline-seeds") + 1]) if "--baseline-seeds" in sys.argv else \
-        (3 if quick else 5)
-    work = Path(tempfile.mkdtemp(prefix="bench-build-"))
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="20 seeds, 3 for the command chain")
+    parser.add_argument("--seeds", type=int, default=None, metavar="N",
+                        help="seeds to build (default 100; --quick: 20)")
+    parser.add_argument("--baseline-seeds", type=int, default=None, metavar="M",
+                        help="seeds of the per-seed command chain (default 5; --quick: 3)")
+    args = parser.parse_args(argv)
+    n = args.seeds if args.seeds is not None else (20 if args.quick else 100)
+    m = args.baseline_seeds if args.baseline_seeds is not None else (3 if args.quick else 5)
+    with tempfile.TemporaryDirectory(prefix="bench-build-") as folder:  # the store and the builds' outputs
+        run(Path(folder), n, m)
+
+
+def run(work: Path, n: int, m: int) -> None:
+    """Build ``n`` seeds' tasks in ``work`` (w1, w2, Ray if installed) beside the command chain on ``m``."""
     store, seeds = work / "ilpc.duckdb", work / "seeds.txt"
     make_store(store)
     make_seeds(store, n, seeds)

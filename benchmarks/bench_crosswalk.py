@@ -15,6 +15,7 @@ Cases (each in a fresh process, median of repeats):
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import re
 import sys
@@ -122,7 +123,10 @@ def dict_get_per_edge() -> Run:
 
 
 def main(argv: list[str]) -> int:
-    repeat = 3 if "--quick" in argv else 7
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="3 repeats instead of 7")
+    args = parser.parse_args(argv)
+    repeat = 3 if args.quick else 7
     if not PROPERTIES.is_file():
         print(f"shared data not found at {PROPERTIES}; set CHAINGRAPH_SHARED_DATA", file=sys.stderr)
         return 2

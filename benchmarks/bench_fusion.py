@@ -24,6 +24,7 @@ from the exact ones. Machine load is shared, so rates are also given per CPU sec
 
 from __future__ import annotations
 
+import argparse
 import gc
 import gzip
 import json
@@ -267,9 +268,11 @@ def _cpu_table(title: str, results: list[Result], baseline: str) -> str:
 
 
 def main(argv: list[str]) -> int:
-    quick = "--quick" in argv
-    n = 2_000 if quick else 10_000
-    repeat = 3 if quick else 5
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="2,000 specs instead of 10,000, 3 repeats")
+    args = parser.parse_args(argv)
+    n = 2_000 if args.quick else 10_000
+    repeat = 3 if args.quick else 5
     cases = [Case("chaingraph fuse_spec", f"{MODULE}:chaingraph_fuse_spec", {"n": n}, repeat),
              Case("chaingraph JSON→JSON", f"{MODULE}:chaingraph_json", {"n": n}, repeat),
              Case("pint, Fraction", f"{MODULE}:pint_fraction", {"n": n}, repeat),

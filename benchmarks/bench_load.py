@@ -92,6 +92,7 @@ always ran in the same slot would carry that slot's load.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import gzip
 import os
@@ -566,16 +567,32 @@ def _load_average() -> str:
 
 
 def main(argv: list[str]) -> int:
-    quick = "--quick" in argv
-    scale = int(argv[argv.index("--scale") + 1]) if "--scale" in argv else 10
-    name = "codex-s" if quick else "codex-m"
-    repeat = 3 if quick else 5
-    if "--paired" in argv:  # the four loads against the checkout's, back to back, alone
-        if "--before" not in argv:
-            raise SystemExit("--paired N compares with a checkout: give --before ROOT too")
-        at = int(argv[argv.index("--at") + 1]) if "--at" in argv else 1
-        print(paired_table(argv[argv.index("--before") + 1], name, int(argv[argv.index("--paired") + 1]),
-                           repeat=1 if at > 1 else 3, scale=at))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="world/codex-s instead of codex-m, 3 repeats")
+    parser.add_argument("--scale", type=int, default=10, metavar="N",
+                        help="memory check: synthetic dumps N and 2N times larger (default 10)")
+    parser.add_argument("--before", metavar="ROOT",
+                        help="also time the loads with the chaingraph package of the checkout at ROOT")
+    parser.add_argument("--paired", type=int, metavar="N",
+                        help="only the four loads against --before's, back to back in N rounds")
+    parser.add_argument("--at", type=int, default=1, metavar="SCALE",
+                        help="with --paired: the store-file loads of the synthetic dump SCALE times larger")
+    only = parser.add_mutually_exclusive_group()
+    only.add_argument("--json", action="store_true", help="only the JSON-dump cases and memory check")
+    only.add_argument("--nt", action="store_true", help="only the N-Triples cases and memory check")
+    parser.add_argument("--memory", action="store_true", help="only the memory check (no load table)")
+    parser.add_argument("--tags", action="store_true",
+                        help="memory check: add the peak of each kind of DuckDB's memory to the comments")
+    parser.add_argument("--plot", type=Path, metavar="FILE",
+                        help="plot the memory check's memory over time into FILE (PNG)")
+    args = parser.parse_args(argv)
+    if args.paired is not None and args.before is None:
+        parser.error("--paired N compares with a checkout: give --before ROOT too")
+    scale = args.scale
+    name = "codex-s" if args.quick else "codex-m"
+    repeat = 3 if args.quick else 5
+    if args.paired is not None:  # the four loads against the checkout's, back to back, alone
+        print(paired_table(args.before, name, args.paired, repeat=1 if args.at > 1 else 3, scale=args.at))
         return 0
     cases = [
         Case("chaingraph JSON (row at a time)", f"{MODULE}:chaingraph_rows", {"name": name}, repeat),
@@ -597,8 +614,8 @@ def main(argv: list[str]) -> int:
                    {"name": name, "ext": "json.gz", "file": True}, repeat),
               Case("chaingraph N-Triples (store file)", f"{MODULE}:chaingraph_load",
                    {"name": name, "ext": "nt.gz", "file": True}, repeat)]
-    if "--before" in argv:  # the loaders of another checkout, e.g. a worktree of main
-        root = argv[argv.index("--before") + 1]
+    if args.before is not None:  # the loaders of another checkout, e.g. a worktree of main
+        root = args.before
         cases.append(Case("chaingraph JSON dump (before, store file)", f"{MODULE}:chaingraph_load_from",
                           {"root": root, "name": name, "ext": "json.gz", "file": True}, repeat))
         cases.append(Case("chaingraph N-Triples (before, store file)", f"{MODULE}:chaingraph_load_from",
@@ -607,21 +624,21 @@ def main(argv: list[str]) -> int:
                              {"root": root, "name": name, "ext": "nt.gz"}, repeat))
         cases.insert(2, Case("chaingraph JSON dump (before)", f"{MODULE}:chaingraph_load_from",
                              {"root": root, "name": name, "ext": "json.gz"}, repeat))
-    if "--json" in argv:
+    if args.json:
         cases = [c for c in cases if "JSON" in c.name.upper()]
-    if "--nt" in argv:  # the N-Triples cases and their peers only
+    if args.nt:  # the N-Triples cases and their peers only
         cases = [c for c in cases if "N-Triples" in c.name or c.name.startswith("pyoxigraph")]
     print(f"<!-- load average before: {_load_average()} -->", file=sys.stderr, flush=True)
-    if "--memory" not in argv:
+    if not args.memory:
         results = _rounds(cases)
-        baseline = "pyoxigraph bulk_load" if "--nt" in argv else "chaingraph JSON (row at a time)"
+        baseline = "pyoxigraph bulk_load" if args.nt else "chaingraph JSON (row at a time)"
         print(markdown_table(f"Load world/{name} ({STATEMENTS[name]:,} statements) into a store",
                              results, baseline=baseline, unit="statements"))
     # memory flat in the dump size: the dump and one `scale` times larger, each into a store file
-    formats = [] if "--nt" in argv else [("JSON dump", "json.gz", synthetic_dump)]
-    if "--json" not in argv:
+    formats = [] if args.nt else [("JSON dump", "json.gz", synthetic_dump)]
+    if not args.json:
         formats.append(("N-Triples", "nt.gz", synthetic_ntriples))
-    tags = "--tags" in argv
+    tags = args.tags
     panels: list[tuple[str, list[Result]]] = []
     for label, ext, synthetic in formats:
         sizes: list[tuple[str, Path | str]] = [
@@ -643,8 +660,8 @@ def main(argv: list[str]) -> int:
                              "workers' added)", memory,
                              baseline="1× (the world dump)", unit="statements"))
         panels.append((label, memory))
-    if "--plot" in argv and panels:
-        _plot_memory(panels, Path(argv[argv.index("--plot") + 1]), name)
+    if args.plot is not None and panels:
+        _plot_memory(panels, args.plot, name)
     print(f"load average after: {_load_average()}")
     return 0
 

@@ -34,6 +34,7 @@ the peer comparison (the peers' queries translate item values only).
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import json
 import random
@@ -490,12 +491,15 @@ def check_pruning_agreement(name: str, count: int) -> int:
 
 
 def main(argv: list[str]) -> None:
-    quick = "--quick" in argv
-    only_propose = "--propose" in argv
-    name, peers, batch, repeat = ("codex-m", 2, 20, 2) if quick else ("codex-m", 5, 100, 3)
-    if not only_propose:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="2 tasks against the peers, batch of 20, 20 chains to propose for, 2 repeats")
+    parser.add_argument("--propose", action="store_true", help="only the clue-proposal part")
+    args = parser.parse_args(argv)
+    name, peers, batch, repeat = ("codex-m", 2, 20, 2) if args.quick else ("codex-m", 5, 100, 3)
+    if not args.propose:
         necessity_tables(name, peers, batch, repeat)
-    chains, peer_chains = (20, 3) if quick else (100, 10)
+    chains, peer_chains = (20, 3) if args.quick else (100, 10)
     propose = measure(Case("chaingraph", f"{MODULE}:chaingraph_proposals", {"name": name, "count": chains},
                            repeat=repeat))
     x = propose.extra

@@ -23,6 +23,7 @@ their ratios to ``import click, pydantic`` and to ``python -c pass`` are printed
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import subprocess
@@ -90,9 +91,12 @@ def _run(argv: list[str], env: dict[str, str]) -> tuple[float, subprocess.Comple
 
 
 def main(argv: list[str]) -> int:
-    runs = 3 if "--quick" in argv else 10
-    if "--runs" in argv:
-        runs = int(argv[argv.index("--runs") + 1])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="3 rounds instead of 10")
+    parser.add_argument("--runs", type=int, default=None, metavar="N",
+                        help="rounds of every command (default 10; --quick: 3)")
+    args = parser.parse_args(argv)
+    runs = args.runs if args.runs is not None else (3 if args.quick else 10)
     env = _env()
     timed = []
     for name, command, check in COMMANDS:  # warm-up and answer check, not timed

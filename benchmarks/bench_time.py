@@ -22,6 +22,7 @@ Ratios: ``as_of`` / unfiltered for chaingraph (target ≤ 1.2×), pyoxigraph / c
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import json
 import random
@@ -290,9 +291,11 @@ def interleaved(cases: list[Case], repeat: int) -> list[Result]:
 
 
 def main(argv: list[str]) -> None:
-    quick = "--quick" in argv
-    repeat = 3 if quick else 7
-    worlds = ["wikipeople"] if quick else ["wikipeople", "codex-m"]
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="world/wikipeople only, 3 repeats instead of 7")
+    args = parser.parse_args(argv)
+    repeat = 3 if args.quick else 7
+    worlds = ["wikipeople"] if args.quick else ["wikipeople", "codex-m"]
     for name in worlds:
         world_store(name)
         todo = _tasks(name)
