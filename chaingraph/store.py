@@ -529,14 +529,17 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
         the rows inserted after, those keys left out a part of their hashes at a time (usually
         none is there: one plain insert). Stores written before keep their primary keys; the
         same statements work on them. ``check=False`` leaves out the anti-join (a
-        :class:`~chaingraph.store_load.BulkLoad` that knows no key of ``relation`` is there).
+        :class:`~chaingraph.store_load.BulkLoad` that knows no key of ``relation`` is there),
+        and the upsert of an entity table: its rows are plainly inserted, and its primary key
+        refuses one that is there (``duckdb.ConstraintException``; an upsert joins the rows
+        with the whole table in DuckDB 2, where a plain insert looks each key up in the index).
         ``numbered``: ``relation`` has a column ``_cg_row`` and the row kept of a repeated key is
         the one it numbers first."""
         cols = ", ".join(f'"{c}"' for c in columns)
         key = ", ".join(f'"{k}"' for k in KEYS[table])
         order = f" ORDER BY {key}, {_ROW}" if numbered else ""
         source = relation if unique else f"(SELECT DISTINCT ON ({key}) {cols} FROM {relation}{order})"
-        if table in UPSERT:
+        if table in UPSERT and check:
             self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {source} "
                              f"ON CONFLICT DO UPDATE SET {UPSERT[table]}", params)
             return
@@ -588,7 +591,9 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
         ``unique=True`` promises that the query yields each key at most once (it is then not
         deduplicated first; a broken promise stores the repeated rows), and ``check=False``
         that no key of it is in the table yet (it is then not looked up there: a loader
-        writing into an empty table).
+        writing into an empty table; into an entity table a key that is there is refused,
+        :class:`~chaingraph.errors.StoreError` caused by ``duckdb.ConstraintException``, and
+        the transaction rolled back).
 
         >>> s = Store()
         >>> s.insert_select("statements", "SELECT 'Q1$a' AS statement_id, 'Q1' AS subject, "

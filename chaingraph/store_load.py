@@ -17,9 +17,12 @@ key of a batch can be in the store already:
   Wikidata's do (``Q42$…``, any case): two entities then never share a statement id, so
   a statement's key can only be in the store if its entity is, and
 * the entities the store already holds are found by the entity tables' own primary-key
-  index (``INSERT … ON CONFLICT DO NOTHING RETURNING``), not by a scan: those (an entity
-  repeated in a dump, or loaded before) lose what the store holds of them first, as
-  ``replace`` does (which does read the statement tables, for those entities only).
+  index, not by a scan: a batch's entity rows are plainly inserted, which looks each id up
+  in the index, and only a batch whose insert DuckDB refuses is rolled back and written
+  again, finding them with ``INSERT … ON CONFLICT DO NOTHING RETURNING`` (a join with the
+  whole entity table in DuckDB 2). Those (an entity repeated in a dump, or loaded before)
+  lose what the store holds of them first, as ``replace`` does (which does read the
+  statement tables, for those entities only).
 
 A load that cannot show it — into a store with other keys, or a batch with a statement id
 of another entity's form — writes each batch with :meth:`Store.write_arrow` from then on.
@@ -241,12 +244,35 @@ class BulkLoad:
 
     def _write_unchecked(self, tables: Mapping[str, pa.Table | Sequence[pa.Table]],
                          unique: Collection[str]) -> None:
+        """Write a batch whose keys cannot be in the store yet, but whose entities may be (an
+        entity given again is replaced). First as if none were: its entity and property rows
+        are plainly inserted, and the tables' primary keys look each one up in their index.
+        Only when DuckDB finds one there is the batch rolled back and written again, upserting
+        them (:meth:`_insert_new`). An upsert is a join of the batch with the whole table in
+        DuckDB 2 (not an index lookup), whose hash tables left DuckDB's records of their
+        blocks behind: an ``INSERT ... ON CONFLICT`` a batch made the load's heap grow with
+        the dump."""
+        if not self.store._in_tx:  # else a refused insert would end the caller's transaction
+            try:
+                self._write_batch(tables, unique, new=True)
+                return
+            except duckdb.ConstraintException:
+                pass  # an entity of the batch is in the store: rolled back, written again below
+        self._write_batch(tables, unique, new=False)
+
+    def _write_batch(self, tables: Mapping[str, pa.Table | Sequence[pa.Table]], unique: Collection[str],
+                     *, new: bool) -> None:
+        """:meth:`_write_unchecked` in one transaction: entities (``new``: each entity and
+        property row plainly inserted, as none can be there), then the indexless tables."""
         store = self.store
         with store.transaction():
             held: list[str] = []  # entities of the batch the store holds already
             for table in _ENTITY_TABLES:
                 for data in _pieces(tables, table):
-                    held += self._insert_new(table, data)
+                    if new:
+                        self._insert_plain(table, data)
+                    else:
+                        held += self._insert_new(table, data)
             if held:
                 store._forget_entities(held)
                 for table in _ENTITY_TABLES:
@@ -259,6 +285,18 @@ class BulkLoad:
                     pieces = [whole({table: pieces})[table]]
                 for data in pieces:
                     store._insert_arrow(table, data, unique=table in unique, check=False)
+
+    def _insert_plain(self, table: str, data: pa.Table) -> None:
+        """Insert the rows of ``data`` as they are; DuckDB raises ``ConstraintException`` if an
+        id is in ``table`` already (or twice in ``data``)."""
+        con = self.store.con
+        cols = ", ".join(f'"{c}"' for c in TABLE_COLUMNS[table] if c in data.column_names)
+        con.register("_cg_incoming", data)
+        try:
+            con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _cg_incoming")
+        finally:
+            with suppress(duckdb.Error):
+                con.unregister("_cg_incoming")
 
     def _insert_new(self, table: str, data: pa.Table) -> list[str]:
         """Insert the rows of ``data`` whose id is not in ``table``; return the other ids."""

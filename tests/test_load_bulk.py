@@ -481,3 +481,54 @@ def test_a_load_that_reconnects_after_every_batch_gives_the_same_store(
         assert reconnects[on_file:] and not any(reconnects[on_file:])  # in memory: nothing to let go
         loaded, expected = everything(store), everything(here)
         assert loaded["statements"] and loaded == expected
+
+
+def _entity_writes(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Counts of how a load writes entity rows (and a JSON load's property rows): ``plain``
+    inserts (the table's primary key looks each id up) and ``upsert`` (a join with the whole
+    table in DuckDB 2). An N-Triples load upserts its few property rows either way."""
+    calls = {"plain": 0, "upsert": 0}
+    insert_plain, insert_new, insert_select = BulkLoad._insert_plain, BulkLoad._insert_new, Store.insert_select
+
+    def plain(self: BulkLoad, table: str, data: pa.Table) -> None:
+        calls["plain"] += 1
+        insert_plain(self, table, data)
+
+    def upsert(self: BulkLoad, table: str, data: pa.Table) -> list[str]:
+        calls["upsert"] += 1
+        return insert_new(self, table, data)
+
+    def select(self: Store, table: str, sql: str, params: object = None, **kw: bool) -> None:
+        if table == "entities":
+            calls["plain" if kw.get("check") is False else "upsert"] += 1
+        insert_select(self, table, sql, params, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(BulkLoad, "_insert_plain", plain)
+    monkeypatch.setattr(BulkLoad, "_insert_new", upsert)
+    monkeypatch.setattr(Store, "insert_select", select)
+    return calls
+
+
+@pytest.mark.parametrize("dump", ["json", "nt"])
+def test_a_dump_loads_its_entities_without_upserts_unless_the_store_holds_them(
+        dump: str, shared_data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Loading into a new store file, every batch's (JSON) or chunk's (N-Triples) entity rows
+    are plainly inserted. Loaded again, the store holds every entity: DuckDB refuses the plain
+    insert, the batch is rolled back and upserted, and the store is the one a single load
+    gives."""
+    from chaingraph.sources.loaders import load
+
+    monkeypatch.setattr(json_dump, "BULK_ROWS", 5_000)  # several batches
+    path = shared_data / "world" / f"codex-s.{dump}.gz"
+    calls = _entity_writes(monkeypatch)
+    with Store(tmp_path / "once.duckdb") as store:
+        load([path], store)
+        once = everything(store)
+    assert calls["plain"] >= (4 if dump == "json" else 1) and calls["upsert"] == 0
+    with Store(tmp_path / "twice.duckdb") as store:
+        load([path], store)
+        calls.update(plain=0, upsert=0)
+        load([path], store)
+        assert calls["upsert"] >= 1
+        assert everything(store) == once
+    assert len(once["entities"]) > 1000
