@@ -269,8 +269,8 @@ class BulkLoad:
             held: list[str] = []  # entities of the batch the store holds already
             for table in _ENTITY_TABLES:
                 for data in _pieces(tables, table):
-                    if new:
-                        self._insert_plain(table, data)
+                    if new:  # a plain insert: the primary key refuses an id that is there
+                        store._insert_arrow(table, data, unique=True, check=False)
                     else:
                         held += self._insert_new(table, data)
             if held:
@@ -285,18 +285,6 @@ class BulkLoad:
                     pieces = [whole({table: pieces})[table]]
                 for data in pieces:
                     store._insert_arrow(table, data, unique=table in unique, check=False)
-
-    def _insert_plain(self, table: str, data: pa.Table) -> None:
-        """Insert the rows of ``data`` as they are; DuckDB raises ``ConstraintException`` if an
-        id is in ``table`` already (or twice in ``data``)."""
-        con = self.store.con
-        cols = ", ".join(f'"{c}"' for c in TABLE_COLUMNS[table] if c in data.column_names)
-        con.register("_cg_incoming", data)
-        try:
-            con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM _cg_incoming")
-        finally:
-            with suppress(duckdb.Error):
-                con.unregister("_cg_incoming")
 
     def _insert_new(self, table: str, data: pa.Table) -> list[str]:
         """Insert the rows of ``data`` whose id is not in ``table``; return the other ids."""

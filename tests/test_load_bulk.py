@@ -484,28 +484,24 @@ def test_a_load_that_reconnects_after_every_batch_gives_the_same_store(
 
 
 def _entity_writes(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    """Counts of how a load writes entity rows (and a JSON load's property rows): ``plain``
-    inserts (the table's primary key looks each id up) and ``upsert`` (a join with the whole
-    table in DuckDB 2). An N-Triples load upserts its few property rows either way."""
+    """Counts of how a load writes entity rows: ``plain`` inserts (``check=False``: the
+    table's primary key looks each id up) and ``upsert`` (a join with the whole table in
+    DuckDB 2: ``Store._insert_from``'s upsert, or a JSON batch's ``INSERT … ON CONFLICT``).
+    Both loaders write entity rows through these two."""
     calls = {"plain": 0, "upsert": 0}
-    insert_plain, insert_new, insert_select = BulkLoad._insert_plain, BulkLoad._insert_new, Store.insert_select
+    insert_from, insert_new = Store._insert_from, BulkLoad._insert_new
 
-    def plain(self: BulkLoad, table: str, data: pa.Table) -> None:
-        calls["plain"] += 1
-        insert_plain(self, table, data)
-
-    def upsert(self: BulkLoad, table: str, data: pa.Table) -> list[str]:
-        calls["upsert"] += 1
-        return insert_new(self, table, data)
-
-    def select(self: Store, table: str, sql: str, params: object = None, **kw: bool) -> None:
+    def into(self: Store, table: str, *args: object, **kw: bool) -> None:
         if table == "entities":
             calls["plain" if kw.get("check") is False else "upsert"] += 1
-        insert_select(self, table, sql, params, **kw)  # type: ignore[arg-type]
+        insert_from(self, table, *args, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(BulkLoad, "_insert_plain", plain)
+    def upsert(self: BulkLoad, table: str, data: pa.Table) -> list[str]:
+        calls["upsert"] += table == "entities"
+        return insert_new(self, table, data)
+
+    monkeypatch.setattr(Store, "_insert_from", into)
     monkeypatch.setattr(BulkLoad, "_insert_new", upsert)
-    monkeypatch.setattr(Store, "insert_select", select)
     return calls
 
 
