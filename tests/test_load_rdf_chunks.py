@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import itertools
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -126,6 +127,49 @@ def test_a_dump_built_in_chunks_gives_the_whole_file_store(name: str, small_chun
     chunked = _load(path, tmp_path / "chunked.duckdb")
     assert small_chunks.chunks >= 2 and small_chunks.undone == 0
     assert chunked == _whole(path, tmp_path, monkeypatch)
+
+
+def test_a_chunked_dump_gathers_its_entities_a_range_of_ids_at_a_time(
+        small_chunks: Spy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared_data: Path) -> None:
+    """Passes of ~300 entities (codex-s: ~2,000, so several ranges), each gathered on the
+    store file attached again and written before the next is gathered: the store is the
+    one-pass store, and the items go in in id order."""
+    from chaingraph.sources.loaders import rdf
+
+    path = shared_data / "world" / "codex-s.nt.gz"
+    monkeypatch.setattr(ntriples, "BLOCK_BYTES", 1 << 20)
+    monkeypatch.setattr(rdf_chunks, "CHUNK_ROWS", 5000)
+    one_pass = _load(path, tmp_path / "one.duckdb")
+    passes: list[tuple[str | None, str | None]] = []
+    steps: list[str] = []
+    written: list[str] = []
+    gather, write, reconnect = rdf._entities, rdf._write_entities, Store.reconnect
+
+    def spy_gather(store: Store, t: str, ids: tuple[str | None, str | None] = (None, None)) -> dict[str, int]:
+        passes.append(ids)
+        steps.append("gather")
+        return gather(store, t, ids)
+
+    def spy_write(store: Store) -> None:
+        written.extend(r[0] for r in store.con.execute("SELECT id FROM _cg_ent WHERE id[1] = 'Q' "
+                                                       "ORDER BY rowid").fetchall())
+        steps.append("write")
+        write(store)
+
+    def spy_reconnect(store: Store) -> bool:
+        steps.append("attach" if reconnect(store) else "not attached")
+        return True
+
+    monkeypatch.setattr(rdf, "ENTITIES_PER_PASS", 300)
+    monkeypatch.setattr(rdf, "_entities", spy_gather)
+    monkeypatch.setattr(rdf, "_write_entities", spy_write)
+    monkeypatch.setattr(Store, "reconnect", spy_reconnect)
+    assert _load(path, tmp_path / "passes.duckdb") == one_pass
+    assert len(passes) >= 4 and passes[0][0] is None and passes[-1][1] is None
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(passes))  # the ranges tile the ids
+    first = steps.index("gather") - 1
+    assert steps[first:first + 3 * len(passes)] == ["attach", "gather", "write"] * len(passes)
+    assert len(written) == len(one_pass["entities"]) and written == sorted(written)
 
 
 def test_real_exports_built_in_chunks_give_the_whole_file_store(

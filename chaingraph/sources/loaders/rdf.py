@@ -43,6 +43,7 @@ in memory, as it keeps the store. While a file is staged DuckDB runs on
 
 from __future__ import annotations
 
+import itertools
 import time
 from pathlib import Path
 from typing import IO
@@ -98,6 +99,18 @@ _TEMPS = ("_cg_vn", "_cg_nodes", "_cg_snak", "_cg_val", "_cg_statements", "_cg_s
           "_cg_ent", "_cg_hash", "_cg_hashed_all")
 #: items upserted per transaction at the end of an RDF file's build (:func:`_write_entities`)
 ENTITY_CHUNK = 100_000
+#: entities gathered and written per pass at the end of a chunked dump's build
+#: (:func:`_load_entities`). DuckDB keeps a record of every segment of the temporary tables
+#: a pass gathers into, outside its buffers and its budget, so gathering a whole dump's
+#: entities at once held memory that grew with them: what the step allocated and held at its
+#: peak, outside DuckDB's buffers (memray), was 9.6 MB at 80x codex-m (1.4 M items) in one
+#: pass, 6.8 in passes (3.8 at 10x, one pass; 5.8 at 40x), in 9.2-9.4 s against 9.7. In one
+#: pass it grew ~6 MB a million items from 40x (5.2 MB) to 80x: ~0.6 GB for Wikidata's ~100 M
+ENTITIES_PER_PASS = 200_000
+#: subjects sampled to draw the passes' id bounds from
+ENTITY_BOUND_SAMPLE = 20_000
+#: the ids of a pass, ``lo <= id < hi``; ``None``: unbounded
+IdRange = tuple[str | None, str | None]
 #: DuckDB's threads while a file is staged (the builds get back those it had): its work then
 #: is appending the staged rows, beside the staging workers, and one thread appends an Arrow
 #: table sooner than two (a million staged rows: 0.44 s against 0.55) and leaves the other
@@ -338,17 +351,76 @@ def _snak_hashes(rows: pa.Table) -> pa.ChunkedArray:
     return pa.chunked_array(parts, pa.string())
 
 
-def _entities(store: Store, t: str) -> dict[str, int]:
+def _load_entities(store: Store, t: str) -> dict[str, int]:
+    """Gather and write the entities of a chunked dump (:mod:`~.rdf_chunks`), a range of ids
+    at a time (:func:`_entity_ranges`); each range's are written before the next is gathered,
+    and in id order, as the ranges are. Each pass starts on the store file attached again, so
+    what DuckDB kept of the row groups written before (the dump's statement sources, the last
+    pass's items) is let go: at 80x codex-m the C heap in use at the first pass's start was
+    23 MB, 32 without (21 at 10x)."""
+    counts = {"entities": 0, "properties": 0}
+    for ids in _entity_ranges(store, ENTITIES_PER_PASS):
+        store.reconnect()
+        with store.transaction():
+            for kind, n in _entities(store, t, ids).items():
+                counts[kind] += n
+        _write_entities(store)
+    return counts
+
+
+def _entity_ranges(store: Store, per_pass: int) -> list[IdRange]:
+    """Ranges of ids that split the subjects of ``_cg_st`` into parts of about ``per_pass``
+    entities, their bounds drawn from a sample of them. Every id is in one range, whatever the
+    sample (the first and last are open): the bounds decide how many entities a pass takes,
+    never which are loaded.
+
+    >>> import duckdb
+    >>> from chaingraph.store import Store
+    >>> with Store(None) as store:
+    ...     _ = store.con.execute("CREATE TEMP VIEW _cg_st AS SELECT 'Q' || range AS subject "
+    ...                           "FROM range(1000)")
+    ...     ranges = _entity_ranges(store, per_pass=400)
+    >>> len(ranges), ranges[0][0], ranges[-1][1]
+    (3, None, None)
+    >>> all(a[1] == b[0] for a, b in itertools.pairwise(ranges))
+    True
+    """
+    con = store.con
+    entities = _one(con, "SELECT approx_count_distinct(subject) FROM _cg_st")
+    parts = -(-entities // per_pass)
+    if parts <= 1:
+        return [(None, None)]
+    sample = sorted(str(r[0]) for r in con.execute(
+        f"SELECT subject FROM _cg_st USING SAMPLE reservoir({ENTITY_BOUND_SAMPLE} ROWS) REPEATABLE (1)"
+    ).fetchall())
+    bounds = sorted({sample[len(sample) * i // parts] for i in range(1, parts)})
+    edges: list[str | None] = [None, *bounds, None]
+    return list(itertools.pairwise(edges))
+
+
+def _in_range(expr: str, ids: IdRange) -> str:
+    """SQL: is ``expr`` in ``ids``? (``TRUE`` for the whole range)."""
+    lo, hi = (None if b is None else "'" + b.replace("'", "''") + "'" for b in ids)
+    terms = [*([f"{expr} >= {lo}"] if lo else []), *([f"{expr} < {hi}"] if hi else [])]
+    return " AND ".join(terms) or "TRUE"
+
+
+def _entities(store: Store, t: str, ids: IdRange = (None, None)) -> dict[str, int]:
+    """Gather the entities whose ids are in ``ids`` (all by default) into ``_cg_ent``, in id
+    order, and insert their properties; return how many items and properties there are."""
     owner = f"coalesce({ENTITY_LOCAL.format(c='s')}, {local_name('s', DATA)})"
     terms = f"{t}_terms"  # every kind read here is staged there (wdt: in its own table)
     lex = lexical_form("o")
+    # each source's rows of entities outside the range are left out where they are read
+    mine, subject, about = (_in_range(e, ids) for e in (owner, "subject", ENTITY_LOCAL.format(c="o")))
     # one step at a time, each a single aggregate or join, which spills beyond the build's
     # memory budget: as one query of five joins and aggregates, the step ran out of memory
     # on a dump twice the size of one that fitted in the same budget
     _script(store.con, f"""
     CREATE OR REPLACE TEMP TABLE _cg_terms AS  -- terms in English or mul (see TERM_LANG)
       SELECT {owner} AS id, k, {TERM_LANG} AS lang, {TERM_TEXT} AS text, line FROM {terms}
-      WHERE k IN ('label', 'description', 'alias') AND (ends_with(o, '"@en') OR ends_with(o, '"@mul'));
+      WHERE k IN ('label', 'description', 'alias') AND (ends_with(o, '"@en') OR ends_with(o, '"@mul'))
+        AND {mine};
     """)
     _aliases(store.con)
     _script(store.con, f"""
@@ -356,20 +428,20 @@ def _entities(store: Store, t: str) -> dict[str, int]:
       WITH facts AS (  -- what tells of an entity, a row each: 'id' rows name the entities
         SELECT subject AS id, 'id' AS k, NULL::VARCHAR AS lang, NULL::VARCHAR AS text,
                NULL::BIGINT AS line, NULL::BIGINT AS n
-        FROM _cg_st  -- the subjects of claims
+        FROM _cg_st WHERE {subject}  -- the subjects of claims
         UNION ALL
         SELECT {owner}, 'id', NULL, NULL, NULL, NULL
         FROM (SELECT s, k FROM {terms} UNION ALL SELECT s, k FROM {t}_wdt)
         WHERE k IN ('label', 'description', 'alias', 'seen', 'wdt', 'sitelinks', 'version',
-                    'modified', 'ptype')
+                    'modified', 'ptype') AND {mine}
         UNION ALL
         SELECT id, k, lang, text, line, NULL FROM _cg_terms WHERE k IN ('label', 'description')
         UNION ALL
         SELECT {owner}, k, NULL, NULL, NULL, TRY_CAST({lex} AS BIGINT) FROM {terms}
-        WHERE k IN ('sitelinks', 'version')
+        WHERE k IN ('sitelinks', 'version') AND {mine}
         UNION ALL  -- sitelinks counted from the articles about the entity, where no count is given
         SELECT {ENTITY_LOCAL.format(c='o')}, 'about', NULL, NULL, NULL, NULL FROM {terms}
-        WHERE k = 'about' AND {local_name('s', DATA)} IS NULL)
+        WHERE k = 'about' AND {local_name('s', DATA)} IS NULL AND {about})
       -- the English term first, then the earliest: the least of line + (not English) * 2^62
       -- (numbers only: an aggregate that keeps a text for every group, as arg_min or max of a
       -- text does, ran out of memory instead of spilling)
@@ -386,7 +458,7 @@ def _entities(store: Store, t: str) -> dict[str, int]:
       -- entity, as max(text) would give them, by a sort (which spills) in place of an aggregate
       SELECT id, k, text FROM (
         SELECT {owner} AS id, k, CASE k WHEN 'ptype' THEN o ELSE {lex} END AS text FROM {terms}
-        WHERE k IN ('modified', 'ptype'))
+        WHERE k IN ('modified', 'ptype') AND {mine})
       QUALIFY row_number() OVER (PARTITION BY id, k ORDER BY text DESC NULLS LAST) = 1;
     CREATE OR REPLACE TEMP TABLE _cg_named AS  -- the label's text (a line is one triple)
       SELECT f.*, l.text AS label,
@@ -562,8 +634,7 @@ def _load_file(stream: IO[bytes], counter: RawCounter, path: str | Path, store: 
         staging()
         chunks = rdf_chunks.ChunkedBuild(
             store, table, source_id, building=building, staging=staging,
-            temps=_TEMPS, views=_TEMP_VIEWS, entities=_entities,
-            write_entities=_write_entities,
+            temps=_TEMPS, views=_TEMP_VIEWS, entities=_load_entities,
             build_statements=lambda s, t: _build_statements(s, t, source_id, claims_as_ids=True, chunk=True),
         ) if chunked else None
 

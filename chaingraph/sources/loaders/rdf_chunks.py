@@ -94,15 +94,15 @@ class ChunkedBuild:
 
     ``build_statements(store, table)`` builds the statements, qualifiers and references of
     the staged triples (unchecked: see ``rdf._build_statements``)
-    and returns their counts; ``entities(store, table)`` builds the entities of the staging
-    tables ``table``_terms and ``table``_wdt and the subjects in ``_cg_st``; ``building()``
+    and returns their counts; ``entities(store, table)`` builds and writes the entities of
+    the staging tables ``table``_terms and ``table``_wdt and the subjects in ``_cg_st``, in
+    transactions of its own, and returns their counts; ``building()``
     and ``staging()`` set DuckDB up for a build (while a chunk is built) and for staging
     (after it): its memory budget and threads."""
 
     def __init__(self, store: Store, table: str, source_id: str, *,
                  build_statements: Callable[[Store, str], dict[str, int]],
                  entities: Callable[[Store, str], dict[str, int]],
-                 write_entities: Callable[[Store], None],
                  building: Callable[[], None], staging: Callable[[], None],
                  temps: tuple[str, ...], views: tuple[str, ...]) -> None:
         self.store = store
@@ -110,7 +110,6 @@ class ChunkedBuild:
         self.source_id = source_id
         self._build_statements = build_statements
         self._entities = entities
-        self._write_entities = write_entities
         self._building = building
         self._staging = staging
         self._temps = (*temps, *_CHUNK_TEMPS)
@@ -176,9 +175,7 @@ class ChunkedBuild:
             raise NotInDumpOrder
         counts = {"statements": counted, **self.counts}
         con.execute("CREATE OR REPLACE TEMP VIEW _cg_st AS SELECT subject FROM _cg_load_ids")
-        with store.transaction():
-            counts.update(self._entities(store, "_cg_load"))
-        self._write_entities(store)
+        counts.update(self._entities(store, "_cg_load"))  # gathered and written
         self._drop_temps()
         return counts
 
