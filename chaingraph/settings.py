@@ -50,6 +50,7 @@ __all__ = [
     "DEFAULT_ENDPOINT",
     "DEFAULT_EXPORT_MEMORY_MB",
     "DEFAULT_KEY_CHECK_MEMORY_MB",
+    "DEFAULT_LOAD_END_MEMORY_MB",
     "DEFAULT_LOAD_MEMORY_MB",
     "DEFAULT_MAX_RESPONSE_BYTES",
     "DEFAULT_PARQUET_LOAD_MEMORY_MB",
@@ -90,6 +91,14 @@ DEFAULT_DEADLINE = 120.0
 #: two alternated runs each), while the dump itself peaked at 136-138 MB either way
 DEFAULT_STAGING_MEMORY_MB = 16
 DEFAULT_LOAD_MEMORY_MB = 64
+#: DuckDB's memory budget (MiB) for the steps that end an N-Triples dump's load in chunks
+#: (the statement-id check, the statement sources, the entities a range of ids at a time):
+#: they scan tables of the whole dump, and DuckDB's buffers filled any budget they had.
+#: At 64 they peaked 234-239 MB resident on the 80x synthetic dump (above the chunk builds,
+#: ~230), at 48 210-224, in the same time (84.8 s against 84.2-84.7 for the whole load);
+#: the id check is then grouped in parts (store_memory.REPEAT_ROWS_PER_PART), which ran out
+#: of 48 MiB at once. A chunk's build needs the 64 (at 48 its statement insert ran out)
+DEFAULT_LOAD_END_MEMORY_MB = 48
 #: DuckDB's memory budget (MiB) while a JSON dump load checks the keys a store *file* already
 #: holds (:class:`~chaingraph.store_load.BulkLoad`: one pass of anti-joins over the statement
 #: tables, whose hash tables grow with the store): over a store of 4.6 M statements (the

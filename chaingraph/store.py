@@ -39,7 +39,7 @@ import pyarrow as pa
 from chaingraph.errors import StoreError
 from chaingraph.store_bulk import BulkReads
 from chaingraph.store_file import connect_file, use_store
-from chaingraph.store_memory import STORE_VACUUM_TASKS, StoreMemory, memory_limit, repeats
+from chaingraph.store_memory import STORE_VACUUM_TASKS, StoreMemory, memory_limit, repeat_parts, repeats
 from chaingraph.store_reads import PropertyInfo, SourceInfo, StatementInfo, StatementRows, StoreReads
 from chaingraph.store_rows import (
     Batch,
@@ -473,10 +473,10 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
         """
         try:
             with self.transaction():
-                if repeats(self.con, "statements", "statement_id"):
+                distinct = self.con.execute("SELECT count(*) FROM statements").fetchall()[0][0]
+                if repeats(self.con, "statements", "statement_id", repeat_parts(distinct)):
                     self.con.execute("DELETE FROM statements")
                     return None
-                distinct = self.con.execute("SELECT count(*) FROM statements").fetchall()[0][0]
                 self._insert_from("statement_sources", ["statement_id", "source_id"],
                                   "(SELECT statement_id, ? AS source_id FROM statements)", [source_id],
                                   unique=True, check=False)

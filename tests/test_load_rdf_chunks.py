@@ -132,9 +132,11 @@ def test_a_dump_built_in_chunks_gives_the_whole_file_store(name: str, small_chun
 def test_a_chunked_dump_gathers_its_entities_a_range_of_ids_at_a_time(
         small_chunks: Spy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared_data: Path) -> None:
     """Passes of ~300 entities (codex-s: ~2,000, so several ranges), each gathered on the
-    store file attached again and written before the next is gathered: the store is the
-    one-pass store, and the items go in in id order."""
+    store file attached again, within the end's budget, and written before the next is
+    gathered: the store is the one-pass store, and the items go in in id order."""
+    from chaingraph.settings import DEFAULT_LOAD_END_MEMORY_MB
     from chaingraph.sources.loaders import rdf
+    from chaingraph.store_memory import memory_limit
 
     path = shared_data / "world" / "codex-s.nt.gz"
     monkeypatch.setattr(ntriples, "BLOCK_BYTES", 1 << 20)
@@ -142,12 +144,14 @@ def test_a_chunked_dump_gathers_its_entities_a_range_of_ids_at_a_time(
     one_pass = _load(path, tmp_path / "one.duckdb")
     passes: list[tuple[str | None, str | None]] = []
     steps: list[str] = []
+    limits: list[str] = []
     written: list[str] = []
     gather, write, reconnect = rdf._entities, rdf._write_entities, Store.reconnect
 
     def spy_gather(store: Store, t: str, ids: tuple[str | None, str | None] = (None, None)) -> dict[str, int]:
         passes.append(ids)
         steps.append("gather")
+        limits.append(memory_limit(store.con))
         return gather(store, t, ids)
 
     def spy_write(store: Store) -> None:
@@ -170,6 +174,7 @@ def test_a_chunked_dump_gathers_its_entities_a_range_of_ids_at_a_time(
     first = steps.index("gather") - 1
     assert steps[first:first + 3 * len(passes)] == ["attach", "gather", "write"] * len(passes)
     assert len(written) == len(one_pass["entities"]) and written == sorted(written)
+    assert set(limits) == {f"{float(DEFAULT_LOAD_END_MEMORY_MB)} MiB"}
 
 
 def test_real_exports_built_in_chunks_give_the_whole_file_store(
@@ -198,16 +203,22 @@ def test_a_node_written_once_serves_later_chunks(small_chunks: Spy, tmp_path: Pa
     assert any("Q2$S2" in row and year in row for row in chunked["statements"])
 
 
-@pytest.mark.parametrize("case", ["statement split", "node after its use", "statement twice"])
+@pytest.mark.parametrize("case", ["statement split", "node after its use", "statement twice",
+                                  "statement twice, ids checked in parts"])
 def test_a_file_not_in_dump_order_is_loaded_again_whole(case: str, small_chunks: Spy, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """A statement's triple chunks away from its ``p:`` triple, a value node defined after a
-    chunk used it, a statement written twice: the chunks cannot give the whole-file store,
-    so the file is loaded again whole, into the store as it was."""
+    chunk used it, a statement written twice (found also where the ids are grouped in parts,
+    as a large dump's are): the chunks cannot give the whole-file store, so the file is
+    loaded again whole, into the store as it was."""
+    from chaingraph import store_memory
+
     late = _item(1, node="t1")
     triples = {"statement split": [*late[:2], *_filler(100, FILL), *late[2:], *_time_node("t1")],
                "node after its use": [*late, *_filler(100, FILL), *_item(2, node="t1"), *_time_node("t1")],
-               "statement twice": [*_item(1), *_filler(100, FILL), *_item(1)]}[case]
+               "statement twice": [*_item(1), *_filler(100, FILL), *_item(1)]}[case.split(",")[0]]
+    if case.endswith("in parts"):  # FILL + 2 statements: seven parts
+        monkeypatch.setattr(store_memory, "REPEAT_ROWS_PER_PART", 25)
     path = tmp_path / "unordered.nt"
     path.write_text(_nt(*triples))
     chunked = _load(path, tmp_path / "chunked.duckdb")

@@ -31,8 +31,10 @@ the unit ``"1"``: the RDF does not say more.
 Memory: the staged triples live in DuckDB. For a store *file* DuckDB is held to
 :data:`~chaingraph.settings.DEFAULT_STAGING_MEMORY_MB` while the file is staged (the
 blocks in flight take the rest) and to :data:`~chaingraph.settings.DEFAULT_LOAD_MEMORY_MB`
-while the statement model is built (:class:`~chaingraph.store_memory.Budget`), so the
-staging tables and the build's joins spill to the store's temporary directory instead of
+while the statement model is built (:class:`~chaingraph.store_memory.Budget`; a dump built
+in chunks ends, from its key check on, under
+:data:`~chaingraph.settings.DEFAULT_LOAD_END_MEMORY_MB`), so the staging tables and the
+build's joins spill to the store's temporary directory instead of
 growing with the dump (each step of the build is one join, aggregate or sort, and no
 aggregate keeps a text per group: those cannot spill), snak hashes are computed
 :data:`HASH_BATCH` rows at a time (their values in Python :data:`HASH_SLICE` rows at a time)
@@ -54,7 +56,7 @@ import pyarrow as pa
 from chaingraph.errors import BadDumpLine, StoreError
 from chaingraph.ids import ENTITY_PATTERN
 from chaingraph.progress import Progress
-from chaingraph.settings import DEFAULT_LOAD_MEMORY_MB, DEFAULT_STAGING_MEMORY_MB
+from chaingraph.settings import DEFAULT_LOAD_END_MEMORY_MB, DEFAULT_LOAD_MEMORY_MB, DEFAULT_STAGING_MEMORY_MB
 from chaingraph.sources.loaders import rdf_chunks
 from chaingraph.sources.loaders.common import (
     FileReport,
@@ -630,10 +632,13 @@ def _load_file(stream: IO[bytes], counter: RawCounter, path: str | Path, store: 
             budget.hold(DEFAULT_LOAD_MEMORY_MB)  # joins and aggregates need room to spill well
             con.execute(f"SET threads = {threads}")
 
+        def ending() -> None:
+            budget.hold(DEFAULT_LOAD_END_MEMORY_MB)  # scans of the whole dump, in parts
+
         create_staging(con, table)
         staging()
         chunks = rdf_chunks.ChunkedBuild(
-            store, table, source_id, building=building, staging=staging,
+            store, table, source_id, building=building, staging=staging, ending=ending,
             temps=_TEMPS, views=_TEMP_VIEWS, entities=_load_entities,
             build_statements=lambda s, t: _build_statements(s, t, source_id, claims_as_ids=True, chunk=True),
         ) if chunked else None

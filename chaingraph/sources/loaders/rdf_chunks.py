@@ -98,12 +98,13 @@ class ChunkedBuild:
     the staging tables ``table``_terms and ``table``_wdt and the subjects in ``_cg_st``, in
     transactions of its own, and returns their counts; ``building()``
     and ``staging()`` set DuckDB up for a build (while a chunk is built) and for staging
-    (after it): its memory budget and threads."""
+    (after it): its memory budget and threads; ``ending()`` for the steps that end the load
+    once the chunks' truthy statements are settled (the key check, the entities)."""
 
     def __init__(self, store: Store, table: str, source_id: str, *,
                  build_statements: Callable[[Store, str], dict[str, int]],
                  entities: Callable[[Store, str], dict[str, int]],
-                 building: Callable[[], None], staging: Callable[[], None],
+                 building: Callable[[], None], staging: Callable[[], None], ending: Callable[[], None],
                  temps: tuple[str, ...], views: tuple[str, ...]) -> None:
         self.store = store
         self.table = table
@@ -112,6 +113,7 @@ class ChunkedBuild:
         self._entities = entities
         self._building = building
         self._staging = staging
+        self._ending = ending
         self._temps = (*temps, *_CHUNK_TEMPS)
         self._views = (*views, *_CHUNK_VIEWS)
         #: chunks built so far
@@ -168,6 +170,7 @@ class ChunkedBuild:
         self._build()
         self._let_go()  # before what spans the chunks is built
         self._retire_split_truthy()
+        self._ending()
         late = con.execute("SELECT EXISTS (FROM _cg_load_unresolved u WHERE u.node IN "
                            "(SELECT s FROM _cg_load_nodes))").fetchall()[0][0]
         counted = None if late else store.source_new_statements(self.source_id)
