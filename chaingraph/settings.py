@@ -95,7 +95,8 @@ DEFAULT_LOAD_MEMORY_MB = 64
 #: (the statement-id check, the statement sources, the entities a range of ids at a time):
 #: they scan tables of the whole dump, and DuckDB's buffers filled any budget they had.
 #: At 64 they peaked 234-239 MB resident on the 80x synthetic dump (above the chunk builds,
-#: ~230), at 48 210-224, in the same time (84.8 s against 84.2-84.7 for the whole load);
+#: ~230), at 48 210-224 (the whole 80x load in 84.8-87.7 s against 84.2-86.1; paired at 40x,
+#: 0.97x the time, two rounds);
 #: the id check is then grouped in parts (store_memory.REPEAT_ROWS_PER_PART), which ran out
 #: of 48 MiB at once. A chunk's build needs the 64 (at 48 its statement insert ran out)
 DEFAULT_LOAD_END_MEMORY_MB = 48

@@ -473,8 +473,8 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
         """
         try:
             with self.transaction():
-                distinct = self.con.execute("SELECT count(*) FROM statements").fetchall()[0][0]
-                if repeats(self.con, "statements", "statement_id", repeat_parts(distinct)):
+                rows = self.con.execute("SELECT count(*) FROM statements").fetchall()[0][0]
+                if repeats(self.con, "statements", "statement_id", repeat_parts(rows)):
                     self.con.execute("DELETE FROM statements")
                     return None
                 self._insert_from("statement_sources", ["statement_id", "source_id"],
@@ -483,7 +483,7 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
         except duckdb.Error as exc:
             raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
                              f"{str(exc).splitlines()[0]}") from exc
-        return int(distinct)
+        return int(rows)  # each id once
 
     def _write(self, batch: Batch) -> None:
         with self.transaction():

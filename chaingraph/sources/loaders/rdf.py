@@ -376,7 +376,6 @@ def _entity_ranges(store: Store, per_pass: int) -> list[IdRange]:
     sample (the first and last are open): the bounds decide how many entities a pass takes,
     never which are loaded.
 
-    >>> import duckdb
     >>> from chaingraph.store import Store
     >>> with Store(None) as store:
     ...     _ = store.con.execute("CREATE TEMP VIEW _cg_st AS SELECT 'Q' || range AS subject "
