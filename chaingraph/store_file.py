@@ -31,7 +31,7 @@ from pathlib import Path
 
 import duckdb
 
-__all__ = ["ALIAS", "ROW_GROUP_SIZE", "connect_file", "reattach", "use_store"]
+__all__ = ["ALIAS", "ROW_GROUP_SIZE", "connect_file", "reattach", "sql_string", "use_store"]
 
 #: rows per row group of the tables of a store file (DuckDB's default: 122,880); a multiple
 #: of DuckDB's vector size (2,048)
@@ -40,7 +40,12 @@ ROW_GROUP_SIZE = 61_440
 ALIAS = "chaingraph"
 
 
-def _quoted(text: str) -> str:
+def sql_string(text: str) -> str:
+    """``text`` as a SQL string literal.
+
+    >>> sql_string("it's")
+    "'it''s'"
+    """
     return "'" + text.replace("'", "''") + "'"
 
 
@@ -58,7 +63,7 @@ def connect_file(path: str | Path, *, read_only: bool = False) -> duckdb.DuckDBP
                            [ALIAS]).fetchall()
         if not held:
             _attach(con, where, read_only)
-            con.execute(f"SET temp_directory = {_quoted(where + '.tmp')}")
+            con.execute(f"SET temp_directory = {sql_string(where + '.tmp')}")
         elif bool(held[0][0]) != read_only:
             raise duckdb.ConnectionException(
                 f"Can't open a connection to same database file with a different configuration than "
@@ -73,7 +78,7 @@ def connect_file(path: str | Path, *, read_only: bool = False) -> duckdb.DuckDBP
 
 def _attach(con: duckdb.DuckDBPyConnection, where: str, read_only: bool) -> None:
     options = f"{'READ_ONLY, ' if read_only else ''}ROW_GROUP_SIZE {ROW_GROUP_SIZE}"
-    con.execute(f"ATTACH {_quoted(where)} AS {ALIAS} ({options})")
+    con.execute(f"ATTACH {sql_string(where)} AS {ALIAS} ({options})")
 
 
 def reattach(con: duckdb.DuckDBPyConnection) -> None:

@@ -39,7 +39,7 @@ from chaingraph.errors import StoreError
 from chaingraph.store_file import reattach
 
 __all__ = ["LOAD_ARENAS", "REPEAT_ROWS_PER_PART", "STORE_VACUUM_TASKS", "Budget", "StoreMemory",
-           "held_settings", "malloc_trim", "memory_limit", "release", "repeat_parts", "repeats", "setting",
+           "held_settings", "malloc_trim", "memory_limit", "passes", "release", "repeats", "setting",
            "tune_malloc_for_load", "used_mb"]
 
 
@@ -72,9 +72,10 @@ def held_settings(con: duckdb.DuckDBPyConnection, values: Mapping[str, object]) 
             con.execute(f"SET {name} = '{value}'")
 
 
-#: values :func:`repeats` groups at a time when asked to split a large relation
-#: (:func:`repeat_parts`): DuckDB's spilling aggregate holds more the more it spills (plain
-#: DuckDB, 40-character ids, 64 MiB budget: 135-136 MB peak over 2.3 M ids, 141-156 over 18 M).
+#: values :func:`repeats` groups at a time when a caller splits a large relation
+#: (``parts=passes(rows, REPEAT_ROWS_PER_PART)``): DuckDB's spilling aggregate holds more the
+#: more it spills (plain DuckDB, 40-character ids, 64 MiB budget: 135-136 MB peak over 2.3 M
+#: ids, 141-156 over 18 M).
 #: The 18.2 M statement ids of an 80x synthetic N-Triples dump, grouped at once, ran out of a
 #: 48 MiB budget; in four parts they took 3.4-3.5 s against 3.0 and peaked 210 MB resident
 REPEAT_ROWS_PER_PART = 5_000_000
@@ -113,14 +114,13 @@ def _repeats_where(con: duckdb.DuckDBPyConnection, relation: str, column: str, w
     return bool(con.execute(f"SELECT count(*) FROM ({twice})").fetchall()[0][0])
 
 
-def repeat_parts(rows: int) -> int:
-    """How many parts :func:`repeats` should group ``rows`` values in
-    (:data:`REPEAT_ROWS_PER_PART` a part).
+def passes(rows: int, per_pass: int) -> int:
+    """How many passes of at most ``per_pass`` rows take ``rows`` rows (none for none).
 
-    >>> repeat_parts(0), repeat_parts(5_000_000), repeat_parts(18_200_000)
-    (1, 1, 4)
+    >>> passes(0, 5_000_000), passes(5_000_000, 5_000_000), passes(18_200_000, 5_000_000)
+    (0, 1, 4)
     """
-    return max(1, -(-rows // REPEAT_ROWS_PER_PART))
+    return -(-rows // per_pass)
 
 
 def memory_limit(con: duckdb.DuckDBPyConnection) -> str:

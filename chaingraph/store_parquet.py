@@ -43,6 +43,7 @@ from chaingraph import __version__
 from chaingraph.errors import InvalidInput, StoreError
 from chaingraph.settings import DEFAULT_EXPORT_MEMORY_MB, DEFAULT_PARQUET_LOAD_MEMORY_MB
 from chaingraph.store import Store
+from chaingraph.store_file import sql_string
 from chaingraph.store_memory import repeats
 from chaingraph.store_schema import KEYS
 
@@ -75,10 +76,6 @@ def _tables(store: Store) -> dict[str, tuple[list[dict[str, str]], list[str]]]:
 
 def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
-
-
-def _literal(path: Path) -> str:
-    return "'" + str(path).replace("'", "''") + "'"
 
 
 def export(store: Store | str | Path, *, parquet: str | Path) -> dict[str, Any]:
@@ -121,7 +118,7 @@ def _write_tables(store: Store, out: Path) -> dict[str, Any]:
     for name, (cols, key) in _tables(store).items():
         file = out / f"{name}.parquet"
         order = ", ".join(_quote(k) for k in key)
-        store.con.execute(f"COPY (SELECT * FROM {_quote(name)} ORDER BY {order}) TO {_literal(file)} "
+        store.con.execute(f"COPY (SELECT * FROM {_quote(name)} ORDER BY {order}) TO {sql_string(str(file))} "
                           "(FORMAT parquet, COMPRESSION zstd)")
         rows = store.con.execute(f"SELECT count(*) FROM {_quote(name)}").fetchall()[0][0]
         tables[name] = {"file": file.name, "rows": int(rows), "key": key, "columns": cols}
@@ -173,18 +170,18 @@ def load_parquet(directory: str | Path, store: Store) -> dict[str, int]:
                 wanted = [c["name"] for c in cols]
                 file = root / table["file"]
                 present = {r[0] for r in con.execute(
-                    f"DESCRIBE SELECT * FROM read_parquet({_literal(file)})").fetchall()}
+                    f"DESCRIBE SELECT * FROM read_parquet({sql_string(str(file))})").fetchall()}
                 missing = [c for c in wanted if c not in present]
                 if missing:
                     raise InvalidInput(f"{file}: columns {missing} of table {name} are missing")
                 select = ", ".join(_quote(c) for c in wanted)
                 if name in KEYS:  # a fact table: the store's own write, which keeps its key
-                    rows = f"read_parquet({_literal(file)})"  # an export's keys come once: not grouped
+                    rows = f"read_parquet({sql_string(str(file))})"  # an export's keys come once: not grouped
                     unique = not repeats(con, rows, ", ".join(_quote(k) for k in key))
                     store._insert_from(name, wanted, rows, unique=unique)
                 else:
                     con.execute(f"INSERT OR IGNORE INTO {_quote(name)} ({select}) "
-                                f"SELECT {select} FROM read_parquet({_literal(file)})")
+                                f"SELECT {select} FROM read_parquet({sql_string(str(file))})")
                 counts[name] = int(table["rows"])
     except duckdb.Error as exc:  # a corrupt or foreign file
         raise StoreError(f"{root}: cannot read the Parquet export ({str(exc).splitlines()[0]})") from exc

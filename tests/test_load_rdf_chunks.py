@@ -161,8 +161,9 @@ def test_a_chunked_dump_gathers_its_entities_a_range_of_ids_at_a_time(
         write(store)
 
     def spy_reconnect(store: Store) -> bool:
-        steps.append("attach" if reconnect(store) else "not attached")
-        return True
+        attached = reconnect(store)
+        steps.append("attach" if attached else "not attached")
+        return attached
 
     monkeypatch.setattr(rdf, "ENTITIES_PER_PASS", 300)
     monkeypatch.setattr(rdf, "_entities", spy_gather)

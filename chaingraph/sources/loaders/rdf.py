@@ -90,8 +90,9 @@ from chaingraph.sources.loaders.rdf_terms import (
 )
 from chaingraph.sources.loaders.turtle import stage_turtle
 from chaingraph.store import Store, snak_hash_columns
+from chaingraph.store_file import sql_string
 from chaingraph.store_load import CHECKPOINT_THRESHOLD, VACUUM_TASKS
-from chaingraph.store_memory import held_settings, repeats, setting
+from chaingraph.store_memory import held_settings, passes, repeats, setting
 from chaingraph.values import VALUE_COLUMNS
 
 __all__ = ["load_rdf"]
@@ -388,7 +389,7 @@ def _entity_ranges(store: Store, per_pass: int) -> list[IdRange]:
     """
     con = store.con
     entities = _one(con, "SELECT approx_count_distinct(subject) FROM _cg_st")
-    parts = -(-entities // per_pass)
+    parts = passes(entities, per_pass)
     if parts <= 1:
         return [(None, None)]
     sample = sorted(str(r[0]) for r in con.execute(
@@ -401,7 +402,7 @@ def _entity_ranges(store: Store, per_pass: int) -> list[IdRange]:
 
 def _in_range(expr: str, ids: IdRange) -> str:
     """SQL: is ``expr`` in ``ids``? (``TRUE`` for the whole range)."""
-    lo, hi = (None if b is None else "'" + b.replace("'", "''") + "'" for b in ids)
+    lo, hi = (None if b is None else sql_string(b) for b in ids)
     terms = [*([f"{expr} >= {lo}"] if lo else []), *([f"{expr} < {hi}"] if hi else [])]
     return " AND ".join(terms) or "TRUE"
 
@@ -513,7 +514,7 @@ def _aliases(con: duckdb.DuckDBPyConnection) -> None:
     as many passes over ``_cg_terms`` as :data:`ALIAS_ROWS_PER_PASS` asks for, each pass the
     entities of one part of the id hashes."""
     rows = _one(con, "SELECT count(*) FROM _cg_terms WHERE k = 'alias'")
-    parts = max(1, -(-rows // ALIAS_ROWS_PER_PASS))
+    parts = max(1, passes(rows, ALIAS_ROWS_PER_PASS))
     con.execute("CREATE OR REPLACE TEMP TABLE _cg_alias (id VARCHAR, aliases VARCHAR[])")
     for part in range(parts):  # one pass (the usual case): no hash to compute
         alias = f"k = 'alias' AND hash(id) % {parts} = {part}" if parts > 1 else "k = 'alias'"
@@ -545,18 +546,8 @@ def _write_entities(store: Store) -> None:
               "FROM _cg_ent WHERE id[1] = 'Q' AND rowid >= ? AND rowid < ?")
     with held_settings(store.con, lowered):
         for start in range(0, rows, ENTITY_CHUNK):
-            params = [start, start + ENTITY_CHUNK]
-            if not store._in_tx:  # else a refused insert would end the caller's transaction
-                # a dump's items are new: plainly inserted, the index looks each id up; only a
-                # chunk with an item the store holds is upserted, a join with the whole table
-                # in DuckDB 2 (80x codex-m into a store file peaked at 143 MB, upserting 148)
-                try:
-                    store.insert_select("entities", select, params, unique=True, check=False)
-                    continue
-                except StoreError as exc:
-                    if not isinstance(exc.__cause__, duckdb.ConstraintException):
-                        raise
-            store.insert_select("entities", select, params, unique=True)
+            # a dump's items are new: plainly inserted, unless the store holds one (insert_select)
+            store.insert_select("entities", select, params=[start, start + ENTITY_CHUNK], unique=True)
 
 
 def _validate_ids(store: Store, t: str, guard: LineGuard) -> int | None:
