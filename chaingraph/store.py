@@ -199,7 +199,7 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
     facts, statements and counts from :class:`~chaingraph.store_reads.StoreReads`; crawl
     state and the SPARQL response cache from :class:`~chaingraph.store_state.CrawlState`
     and :class:`~chaingraph.store_state.ResponseCache`; memory handed back, budgets and
-    reconnecting from :class:`~chaingraph.store_memory.StoreMemory`.
+    reconnecting and reopening from :class:`~chaingraph.store_memory.StoreMemory`.
     """
 
     def __init__(self, path: str | Path | None = None, *, read_only: bool = False) -> None:

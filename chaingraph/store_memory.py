@@ -1,12 +1,14 @@
 """Handing memory back to the system between the phases of a run (:class:`StoreMemory`,
-the store's methods for it: :meth:`Store.release_memory`, ``release_cache``, ``reconnect``).
+the store's methods for it: :meth:`Store.release_memory`, ``release_cache``, ``reconnect``,
+``reopen``).
 
 DuckDB's allocator (jemalloc on Linux), Arrow's (mimalloc by default) and the C
 library's keep what a query or a computation frees, for the next one: a crawl's
 queries leave tens of MB behind each. A long write can also hold DuckDB to a budget per
 phase (:class:`Budget`), so that it spills to disk instead of growing, and let go of what
 DuckDB keeps of the row groups it wrote by attaching the store file again
-(:func:`~chaingraph.store_file.reattach`).
+(:func:`~chaingraph.store_file.reattach`), or of all its work by opening the database again
+(:func:`~chaingraph.store_file.reopen`).
 Part of the store (it sets DuckDB settings); kept in its own module so that ``store.py``
 stays readable.
 
@@ -28,7 +30,7 @@ from __future__ import annotations
 
 import ctypes
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from functools import cache
 from pathlib import Path
@@ -36,11 +38,21 @@ from pathlib import Path
 import duckdb
 
 from chaingraph.errors import StoreError
-from chaingraph.store_file import reattach
+from chaingraph.store_file import reattach, reopen
 
-__all__ = ["LOAD_ARENAS", "REPEAT_ROWS_PER_PART", "STORE_VACUUM_TASKS", "Budget", "StoreMemory",
-           "held_settings", "malloc_trim", "memory_limit", "passes", "release", "repeats", "setting",
-           "tune_malloc_for_load", "used_mb"]
+__all__ = ["LOAD_ARENAS", "REPEAT_ROWS_PER_PART", "STORE_VACUUM_TASKS", "Budget", "Connection",
+           "StoreMemory", "current", "held_settings", "malloc_trim", "memory_limit", "passes", "release",
+           "repeats", "setting", "tune_malloc_for_load", "used_mb"]
+
+
+#: a DuckDB connection, or what gives the one to use now: ``lambda: store.con`` for work that
+#: spans a :meth:`StoreMemory.reopen`, which gives the store a new connection
+Connection = duckdb.DuckDBPyConnection | Callable[[], duckdb.DuckDBPyConnection]
+
+
+def current(con: Connection) -> duckdb.DuckDBPyConnection:
+    """The connection ``con`` is, or gives now."""
+    return con() if callable(con) else con
 
 
 def setting(con: duckdb.DuckDBPyConnection, name: str) -> str:
@@ -49,11 +61,13 @@ def setting(con: duckdb.DuckDBPyConnection, name: str) -> str:
 
 
 @contextmanager
-def held_settings(con: duckdb.DuckDBPyConnection, values: Mapping[str, object]) -> Iterator[None]:
+def held_settings(con: Connection, values: Mapping[str, object]) -> Iterator[None]:
     """DuckDB settings ``values`` of ``con``'s database for the block, each set back as it was
     on leaving (after an error too; the block may reconnect the store, which keeps them:
-    :meth:`StoreMemory.reconnect`). DuckDB shows a setting as it takes it back
-    (``'16.0 MiB'``), so what :func:`setting` read is set back as it is.
+    :meth:`StoreMemory.reconnect`, or reopen it, which sets them on the new database:
+    :meth:`StoreMemory.reopen`, with ``con`` a :data:`Connection` that gives the store's).
+    DuckDB shows a setting as it takes it back (``'16.0 MiB'``), so what :func:`setting`
+    read is set back as it is.
 
     >>> con = duckdb.connect()
     >>> with held_settings(con, {"checkpoint_threshold": "4MiB"}):
@@ -62,14 +76,14 @@ def held_settings(con: duckdb.DuckDBPyConnection, values: Mapping[str, object]) 
     >>> setting(con, "checkpoint_threshold")
     '16.0 MiB'
     """
-    before = {name: setting(con, name) for name in values}
+    before = {name: setting(current(con), name) for name in values}
     for name, value in values.items():
-        con.execute(f"SET {name} = '{value}'")
+        current(con).execute(f"SET {name} = '{value}'")
     try:
         yield
     finally:
         for name, value in before.items():
-            con.execute(f"SET {name} = '{value}'")
+            current(con).execute(f"SET {name} = '{value}'")
 
 
 #: values :func:`repeats` groups at a time when a caller splits a large relation
@@ -133,15 +147,21 @@ class Budget:
     ``with``, :meth:`hold` sets DuckDB's memory limit, so that its joins, aggregates and
     temporary tables spill to disk beyond it instead of growing; on leaving, the limit is
     set back with ``RESET``, as :func:`release` does. :meth:`StoreMemory.reconnect` keeps
-    the limit held.
+    the limit held, and so does :meth:`StoreMemory.reopen` (``con``: the :data:`Connection`
+    that gives the store's).
 
     Only when the limit is ``opened_limit``, the one the store opened with: a limit set by
     hand is left alone (it bounds the work already), and ``opened_limit=None`` holds nothing
     (an in-memory store, whose tables cannot spill). Raises ``duckdb.Error``."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, opened_limit: str | None) -> None:
-        self.con = con
-        self.active = opened_limit is not None and memory_limit(con) == opened_limit
+    def __init__(self, con: Connection, opened_limit: str | None) -> None:
+        self._con = con
+        self.active = opened_limit is not None and memory_limit(current(con)) == opened_limit
+
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        """The connection the budget is held on (now)."""
+        return current(self._con)
 
     def hold(self, mb: int) -> None:
         """Hold the database to ``mb`` MiB from now on (nothing if not :attr:`active`): a new
@@ -332,11 +352,39 @@ class StoreMemory:
                              "check that no other process holds it open for writing") from exc
         return True
 
+    def reopen(self) -> bool:
+        """Close this store's database and open it again (:func:`~chaingraph.store_file.reopen`),
+        with its settings, so that what DuckDB keeps in memory for as long as a database is
+        open goes too, which :meth:`reconnect` leaves: a chunked N-Triples load does it after
+        every chunk (:mod:`~chaingraph.sources.loaders.rdf_chunks`). The store gets a new
+        :attr:`con`: temporary tables and views, registered objects and cursors go, and work
+        that spans the call reads ``store.con`` anew (a :data:`Connection`). Nothing happens
+        (``False``) to an in-memory store or a subset, or inside a transaction; where another
+        connection keeps the database open, the store is only connected again (``True``).
+
+        >>> import os, tempfile
+        >>> from chaingraph.store import Store
+        >>> with Store(os.path.join(tempfile.mkdtemp(), "s.duckdb")) as s:
+        ...     before = s.con
+        ...     s.reopen(), s.con is before, s.counts()["statements"]
+        (True, False, 0)
+        >>> Store().reopen()
+        False
+        """
+        if self.path is None or self.is_subset or self._in_tx:
+            return False
+        try:
+            self.con, _ = reopen(self.con)
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot open store {self.path} again: {str(exc).splitlines()[0]}; "
+                             "check that no other process holds it open for writing") from exc
+        return True
+
     def memory_budget(self) -> Budget:
         """DuckDB memory budgets for the phases of a long write (:class:`Budget`):
         a store file spills beyond them; an in-memory store, whose tables cannot spill, and a
         limit set by hand are left alone."""
-        return Budget(self.con, self.opened_memory_limit if self.path is not None else None)
+        return Budget(lambda: self.con, self.opened_memory_limit if self.path is not None else None)
 
     def release_cache(self) -> None:
         """Let DuckDB drop the blocks of the store file it keeps cached (they are read from the

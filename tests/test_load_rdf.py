@@ -340,7 +340,7 @@ def test_a_store_file_loads_within_the_memory_budget(tmp_path: Path, monkeypatch
     allocates with malloc meanwhile, and its default pool is back afterwards."""
     from chaingraph.settings import DEFAULT_LOAD_MEMORY_MB, DEFAULT_STAGING_MEMORY_MB
     from chaingraph.sources.loaders import rdf
-    from chaingraph.store_memory import memory_limit, setting
+    from chaingraph.store_memory import current, memory_limit, setting
 
     seen: list[str] = []
     pools: list[str] = []  # Arrow's default pool while staging (see system_arrow_memory)
@@ -352,7 +352,7 @@ def test_a_store_file_loads_within_the_memory_budget(tmp_path: Path, monkeypatch
         return build(store, t, source_id, **options)
 
     def spy_stage(stream: Any, con: Any, *args: Any, **kwargs: Any) -> int:
-        seen.append(memory_limit(con))
+        seen.append(memory_limit(current(con)))
         pools.append(pa.default_memory_pool().backend_name)
         return stage(stream, con, *args, **kwargs)
 

@@ -299,7 +299,7 @@ def test_held_rows_go_to_duckdb_a_piece_at_a_time_in_file_order(monkeypatch: pyt
         monkeypatch.setattr(ntriples, "APPEND_BYTES", 2 * held[0].nbytes)
         pending = {"terms": list(held)}
         con = _CountingConnection(raw, pending)
-        stager = ntriples._Stager(con, "_cg_t", LineGuard("t.nt", skip=False))  # type: ignore[arg-type]
+        stager = ntriples._Stager(lambda: con, "_cg_t", LineGuard("t.nt", skip=False))  # type: ignore[arg-type,return-value]
         stager._insert(pending)
         assert con.inserts == [4000, 2000, 0] and pending == {}  # each piece out before its INSERT
         lines = [r[0] for r in raw.execute("SELECT line FROM _cg_t_terms ORDER BY rowid").fetchall()]

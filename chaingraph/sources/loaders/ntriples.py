@@ -94,7 +94,7 @@ from chaingraph.sources.loaders.nt_views import (
     surely_entity_values,
     views,
 )
-from chaingraph.store_memory import malloc_trim
+from chaingraph.store_memory import Connection, current, malloc_trim
 
 __all__ = [
     "BLOCK_BYTES",
@@ -171,9 +171,9 @@ class _Prepared:
 class _Stager:
     """Appends classified triples to the staging table, block by block."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, table: str, guard: LineGuard,
+    def __init__(self, con: Connection, table: str, guard: LineGuard,
                  read_fraction: Callable[[], float] | None = None) -> None:
-        self.con = con
+        self._con = con
         #: how much of the file is read (0-1; ``None``: its size is not known)
         self.read_fraction = read_fraction
         self.table = table
@@ -191,6 +191,11 @@ class _Stager:
         self._appended = False  # whether any row went into the staging tables yet
         #: rows staged (held or appended) since staging began or the last chunk
         self.staged = 0
+
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        """The connection the rows are staged on (now: a chunk may reopen the store)."""
+        return current(self._con)
 
     def _classify(self, predicates: pa.Array) -> tuple[pa.Array, pa.Array, pa.Array]:
         """Role, property id and staging-group number of each predicate (role and group are
@@ -558,7 +563,7 @@ class ReadError(Exception):
         super().__init__(f"cannot read past line {line - 1}: {cause}")
 
 
-def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str, guard: LineGuard,
+def stage_ntriples(stream: IO[bytes], con: Connection, table: str, guard: LineGuard,
                    flush: Callable[[], None], tick: Callable[[], None] | None = None,
                    block_bytes: int | None = None, threads: int = STAGING_THREADS, *,
                    chunk: Callable[[], None] | None = None,
@@ -604,6 +609,7 @@ def stage_ntriples(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str
         _release_scratch(pool, workers)
         ring.release()
         malloc_trim()
+        stager.close()  # the workers' cursors: the chunk may reopen the store's database
         chunk()
         stager.staged = 0
         gate.set()

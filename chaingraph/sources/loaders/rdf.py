@@ -604,28 +604,28 @@ def _load_file(stream: IO[bytes], counter: RawCounter, path: str | Path, store: 
     :func:`load_rdf`); return the counts and the bad lines."""
     guard = LineGuard(str(path), skip=skip_bad_lines)
     table = "_cg_triples"
-    con = store.con
     totals = {"entities": 0, "properties": 0, "statements": 0, "qualifiers": 0, "references": 0}
     # a store file: DuckDB spills beyond a fixed budget (an in-memory store cannot); the
     # staged Arrow tables come and go on several threads (see system_arrow_memory); and its
     # checkpoints leave the load's row groups as written, as a JSON load's do (VACUUM_TASKS)
     unvacuumed = {"max_vacuum_tasks": VACUUM_TASKS} if store.path is not None else {}
-    threads = setting(con, "threads")
+    threads = setting(store.con, "threads")
+    # store.con is read anew at each use: a chunked load reopens the store (rdf_chunks)
     with stream, store.memory_budget() as budget, system_arrow_memory(), \
-            held_settings(con, {**unvacuumed, "threads": threads}):
+            held_settings(lambda: store.con, {**unvacuumed, "threads": threads}):
 
         def staging() -> None:
             budget.hold(DEFAULT_STAGING_MEMORY_MB)  # appends spill as they go
-            con.execute(f"SET threads = {STAGING_DUCKDB_THREADS}")
+            store.con.execute(f"SET threads = {STAGING_DUCKDB_THREADS}")
 
         def building() -> None:
             budget.hold(DEFAULT_LOAD_MEMORY_MB)  # joins and aggregates need room to spill well
-            con.execute(f"SET threads = {threads}")
+            store.con.execute(f"SET threads = {threads}")
 
         def ending() -> None:
             budget.hold(DEFAULT_LOAD_END_MEMORY_MB)  # scans of the whole dump, in parts
 
-        create_staging(con, table)
+        create_staging(store.con, table)
         staging()
         chunks = rdf_chunks.ChunkedBuild(
             store, table, source_id, building=building, staging=staging, ending=ending,
@@ -648,9 +648,10 @@ def _load_file(stream: IO[bytes], counter: RawCounter, path: str | Path, store: 
         def stage_and_build() -> None:
             try:
                 if fmt == "ttl":
-                    stage_turtle(stream, con, table, guard, build, tick)
+                    stage_turtle(stream, lambda: store.con, table, guard, build, tick)
                 else:
-                    stage_ntriples(stream, con, table, guard, build, tick, chunk_rows=rdf_chunks.CHUNK_ROWS,
+                    stage_ntriples(stream, lambda: store.con, table, guard, build, tick,
+                                   chunk_rows=rdf_chunks.CHUNK_ROWS,
                                    chunk=None if chunks is None else chunks.chunk,
                                    read_fraction=counter.fraction)
             except ReadError as exc:
@@ -661,7 +662,7 @@ def _load_file(stream: IO[bytes], counter: RawCounter, path: str | Path, store: 
             # N-Triples checks these ids while staging, block by block
             stop = _validate_ids(store, table, guard) if fmt == "ttl" else None
             if stop is not None:
-                delete_staged(con, table, "line >= ?", [stop])
+                delete_staged(store.con, table, "line >= ?", [stop])
                 guard.bad(stop, "the subject or statement IRI is not a Wikidata entity / statement id (in "
                           "Turtle the number counts triples, not lines)", build)
             build()
@@ -670,9 +671,9 @@ def _load_file(stream: IO[bytes], counter: RawCounter, path: str | Path, store: 
             try:
                 stage_and_build()
             finally:
-                _drop_scratch(con, table, chunked)
+                _drop_scratch(store.con, table, chunked)
             if unvacuumed:  # what waits in DuckDB's log, checkpointed now, under the load's settings
-                con.execute("CHECKPOINT")
+                store.con.execute("CHECKPOINT")
             tick()
         except duckdb.Error as exc:
             raise StoreError(f"cannot load {path} into store {store.path or ':memory:'}: "

@@ -137,6 +137,7 @@ class ChunkedBuild:
         self._build(cut)
         self._let_go()
         self.store.reconnect()
+        con = self.store.con
         create_staging(con, t)
         for group, rows in carry.items():
             con.register("_cg_carry", rows)

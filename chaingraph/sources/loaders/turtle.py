@@ -13,10 +13,9 @@ import zlib
 from collections.abc import Callable, Iterator
 from typing import IO
 
-import duckdb
-
 from chaingraph.sources.loaders.common import LineGuard
 from chaingraph.sources.loaders.ntriples import ReadError, _rows_table, _Stager
+from chaingraph.store_memory import Connection
 
 __all__ = ["stage_turtle"]
 
@@ -50,7 +49,7 @@ def _turtle_terms(stream: IO[bytes]) -> Iterator[tuple[str, str, str]]:
         yield subject.n3(), predicate.n3(), obj.n3()
 
 
-def stage_turtle(stream: IO[bytes], con: duckdb.DuckDBPyConnection, table: str, guard: LineGuard,
+def stage_turtle(stream: IO[bytes], con: Connection, table: str, guard: LineGuard,
                  flush: Callable[[], None], tick: Callable[[], None] | None = None,
                  batch: int = 200_000) -> int:
     """Stage a Turtle stream (see :func:`_turtle_terms`); return the number of triples read.
