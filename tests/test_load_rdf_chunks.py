@@ -129,6 +129,32 @@ def test_a_dump_built_in_chunks_gives_the_whole_file_store(name: str, small_chun
     assert chunked == _whole(path, tmp_path, monkeypatch)
 
 
+
+def test_a_chunked_load_opens_its_database_again_every_few_chunks(small_chunks: Spy, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every REOPEN_CHUNKS chunks the store's database is closed and opened again (what DuckDB
+    keeps for as long as a database is open goes with it), and the store file is attached
+    again after the others. Each time it is a new database, with the settings the load holds
+    (its vacuum tasks), and the store is the whole file's."""
+    from chaingraph import store_memory
+    from chaingraph.store_load import VACUUM_TASKS
+
+    monkeypatch.setattr(rdf_chunks, "CHUNK_ROWS", 4)
+    monkeypatch.setattr(rdf_chunks, "REOPEN_CHUNKS", 2)
+    opened: list[tuple[bool, str]] = []
+    reopen = store_memory.reopen
+
+    def spy(con: Any) -> Any:
+        new_con, new = reopen(con)
+        opened.append((new, store_memory.setting(new_con, "max_vacuum_tasks")))
+        return new_con, new
+
+    monkeypatch.setattr(store_memory, "reopen", spy)
+    chunked = _load(FIXTURES / "values.nt", tmp_path / "chunked.duckdb")
+    assert small_chunks.chunks >= 4 and len(opened) == small_chunks.chunks // 2
+    assert opened == [(True, str(VACUUM_TASKS))] * len(opened)
+    assert chunked == _whole(FIXTURES / "values.nt", tmp_path, monkeypatch)
+
 def test_a_chunked_dump_gathers_its_entities_a_range_of_ids_at_a_time(
         small_chunks: Spy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shared_data: Path) -> None:
     """Passes of ~300 entities (codex-s: ~2,000, so several ranges), each gathered on the

@@ -9,7 +9,9 @@ entity by entity, each statement's triples right after the ``p:`` triple that na
 it can be built in chunks: every :data:`CHUNK_ROWS` staged rows, the statements staged so far
 are built and written (:class:`ChunkedBuild`), the staging tables start again with what the
 chunk's last statement may still be missing (the rows from its ``p:`` triple on), and the
-store file is attached again (:meth:`Store.reconnect`), so what DuckDB knew of the chunk goes.
+store file is attached again (:meth:`Store.reconnect`), so what DuckDB knew of the chunk goes;
+every :data:`REOPEN_CHUNKS` chunks the store's database is closed and opened again instead
+(:meth:`Store.reopen`), so what DuckDB keeps for as long as a database is open goes too.
 
 What spans chunks is kept in tables of the store file while the load runs (``_cg_load_*``,
 dropped at its end), each a small part of the dump:
@@ -42,11 +44,22 @@ from chaingraph.sources.loaders.nt_roles import STAGING_DDL, create_staging, dro
 from chaingraph.sources.loaders.rdf_terms import REF
 from chaingraph.store import Store
 
-__all__ = ["CHUNK_ROWS", "ChunkedBuild", "NotInDumpOrder", "chunkable", "drop_load_tables", "undo"]
+__all__ = ["CHUNK_ROWS", "REOPEN_CHUNKS", "ChunkedBuild", "NotInDumpOrder", "chunkable", "drop_load_tables",
+           "undo"]
 
-#: staged rows per chunk: the build's memory is that of a dump of this many (codex-m stages
-#: about 0.8 M rows, so its own file is built whole)
-CHUNK_ROWS = 1_000_000
+#: staged rows per chunk: the build's memory is that of a dump of this many. A chunk this
+#: small is built within DuckDB's budget (settings.DEFAULT_LOAD_MEMORY_MB) as the world dumps
+#: are (each stages fewer, and is built whole): codex-m's 10x synthetic dump peaked at 119 MB
+#: above its baseline in chunks of 300,000 rows (two runs; 117-119 at 200,000, 126 at 400,000,
+#: 125-131 at a million), the world dump at 116-117. A chunk costs about 0.1 s of its own: at
+#: 10x the load took 0.94x the time of chunks of a million (0.91-0.97x, three paired rounds)
+CHUNK_ROWS = 300_000
+#: chunks built between two reopenings of the store's database (:meth:`Store.reopen`; the
+#: chunks between attach its file again, :meth:`Store.reconnect`). A reopening takes about 65
+#: ms, against 25 for attaching: at 40x (31 chunks) the load peaked at 123 MB reopening every
+#: 3 chunks, 126 every chunk and 137 never (one run each), DuckDB's eviction queues of the
+#: blocks its builds spilled growing in between (stop 47's measurement)
+REOPEN_CHUNKS = 3
 #: tables in the store file that hold what spans chunks, while a chunked load runs
 _LOAD_TABLES = {
     "_cg_load_terms": STAGING_DDL,  # the entity facts staged in the "terms" group
@@ -136,7 +149,10 @@ class ChunkedBuild:
                 carry[group] = con.sql(f"SELECT * FROM {t}_{group} WHERE line >= {cut}").to_arrow_table()
         self._build(cut)
         self._let_go()
-        self.store.reconnect()
+        if self.chunks % REOPEN_CHUNKS == 0:
+            self.store.reopen()
+        else:
+            self.store.reconnect()
         con = self.store.con
         create_staging(con, t)
         for group, rows in carry.items():
