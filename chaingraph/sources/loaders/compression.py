@@ -344,9 +344,8 @@ _FREE_REFS = 2
 
 #: blocks in flight at once that :func:`read_blocks_into` reads into reused buffers: the one
 #: being read, two queued, and what a consumer holds (N-Triples: one per staging worker and
-#: one waiting, three with two workers). Eight (two spare) held 8 MB more while a dump is
-#: staged between its chunk builds; see ntriples.APPEND_BYTES for the two measured together
-RING_BLOCKS = 6
+#: one waiting)
+RING_BLOCKS = 8
 
 
 #: what :func:`read_blocks_into` yields, in place of a block, once it has paused (see ``gate``)

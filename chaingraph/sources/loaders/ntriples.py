@@ -57,7 +57,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from chaingraph.sources.loaders.common import LineGuard, is_utf8
-from chaingraph.sources.loaders.compression import PAUSED, RING_BLOCKS, BlockRing, read_blocks_into
+from chaingraph.sources.loaders.compression import PAUSED, BlockRing, read_blocks_into
 from chaingraph.sources.loaders.nt_ids import (
     ENTITY_PREFIX,
     NODE_PREFIX,
@@ -123,6 +123,11 @@ STAGING_THREADS = min(2, os.cpu_count() or 1)
 #: runs, load ~1.7: 0.95 s and 1.48 s CPU at 4 MB against 1.02 s and 1.59 s at compression's
 #: 8 MB; 16 MB took more CPU still, 2 MB no less than 4)
 BLOCK_BYTES = 4 << 20
+#: blocks the reader holds in the ring they are read into (compression.BlockRing) besides
+#: those in flight to the workers: the one being read and two queued. The ring is no larger
+#: (compression.RING_BLOCKS, eight, kept two more with two workers, which held 8 MB more while
+#: a dump is staged between its chunk builds; see :data:`APPEND_BYTES`)
+READER_BLOCKS = 3
 
 
 #: staging group and its rows (line within the block, k, pid, s, o), strings copied out of the block
@@ -131,7 +136,7 @@ _Append = tuple[str, pa.Table]
 #: staging tables at once: an INSERT costs about 2 ms of its own besides its rows, and a block
 #: stages 6-19 % of its text (codex-m), copied out so that the block's buffer can be reused.
 #: The appends run on a thread of their own while the workers prepare the next blocks. Held
-#: rows and the ring of blocks (compression.RING_BLOCKS) are the staging's memory between a
+#: rows and the ring of blocks (:data:`READER_BLOCKS`) are the staging's memory between a
 #: dump's chunk builds: at 10x, in chunks of 300,000 rows, 4 MB and six blocks peaked at 120
 #: and 123 MB (the process's high-water mark above its start, two runs), 8 MB and eight at 127
 #: and 128, in about the same time (12.5-13.1 s against 12.2-12.7)
@@ -586,7 +591,6 @@ def stage_ntriples(stream: IO[bytes], con: Connection, table: str, guard: LineGu
     """
     stager = _Stager(con, table, guard, read_fraction)
     size = block_bytes or BLOCK_BYTES
-    ring = BlockRing(size, RING_BLOCKS)
     gate = threading.Event()  # reading goes on while it is set (see read_blocks_into)
     gate.set()
     line = 1
@@ -596,6 +600,7 @@ def stage_ntriples(stream: IO[bytes], con: Connection, table: str, guard: LineGu
     # more blocks (and their arrays) are held. At 10x codex-m the peak of staging was ~10 MB
     # lower than with two blocks waiting per worker, in the same time.
     in_flight = workers + 1
+    ring = BlockRing(size, READER_BLOCKS + in_flight)
 
     def commit_one() -> None:
         nonlocal line
