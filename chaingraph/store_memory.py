@@ -51,7 +51,12 @@ Connection = duckdb.DuckDBPyConnection | Callable[[], duckdb.DuckDBPyConnection]
 
 
 def current(con: Connection) -> duckdb.DuckDBPyConnection:
-    """The connection ``con`` is, or gives now."""
+    """The connection ``con`` is, or gives now.
+
+    >>> con = duckdb.connect()
+    >>> current(con) is con, current(lambda: con) is con
+    (True, True)
+    """
     return con() if callable(con) else con
 
 
