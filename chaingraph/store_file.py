@@ -99,16 +99,23 @@ def reattach(con: duckdb.DuckDBPyConnection) -> None:
     >>> con.execute("SELECT x, y FROM t, kept").fetchall()
     [(1, 2)]
     """
-    where, read_only = con.execute("SELECT path, readonly FROM duckdb_databases() WHERE database_name = ?",
-                                   [ALIAS]).fetchall()[0]
+    where, read_only = _attached(con)
     con.execute("USE memory")  # the default database cannot be detached
     con.execute(f"DETACH {ALIAS}")
-    _attach(con, str(where), bool(read_only))
+    _attach(con, where, read_only)
     use_store(con)
 
 
-#: a table that tells whether a database outlived the connection :func:`reopen` closed
-_MARK = "memory.main._cg_reopened"
+def _attached(con: duckdb.DuckDBPyConnection) -> tuple[str, bool]:
+    """The store file attached to ``con``'s database, and whether it is attached read-only."""
+    where, read_only = con.execute("SELECT path, readonly FROM duckdb_databases() WHERE database_name = ?",
+                                   [ALIAS]).fetchall()[0]
+    return str(where), bool(read_only)
+
+
+#: a table of DuckDB's in-memory database that tells whether the database outlived the
+#: connection :func:`reopen` closed
+_MARK = "_cg_reopened"
 
 
 def reopen(con: duckdb.DuckDBPyConnection) -> tuple[duckdb.DuckDBPyConnection, bool]:
@@ -140,17 +147,16 @@ def reopen(con: duckdb.DuckDBPyConnection) -> tuple[duckdb.DuckDBPyConnection, b
     (False, [(1,)])
     >>> other.close(); con.close()
     """
-    where, read_only = con.execute("SELECT path, readonly FROM duckdb_databases() WHERE database_name = ?",
-                                   [ALIAS]).fetchall()[0]
+    where, read_only = _attached(con)
     settings = _global_settings(con)
-    con.execute(f"CREATE OR REPLACE TABLE {_MARK} AS SELECT 1 AS x")
+    con.execute(f"CREATE OR REPLACE TABLE memory.main.{_MARK} AS SELECT 1 AS x")
     con.close()
-    new = connect_file(str(where), read_only=bool(read_only))
+    new = connect_file(where, read_only=read_only)
     try:
         outlived = bool(new.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = 'memory' "
-                                    "AND table_name = '_cg_reopened'").fetchall()[0][0])
+                                    "AND table_name = ?", [_MARK]).fetchall()[0][0])
         if outlived:
-            new.execute(f"DROP TABLE {_MARK}")
+            new.execute(f"DROP TABLE memory.main.{_MARK}")
         fresh = _global_settings(new)
         for name, value in settings.items():
             if fresh.get(name) != value:

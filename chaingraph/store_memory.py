@@ -360,8 +360,8 @@ class StoreMemory:
     def reopen(self) -> bool:
         """Close this store's database and open it again (:func:`~chaingraph.store_file.reopen`),
         with its settings, so that what DuckDB keeps in memory for as long as a database is
-        open goes too, which :meth:`reconnect` leaves: a chunked N-Triples load does it after
-        every chunk (:mod:`~chaingraph.sources.loaders.rdf_chunks`). The store gets a new
+        open goes too, which :meth:`reconnect` leaves: a chunked N-Triples load does it every
+        few chunks (:data:`~chaingraph.sources.loaders.rdf_chunks.REOPEN_CHUNKS`). The store gets a new
         :attr:`con`: temporary tables and views, registered objects and cursors go, and work
         that spans the call reads ``store.con`` anew (a :data:`Connection`). Nothing happens
         (``False``) to an in-memory store or a subset, or inside a transaction; where another

@@ -169,19 +169,19 @@ def load_parquet(directory: str | Path, store: Store) -> dict[str, int]:
                 cols, key = known[name]
                 wanted = [c["name"] for c in cols]
                 file = root / table["file"]
-                present = {r[0] for r in con.execute(
-                    f"DESCRIBE SELECT * FROM read_parquet({sql_string(str(file))})").fetchall()}
+                rows = f"read_parquet({sql_string(str(file))})"
+                present = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {rows}").fetchall()}
                 missing = [c for c in wanted if c not in present]
                 if missing:
                     raise InvalidInput(f"{file}: columns {missing} of table {name} are missing")
                 select = ", ".join(_quote(c) for c in wanted)
                 if name in KEYS:  # a fact table: the store's own write, which keeps its key
-                    rows = f"read_parquet({sql_string(str(file))})"  # an export's keys come once: not grouped
+                    # an export's keys come once: not grouped
                     unique = not repeats(con, rows, ", ".join(_quote(k) for k in key))
                     store._insert_from(name, wanted, rows, unique=unique)
                 else:
                     con.execute(f"INSERT OR IGNORE INTO {_quote(name)} ({select}) "
-                                f"SELECT {select} FROM read_parquet({sql_string(str(file))})")
+                                f"SELECT {select} FROM {rows}")
                 counts[name] = int(table["rows"])
     except duckdb.Error as exc:  # a corrupt or foreign file
         raise StoreError(f"{root}: cannot read the Parquet export ({str(exc).splitlines()[0]})") from exc

@@ -238,18 +238,28 @@ def test_a_file_not_in_dump_order_is_loaded_again_whole(case: str, small_chunks:
     chunk used it, a statement written twice (found also where the ids are grouped in parts,
     as a large dump's are): the chunks cannot give the whole-file store, so the file is
     loaded again whole, into the store as it was."""
-    from chaingraph import store_memory
+    from chaingraph import store as store_module
 
     late = _item(1, node="t1")
     triples = {"statement split": [*late[:2], *_filler(100, FILL), *late[2:], *_time_node("t1")],
                "node after its use": [*late, *_filler(100, FILL), *_item(2, node="t1"), *_time_node("t1")],
                "statement twice": [*_item(1), *_filler(100, FILL), *_item(1)]}[case.split(",")[0]]
+    parts: list[int] = []  # of each check of the store's statement ids
+    repeats = store_module.repeats
+
+    def counted_repeats(con: Any, relation: str, key: str, parts_: int = 1) -> bool:
+        parts.append(parts_)
+        return repeats(con, relation, key, parts_)
+
+    monkeypatch.setattr(store_module, "repeats", counted_repeats)
     if case.endswith("in parts"):  # FILL + 2 statements: seven parts
-        monkeypatch.setattr(store_memory, "REPEAT_ROWS_PER_PART", 25)
+        monkeypatch.setattr(store_module, "REPEAT_ROWS_PER_PART", 25)
     path = tmp_path / "unordered.nt"
     path.write_text(_nt(*triples))
     chunked = _load(path, tmp_path / "chunked.duckdb")
     assert small_chunks.chunks >= 1 and small_chunks.undone == 1
+    if case.startswith("statement twice"):  # found by the check of the chunks' ids
+        assert parts and parts[0] == (7 if case.endswith("in parts") else 1), parts
     assert chunked == _whole(path, tmp_path, monkeypatch)
 
 
