@@ -342,10 +342,10 @@ MEMORY_TAGS = "SELECT tag, memory_usage_bytes FROM duckdb_memory()"
 
 
 def _children_private_mb() -> float:
-    """The memory of this process's children that is their own (``Private_Clean`` and
-    ``Private_Dirty``: pages no other process maps), MB: the JSON loader's parse workers,
-    which the process's own peak leaves out. Forked, they share the rest with this process,
-    whose resident memory has it already."""
+    """The memory of this process's descendants that is their own (``Private_Clean`` and
+    ``Private_Dirty``: pages no other process maps), MB: the JSON loader's parse workers and
+    the children they parse in, which the process's own peak leaves out. Forked, they share
+    the rest with this process, whose resident memory has it already."""
     total = 0
     for pid in child_pids():
         with contextlib.suppress(OSError):  # a worker that has just ended

@@ -99,28 +99,35 @@ def _peak_mb() -> float:
 
 
 def child_pids() -> list[str]:
-    """The pids of this process's live children (Linux, from ``/proc``; none elsewhere)."""
+    """The pids of this process's live descendants: its children, theirs, and so on (Linux,
+    from ``/proc``; none elsewhere)."""
     pids: list[str] = []
-    tasks = Path("/proc/self/task")
-    for task in tasks.iterdir() if tasks.is_dir() else ():
-        with contextlib.suppress(OSError):  # a thread that has just ended
-            pids += (task / "children").read_text().split()
+    parents = ["self"]
+    while parents:
+        found: list[str] = []
+        for parent in parents:
+            with contextlib.suppress(OSError):  # a process or thread that has just ended
+                for task in Path(f"/proc/{parent}/task").iterdir():
+                    with contextlib.suppress(OSError):
+                        found += (task / "children").read_text().split()
+        pids += found
+        parents = found
     return pids
 
 
 def cpu_seconds() -> float:
     """CPU seconds (user and system) used so far by this process's threads, the children it
-    has reaped and its live children (Linux, from ``/proc``). What a run used is the
-    difference of two readings: a child reaped in between moves from its own share to its
-    parent's whole, and a new child counts from zero. Work other processes do for a run
-    outside this tree (a server it queries) is not in it."""
+    has reaped and its live descendants with those they have reaped (Linux, from ``/proc``).
+    What a run used is the difference of two readings: a child reaped in between moves from
+    its own share to its parent's whole, and a new child counts from zero. Work other
+    processes do for a run outside this tree (a server it queries) is not in it."""
     reaped = os.times()  # in clock ticks; this process's own time finer (all its threads)
     total = time.process_time() + reaped.children_user + reaped.children_system
     ticks = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
     for pid in child_pids():
         with contextlib.suppress(OSError, ValueError, IndexError):  # a child that has just ended
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+            total += sum(int(f) for f in fields[11:15]) / ticks  # utime, stime, cutime, cstime
     return total
 
 

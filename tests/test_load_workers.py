@@ -4,10 +4,12 @@ worker and the keeping time end them; a forked process does not inherit them."""
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -109,3 +111,79 @@ def test_a_forked_process_does_not_inherit_the_kept_workers() -> None:
     child.join(timeout=30)
     assert out.get(timeout=5) is True
     assert len(_kept_pids()) == 2  # still this process's
+
+
+def _with_pid(task: int) -> tuple[int, int]:
+    return task, os.getpid()
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (Linux ``/proc``)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _ended(pid: int, seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not _running(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.fixture
+def one_worker(monkeypatch: pytest.MonkeyPatch) -> Iterator[workers.Workers]:
+    """A worker whose children answer two tasks each (forked after the patch)."""
+    workers.release()
+    monkeypatch.setattr(workers, "TASKS_PER_CHILD", 2)
+    pool = workers.Workers(1, _with_pid)
+    yield pool
+    pool.stop(idle=False)
+
+
+def test_a_worker_answers_in_children_of_a_few_tasks_each(one_worker: workers.Workers) -> None:
+    for task in range(7):
+        one_worker.tasks.put(task)
+    answers = [one_worker.results.get(timeout=10) for _ in range(7)]
+    assert [task for task, _ in answers] == list(range(7))
+    pids = [pid for _, pid in answers]
+    assert len(set(pids)) == 4 and pids[0] == pids[1] != pids[2] == pids[3]  # two each
+    assert one_worker.procs[0].pid not in pids  # the worker itself answers nothing
+    one_worker.tasks.put(None)
+    one_worker.procs[0].join(timeout=10)
+    assert one_worker.procs[0].exitcode == 0 and not _running(pids[-1])
+
+
+def test_a_worker_whose_child_dies_ends(one_worker: workers.Workers) -> None:
+    one_worker.tasks.put(0)
+    _, child = one_worker.results.get(timeout=10)
+    os.kill(child, signal.SIGKILL)  # killed while it waits for its second task
+    assert _gone(one_worker.procs) and not one_worker.alive()
+
+
+def test_a_worker_ended_ends_its_child(one_worker: workers.Workers) -> None:
+    one_worker.tasks.put(0)
+    _, child = one_worker.results.get(timeout=10)
+    try:
+        one_worker.stop(idle=False)
+        assert _ended(child)
+    finally:
+        _kill(child)  # not left behind if the test fails
+
+
+def test_a_child_ends_with_its_worker_killed(one_worker: workers.Workers) -> None:
+    one_worker.tasks.put(0)
+    _, child = one_worker.results.get(timeout=10)
+    try:
+        os.kill(one_worker.procs[0].pid or 0, signal.SIGKILL)  # no chance to end the child itself
+        assert _ended(child)
+    finally:
+        _kill(child)
+
+
+def _kill(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
