@@ -6,6 +6,7 @@ holds the entities, and into a store with the old primary keys; and
 
 from __future__ import annotations
 
+import itertools
 import json
 import multiprocessing
 from pathlib import Path
@@ -68,6 +69,40 @@ def test_the_sample_in_small_chunks_and_batches_loads_to_the_same_store(
     bulk, rows = _both(SAMPLE, workers=workers)
     assert bulk == rows
     assert len(bulk["qualifiers"]) > 10 and len(bulk["reference_snaks"]) > 10  # more than items
+
+
+def test_a_batch_ends_at_its_bytes_whatever_its_statements(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batches cut by their rows' bytes (``BULK_BYTES``), the statement cap out of reach:
+    a batch ends with the first part that takes it to the cap (or before an entity it
+    holds comes again), and the store is the same."""
+    monkeypatch.setattr(json_chunks, "CHUNK_BYTES", 1024)
+    monkeypatch.setattr(json_dump, "BULK_ROWS", 10**9)
+    batches: list[list[json_chunks.Part]] = []
+    tables = json_chunks._Merged.tables
+
+    def spy(batch: json_chunks._Merged) -> dict[str, list[pa.Table]]:
+        batches.append(list(batch.parts))
+        return tables(batch)
+
+    def size(parts: list[json_chunks.Part]) -> int:
+        return sum(len(piece) for part in parts for pieces in part.tables.values() for piece in pieces)
+
+    monkeypatch.setattr(json_chunks._Merged, "tables", spy)
+    with Store() as store:
+        load_json_dump(SAMPLE, store, workers=0)
+        whole_file = everything(store)
+    cap = sum(size(parts) for parts in batches) // 8
+    batches.clear()
+    monkeypatch.setattr(json_dump, "BULK_BYTES", cap)
+    with Store() as store:
+        load_json_dump(SAMPLE, store, workers=0)
+        assert everything(store) == whole_file
+    assert len(batches) >= 4
+    for parts, after in itertools.pairwise(batches):
+        if size(parts) >= cap:
+            assert size(parts[:-1]) < cap  # ended by the part that reached the cap
+        else:  # ended before an entity it holds came again
+            assert any(not part.ids.isdisjoint(after[0].ids) for part in parts)
 
 
 def test_a_store_with_the_old_primary_keys_loads_the_same(tmp_path: Path) -> None:

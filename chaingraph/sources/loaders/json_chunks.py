@@ -5,7 +5,8 @@ rows) holds the GIL, so threads cannot share it: the main
 process decompresses the dump (a reader thread, zlib releases the GIL), hands chunks of
 about :data:`CHUNK_BYTES` to :data:`PARSE_WORKERS` forked processes, takes their rows back
 as Arrow tables *in file order*, and writes them in batches of about
-:data:`~chaingraph.sources.loaders.json_dump.BULK_ROWS` statements on a writer thread while
+:data:`~chaingraph.sources.loaders.json_dump.BULK_ROWS` statements (or
+:data:`~chaingraph.sources.loaders.json_dump.BULK_BYTES` bytes) on a writer thread while
 the workers parse on. At most two chunks per worker are in flight and one batch waits to
 be written, so memory does not grow with the dump; chunks are decompressed into a few
 reused buffers (:class:`~chaingraph.sources.loaders.compression.BlockRing`), each pickled
@@ -231,6 +232,7 @@ class _Merged:
         self.parts: list[Part] = []
         self.ids: set[str] = set()
         self.statements = 0
+        self.nbytes = 0
         self.statement_ids: pa.ChunkedArray | None = None
         self.prefixed = True
 
@@ -239,6 +241,7 @@ class _Merged:
         self.prefixed = self.prefixed and part.prefixed
         self.ids |= part.ids
         self.statements += part.totals["statements"]
+        self.nbytes += sum(len(piece) for pieces in part.tables.values() for piece in pieces)
 
     def tables(self) -> dict[str, list[pa.Table]]:
         """The parts' pieces of each table, those with the same columns as one table."""
@@ -329,7 +332,8 @@ def _load(path: str | Path, stream: IO[bytes], counter: RawCounter, source_id: s
             batch.add(part)
             for name in _TOTALS:
                 totals[name] += part.totals[name]
-            if batch.statements >= json_dump.BULK_ROWS or len(batch.ids) >= json_dump.BULK_ENTITIES:
+            if (batch.statements >= json_dump.BULK_ROWS or len(batch.ids) >= json_dump.BULK_ENTITIES
+                    or batch.nbytes >= json_dump.BULK_BYTES):
                 submit()
         for line, problem in result.bad:
             guard.bad(line, problem, flush)

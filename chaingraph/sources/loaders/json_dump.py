@@ -4,7 +4,8 @@ Plain JSON Lines (one entity per line, no brackets) reads the same way. The file
 streamed: a reader thread decompresses ahead, entities are parsed into plain columns and
 tuples (no per-statement model objects on the hot path) on worker processes
 (:mod:`~chaingraph.sources.loaders.json_chunks`), and a writer thread inserts each batch
-(Arrow tables of about :data:`BULK_ROWS` statements, one transaction each) while the next
+(Arrow tables of about :data:`BULK_ROWS` statements or :data:`BULK_BYTES` bytes, one
+transaction each) while the next
 is parsed. What is in memory at once is bounded, whatever the size of the dump: the
 statement tables have no primary-key index to grow, and a batch is written without reading
 what the earlier ones wrote when no key of it can be there yet (:meth:`Store.bulk_load`;
@@ -87,6 +88,13 @@ BATCH_ROWS = 30_000
 #: scans the table for them, and twice as many batches scan it twice as often
 BULK_ENTITIES = 100_000
 BULK_ROWS = 50_000
+#: ... and a batch holds at most about this many bytes of rows (the parse workers' Arrow
+#: data: a batch ends with the part that reaches it): what DuckDB holds of a batch while it
+#: writes it follows its bytes, not its statements, which differ from dump to dump (longer
+#: ids, more qualifiers and references). codex-m's 50,000 statements are 5.3-5.4 MB, its
+#: 10x synthetic dump's (longer ids) 6.3: with this cap as well the 10x and 20x loads into a
+#: store file peaked at 141 and 142 MB in place of 143 and 146 (one memory check each)
+BULK_BYTES = 5 << 20
 
 
 def _valid_value_entity(ident: str) -> bool:
