@@ -259,7 +259,7 @@ class _Merged:
         if self.statement_ids is not None:
             ids = self.statement_ids
             out["statement_sources"] = [pa.table({
-                "statement_id": ids, "source_id": pa.nulls(len(ids), pa.string()).fill_null(self.source_id)})]
+                "statement_id": ids, "source_id": _constant(self.source_id, len(ids))})]
         return out
 
     def unique(self) -> set[str]:
@@ -276,6 +276,17 @@ class _Merged:
             return set()
         snaks = {n for n in ("qualifiers", "reference_snaks") if all(n in p.unique for p in self.parts)}
         return {"statements", "statement_sources", *snaks}
+
+
+def _constant(text: str, length: int) -> pa.DictionaryArray:
+    """``text`` ``length`` times, as one string and a byte of index a row (DuckDB reads it as
+    plain strings): a batch's provenance column, 1 MB less per 50,000 statements than the
+    string written out for each.
+
+    >>> _constant("abc", 3).to_pylist()
+    ['abc', 'abc', 'abc']
+    """
+    return pa.DictionaryArray.from_arrays(pa.nulls(length, pa.int8()).fill_null(0), pa.array([text]))
 
 
 def _can_fork() -> bool:
