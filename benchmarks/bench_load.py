@@ -64,18 +64,19 @@ large as theirs: the row that tells growth with the dump's size from growth with
 length; the 2× dump is between the dump and the 10×, where a size the larger ones skip can
 peak above them: before 6fb0b05 the 2× N-Triples dump did), each loaded into a new store
 *file* in two rounds (the second in reverse order; the table shows the higher peak, the
-comments each run's). The larger ones should reach about the same peak (see the README for
-how near): the loaders stream within fixed DuckDB budgets, spilling to disk beyond them
-(N-Triples builds a new store file a chunk of a million staged rows at a time and opens the
-file again after each; JSON batches are written within one budget, the store file opened
-again every 4 batches), so that what DuckDB keeps of the row groups written does not pile
-up. The README says how near the dump itself comes (neither as high: 8-12 MB lower at the
-last count, the heaps of each process settling over more batches than the dump has). The
+comments each run's). The larger ones should reach about the same peak (the README has the
+latest figures, ``LOADING.md`` beside this file how they came about): the loaders stream
+within fixed DuckDB budgets, spilling to disk beyond them (N-Triples builds a new store file
+a chunk of 300,000 staged rows at a time, attaching the file again after each and opening
+its database again every third; JSON batches are written within one budget, the store file
+attached again every 4 batches), so that what DuckDB keeps of the row groups written does
+not pile up. The dump itself comes near, not as high (the 10x peaks 5-6 MB above it at the
+last count: the level is the same, the longer load meets its highest moments more often). The
 last row loads twice ``--scale`` as two parts of ``--scale`` (copies 0 to ``scale - 1`` and
 ``scale`` to ``2 scale - 1``), one file after the other into the same store: the second goes
 into a store that has statements, so every key it writes is checked against the table.
 ``--plot PNG`` draws each load's memory over its time (process and parse workers, sampled
-every 20 ms; the run with the higher peak), a panel per format, as the README shows.
+every 20 ms; the run with the higher peak), a panel per format, as the README shows it.
 ``--scale 20`` checks 20× and 40×; ``--memory`` runs the memory check alone; ``--tags`` adds
 the peak of each kind of DuckDB's memory to each run's comment (see
 :func:`chaingraph_file_load`: sampling them can raise the peak).
