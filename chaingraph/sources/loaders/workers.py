@@ -20,7 +20,7 @@ longer it runs (a parse worker by itself: 47 MB of anonymous memory after 10 of 
 dump's chunks, 50 after 100), and the workers' memory grew with the dump: the two workers
 of a load that writes nothing held 33-35 MB of their own with codex-m's dump and 38-39
 with its 10x synthetic dump; in children of 16 tasks, 34-35 and 36-37, and the 10x load
-into a store file peaked at 142-144 MB in place of 146-147 (three runs each). A child's
+into a store file peaked at 142-144 MB against 144-147 (several runs each). A child's
 first task is slower (23 ms against 14: the pages it writes are copied from the worker's),
 so children of 8 tasks, flatter still by ~1 MB, cost twice as much time; at 16 the load of
 codex-m's dump took 4 % longer into a store file and 1 % into memory (medians of four
@@ -113,10 +113,11 @@ def _serve(tasks: Any, results: Any, handle: Callable[[Any], Any]) -> None:
         os._exit(1)
 
     signal.signal(signal.SIGTERM, end)
+    worker = os.getpid()
     while True:
         child = os.fork()  # this process has no thread but this one: safe to fork
         if child == 0:
-            _child(tasks, results, handle)
+            _child(tasks, results, handle, worker)
         status = os.waitpid(child, 0)[1]
         child = 0
         if os.WIFEXITED(status) and os.WEXITSTATUS(status) == _STOPPED:
@@ -125,13 +126,13 @@ def _serve(tasks: Any, results: Any, handle: Callable[[Any], Any]) -> None:
             os._exit(1)
 
 
-def _child(tasks: Any, results: Any, handle: Callable[[Any], Any]) -> None:
-    """A worker's child: answer :data:`TASKS_PER_CHILD` tasks (fewer if told to stop), see
-    its answers sent, and end (never returns)."""
+def _child(tasks: Any, results: Any, handle: Callable[[Any], Any], worker: int) -> None:
+    """A child of process ``worker``: answer :data:`TASKS_PER_CHILD` tasks (fewer if told to
+    stop), see its answers sent, and end (never returns)."""
     code = 1
     try:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        _end_with_parent()
+        _end_with(worker)
         code = 0
         for _ in range(TASKS_PER_CHILD):
             task = tasks.get()
@@ -147,12 +148,12 @@ def _child(tasks: Any, results: Any, handle: Callable[[Any], Any]) -> None:
         os._exit(code)
 
 
-def _end_with_parent() -> None:
-    """Have the kernel end this process when its parent ends (Linux; elsewhere nothing)."""
+def _end_with(parent: int) -> None:
+    """Have the kernel end this process when its parent, process ``parent``, ends (Linux;
+    elsewhere nothing)."""
     libc = _libc()
     if libc is not None:
-        parent = os.getppid()
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
         if os.getppid() != parent:  # the parent ended before the call
             os._exit(1)
 
