@@ -224,6 +224,7 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
                              "process holds it open for writing") from exc
         self._in_tx = False
         self._read_only = read_only
+        self._keyed: frozenset[str] | None = None  # the tables with a primary key (_has_key)
         #: whether this is a :meth:`subset` of another store (read only)
         self.is_subset = False
         #: a subset's source tables (their qualified prefix, e.g. ``"world".main.``)
@@ -514,6 +515,15 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
         present = [c for c in TABLE_COLUMNS[table] if c in data.column_names]
         if not unique:
             data = data.append_column(_ROW, pa.array(np.arange(data.num_rows, dtype=np.int64)))
+        if not self._has_key(table):
+            # a relation the queries name, not a registered view: DuckDB keeps a view's Arrow
+            # table until the transaction commits (its catalog entry), so a load's batch stayed
+            # in memory beside DuckDB's copy of it while DuckDB compressed and wrote that. (Into
+            # a table with a primary key, a refused row must raise DuckDB's ConstraintException,
+            # which a relation's query turns into a TransactionException: registered there.)
+            self._insert_from(table, present, "_cg_incoming", unique=unique, check=check,
+                              numbered=not unique, rows=self.con.from_arrow(data))
+            return
         self.con.register("_cg_incoming", data)
         try:
             self._insert_from(table, present, "_cg_incoming", unique=unique, check=check,
@@ -522,8 +532,18 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
             with suppress(duckdb.Error):  # an aborted transaction refuses even this
                 self.con.unregister("_cg_incoming")
 
+    def _has_key(self, table: str) -> bool:
+        """Whether ``table`` has a primary key in this store (the statement tables have none,
+        but in stores written before :data:`~chaingraph.store_schema.INDEXLESS`)."""
+        if self._keyed is None:
+            self._keyed = frozenset(str(r[0]) for r in self.con.execute(
+                "SELECT DISTINCT table_name FROM duckdb_constraints() WHERE constraint_type = 'PRIMARY KEY' "
+                "AND database_name = current_database()").fetchall())
+        return table in self._keyed
+
     def _insert_from(self, table: str, columns: list[str], relation: str, params: Any = None, *,
-                     unique: bool = False, check: bool = True, numbered: bool = False) -> None:
+                     unique: bool = False, check: bool = True, numbered: bool = False,
+                     rows: duckdb.DuckDBPyRelation | None = None) -> None:
         """Insert the rows of ``relation`` whose key is not in ``table`` yet (entities and
         properties: upsert), the first row of each key when ``relation`` repeats one (unless
         ``unique`` promises it does not).
@@ -541,23 +561,28 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
         refuses one that is there (``duckdb.ConstraintException``; an upsert joins the rows
         with the whole table in DuckDB 2, where a plain insert looks each key up in the index).
         ``numbered``: ``relation`` has a column ``_cg_row`` and the row kept of a repeated key is
-        the one it numbers first."""
+        the one it numbers first. ``rows``: the relation the name ``relation`` stands for in the
+        queries (each run on it, ``params`` unused)."""
+
+        def run(sql: str, params: Any) -> duckdb.DuckDBPyConnection | duckdb.DuckDBPyRelation | None:
+            return self.con.execute(sql, params) if rows is None else rows.query(relation, sql)
+
         cols = ", ".join(f'"{c}"' for c in columns)
         key = ", ".join(f'"{k}"' for k in KEYS[table])
         order = f" ORDER BY {key}, {_ROW}" if numbered else ""
         source = relation if unique else f"(SELECT DISTINCT ON ({key}) {cols} FROM {relation}{order})"
         if table in UPSERT and check:
-            self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {source} "
-                             f"ON CONFLICT DO UPDATE SET {UPSERT[table]}", params)
+            run(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {source} "
+                f"ON CONFLICT DO UPDATE SET {UPSERT[table]}", params)
             return
         if not check:
-            self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {source}", params)
+            run(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {source}", params)
             return
         match = " AND ".join(f'_t."{k}" = _n."{k}"' for k in KEYS[table])
         # (count(*) of a whole table is read from DuckDB's row counts: half a millisecond)
         if self.con.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0] <= PRESENT_KEYS_PER_PASS:
-            self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {source} AS _n "
-                             f"WHERE NOT EXISTS (SELECT 1 FROM {table} AS _t WHERE {match})", params)
+            run(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {source} AS _n "
+                f"WHERE NOT EXISTS (SELECT 1 FROM {table} AS _t WHERE {match})", params)
             return
         # A large table: its keys among the rows are found first, in queries of their own, and
         # the rows inserted after. An anti-join inside the INSERT builds its hash table on the
@@ -572,21 +597,22 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
             hashed = ", ".join(f'{alias}."{k}"' for k in KEYS[table])
             return f"hash({hashed}) % {parts} = {nth}" if parts > 1 else "true"
 
-        rows = self.con.execute(f"SELECT count(*) FROM {relation}", params).fetchall()[0][0]
-        looked = passes(rows, PRESENT_KEYS_PER_PASS)
+        counted = run(f"SELECT count(*) FROM {relation}", params)
+        assert counted is not None  # a query's result
+        looked = passes(counted.fetchall()[0][0], PRESENT_KEYS_PER_PASS)
         self.con.execute(f"CREATE OR REPLACE TEMP TABLE _cg_present AS SELECT {key} FROM {table} LIMIT 0")
         for nth in range(looked):
-            self.con.execute(f"INSERT INTO _cg_present SELECT {key} FROM {table} AS _t WHERE EXISTS "
-                             f"(SELECT 1 FROM {relation} AS _n WHERE {part('_n', looked, nth)} AND {match})",
-                             params)
+            run(f"INSERT INTO _cg_present SELECT {key} FROM {table} AS _t WHERE EXISTS "
+                f"(SELECT 1 FROM {relation} AS _n WHERE {part('_n', looked, nth)} AND {match})",
+                params)
         present = self.con.execute("SELECT count(*) FROM _cg_present").fetchall()[0][0]
         parts = passes(present, PRESENT_KEYS_PER_PASS)  # the keys there: a part of their hashes a pass
         if not parts:
-            self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {source}", params)
+            run(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {source}", params)
         for nth in range(parts):
-            self.con.execute(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {source} AS _n "
-                             f"WHERE {part('_n', parts, nth)} AND NOT EXISTS (SELECT 1 FROM _cg_present "
-                             f"AS _t WHERE {part('_t', parts, nth)} AND {match})", params)
+            run(f"INSERT INTO {table} ({cols}) SELECT {cols} FROM {source} AS _n "
+                f"WHERE {part('_n', parts, nth)} AND NOT EXISTS (SELECT 1 FROM _cg_present "
+                f"AS _t WHERE {part('_t', parts, nth)} AND {match})", params)
         self.con.execute("DROP TABLE _cg_present")
 
     def insert_select(self, table: str, select: str, params: Sequence[Any] | None = None, *,

@@ -46,9 +46,9 @@ The store is the same either way.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, MutableMapping, Sequence
 from contextlib import ExitStack, suppress
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import duckdb
 import pyarrow as pa
@@ -222,15 +222,22 @@ class BulkLoad:
             held.close()
 
     def write(self, tables: Mapping[str, pa.Table | Sequence[pa.Table]], *, replace: Collection[str],
-              unique: Collection[str] = (), prefixed: bool) -> None:
+              unique: Collection[str] = (), prefixed: bool, consume: bool = False) -> None:
         """Write one batch as :meth:`Store.write_arrow` does: ``replace`` names every entity
         the batch brings (whole: it holds each once), ``unique`` the tables whose keys do not
         repeat within it, and ``prefixed`` says every statement id of the batch starts with
         its subject's id and ``$`` (case aside). A table may come in pieces with columns of
-        their own (missing columns are NULL)."""
+        their own (missing columns are NULL).
+
+        ``consume``: ``tables`` is a dict this method empties once DuckDB has the rows, before
+        it commits them, so that the memory they hold is free while DuckDB compresses and
+        writes the batch, where a load's memory peaks (a batch written without the keys
+        checked; a checked one keeps its tables to the end)."""
+        if consume and not isinstance(tables, MutableMapping):
+            raise TypeError("write(consume=True) empties its tables: give them as a dict")
         if self.unchecked and prefixed:
             try:
-                self._write_unchecked(tables, unique)
+                self._write_unchecked(tables, unique, consume=consume)
             except duckdb.Error as exc:
                 raise StoreError(f"cannot write to store {self.store.path or ':memory:'}: "
                                  f"{str(exc).splitlines()[0]}") from exc
@@ -243,7 +250,7 @@ class BulkLoad:
             self.store.reconnect()
 
     def _write_unchecked(self, tables: Mapping[str, pa.Table | Sequence[pa.Table]],
-                         unique: Collection[str]) -> None:
+                         unique: Collection[str], *, consume: bool = False) -> None:
         """Write a batch whose keys cannot be in the store yet, but whose entities may be (an
         entity given again is replaced). First as if none were: its entity and property rows
         are plainly inserted, and the tables' primary keys look each one up in their index.
@@ -254,37 +261,45 @@ class BulkLoad:
         the dump."""
         if not self.store._in_tx:  # else a refused insert would end the caller's transaction
             try:
-                self._write_batch(tables, unique, new=True)
+                self._write_batch(tables, unique, new=True, consume=consume)
                 return
             except duckdb.ConstraintException:
                 pass  # an entity of the batch is in the store: rolled back, written again below
-        self._write_batch(tables, unique, new=False)
+        self._write_batch(tables, unique, new=False, consume=consume)
 
     def _write_batch(self, tables: Mapping[str, pa.Table | Sequence[pa.Table]], unique: Collection[str],
-                     *, new: bool) -> None:
+                     *, new: bool, consume: bool = False) -> None:
         """:meth:`_write_unchecked` in one transaction: entities (``new``: each entity and
-        property row plainly inserted, as none can be there), then the indexless tables."""
+        property row plainly inserted, as none can be there), then the indexless tables;
+        ``consume``: ``tables`` emptied before the commit (a refused insert raises before)."""
+        with self.store.transaction():
+            self._insert_batch(tables, unique, new=new)
+            if consume:
+                cast(MutableMapping[str, Any], tables).clear()
+
+    def _insert_batch(self, tables: Mapping[str, pa.Table | Sequence[pa.Table]], unique: Collection[str],
+                      *, new: bool) -> None:
+        """The inserts of :meth:`_write_batch` (their tables let go when it returns)."""
         store = self.store
-        with store.transaction():
-            held: list[str] = []  # entities of the batch the store holds already
+        held: list[str] = []  # entities of the batch the store holds already
+        for table in _ENTITY_TABLES:
+            for data in _pieces(tables, table):
+                if new:  # a plain insert: the primary key refuses an id that is there
+                    store._insert_arrow(table, data, unique=True, check=False)
+                else:
+                    held += self._insert_new(table, data)
+        if held:
+            store._forget_entities(held)
             for table in _ENTITY_TABLES:
                 for data in _pieces(tables, table):
-                    if new:  # a plain insert: the primary key refuses an id that is there
-                        store._insert_arrow(table, data, unique=True, check=False)
-                    else:
-                        held += self._insert_new(table, data)
-            if held:
-                store._forget_entities(held)
-                for table in _ENTITY_TABLES:
-                    for data in _pieces(tables, table):
-                        data = data.filter(pc.is_in(data["id"], pa.array(held, pa.string())))
-                        store._insert_arrow(table, data, unique=True)
-            for table in INDEXLESS:
-                pieces = _pieces(tables, table)
-                if len(pieces) > 1 and table not in unique:  # deduplicated as a whole
-                    pieces = [whole({table: pieces})[table]]
-                for data in pieces:
-                    store._insert_arrow(table, data, unique=table in unique, check=False)
+                    data = data.filter(pc.is_in(data["id"], pa.array(held, pa.string())))
+                    store._insert_arrow(table, data, unique=True)
+        for table in INDEXLESS:
+            pieces = _pieces(tables, table)
+            if len(pieces) > 1 and table not in unique:  # deduplicated as a whole
+                pieces = [whole({table: pieces})[table]]
+            for data in pieces:
+                store._insert_arrow(table, data, unique=table in unique, check=False)
 
     def _insert_new(self, table: str, data: pa.Table) -> list[str]:
         """Insert the rows of ``data`` whose id is not in ``table``; return the other ids."""

@@ -6,9 +6,11 @@ holds the entities, and into a store with the old primary keys; and
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import multiprocessing
+from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -77,21 +79,20 @@ def test_a_batch_ends_at_its_bytes_whatever_its_statements(monkeypatch: pytest.M
     holds comes again), and the store is the same."""
     monkeypatch.setattr(json_chunks, "CHUNK_BYTES", 1024)
     monkeypatch.setattr(json_dump, "BULK_ROWS", 10**9)
-    batches: list[list[json_chunks.Part]] = []
+    batches: list[list[tuple[int, set[str]]]] = []  # each batch's parts: their bytes and entities
     tables = json_chunks._Merged.tables
 
     def spy(batch: json_chunks._Merged) -> dict[str, list[pa.Table]]:
-        batches.append(list(batch.parts))
+        batches.append([(sum(len(piece) for pieces in part.tables.values() for piece in pieces), part.ids)
+                        for part in batch.parts])
+        assert sum(size for size, _ in batches[-1]) == batch.nbytes
         return tables(batch)
-
-    def size(parts: list[json_chunks.Part]) -> int:
-        return sum(len(piece) for part in parts for pieces in part.tables.values() for piece in pieces)
 
     monkeypatch.setattr(json_chunks._Merged, "tables", spy)
     with Store() as store:
         load_json_dump(SAMPLE, store, workers=0)
         whole_file = everything(store)
-    cap = sum(size(parts) for parts in batches) // 8
+    cap = sum(size for parts in batches for size, _ in parts) // 8
     batches.clear()
     monkeypatch.setattr(json_dump, "BULK_BYTES", cap)
     with Store() as store:
@@ -99,10 +100,43 @@ def test_a_batch_ends_at_its_bytes_whatever_its_statements(monkeypatch: pytest.M
         assert everything(store) == whole_file
     assert len(batches) >= 4
     for parts, after in itertools.pairwise(batches):
-        if size(parts) >= cap:
-            assert size(parts[:-1]) < cap  # ended by the part that reached the cap
+        sizes = [size for size, _ in parts]
+        if sum(sizes) >= cap:
+            assert sum(sizes[:-1]) < cap  # ended by the part that reached the cap
         else:  # ended before an entity it holds came again
-            assert any(not part.ids.isdisjoint(after[0].ids) for part in parts)
+            assert any(not ids.isdisjoint(after[0][1]) for _, ids in parts)
+
+
+def test_a_written_batch_lets_its_rows_go_before_its_commit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The JSON writer's batch hands its rows to its tables, and the load empties them once
+    DuckDB has them: at the commit no Arrow memory of the batch is left (where DuckDB's own
+    memory peaks, compressing the rows)."""
+    monkeypatch.setattr(json_chunks, "CHUNK_BYTES", 2048)
+    seen: list[tuple[int, int]] = []  # (Arrow bytes while the rows were inserted, at the commit)
+    inserted: list[int] = []
+    insert, transaction = BulkLoad._insert_batch, Store.transaction
+
+    def spy_insert(self: BulkLoad, *args: object, **kwargs: object) -> None:
+        insert(self, *args, **kwargs)  # type: ignore[arg-type]
+        inserted.append(pa.total_allocated_bytes())
+
+    @contextlib.contextmanager
+    def spy_transaction(self: Store) -> Iterator[object]:
+        with transaction(self) as con:
+            yield con
+            if inserted:
+                seen.append((inserted.pop(), pa.total_allocated_bytes()))
+
+    monkeypatch.setattr(BulkLoad, "_insert_batch", spy_insert)
+    monkeypatch.setattr(Store, "transaction", spy_transaction)
+    def counted(data: bytes) -> pa.Table:  # a piece copied into Arrow's memory, which it counts
+        table = pa.ipc.open_stream(data).read_all()
+        return table.take(pa.array(range(table.num_rows)))
+
+    monkeypatch.setattr(json_chunks, "_table", counted)
+    with Store() as store:
+        load_json_dump(SAMPLE, store, workers=0)
+    assert seen and all(during > at_commit for during, at_commit in seen)
 
 
 def test_a_store_with_the_old_primary_keys_loads_the_same(tmp_path: Path) -> None:

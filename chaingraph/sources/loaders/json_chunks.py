@@ -233,8 +233,8 @@ class _Merged:
         self.ids: set[str] = set()
         self.statements = 0
         self.nbytes = 0
-        self.statement_ids: pa.ChunkedArray | None = None
         self.prefixed = True
+        self._unique: set[str] = set()
 
     def add(self, part: Part) -> None:
         self.parts.append(part)
@@ -244,7 +244,10 @@ class _Merged:
         self.nbytes += sum(len(piece) for pieces in part.tables.values() for piece in pieces)
 
     def tables(self) -> dict[str, list[pa.Table]]:
-        """The parts' pieces of each table, those with the same columns as one table."""
+        """The parts' pieces of each table, those with the same columns as one table, and
+        :meth:`unique` decided. Called once: the rows move from the parts to the tables, so
+        that they are freed when the writer lets the tables go (``BulkLoad.write``'s
+        ``consume``), not when the batch goes."""
         out: dict[str, list[pa.Table]] = {}
         for name in {name for part in self.parts for name in part.tables}:
             groups: dict[pa.Schema, list[pa.Table]] = {}
@@ -253,24 +256,30 @@ class _Merged:
                     table = _table(data)
                     groups.setdefault(table.schema, []).append(table)
             out[name] = [pa.concat_tables(group) for group in groups.values()]
+        for part in self.parts:
+            part.tables = {}
         statements = out.get("statements", [])
-        self.statement_ids = pa.chunked_array([c for t in statements for c in t["statement_id"].chunks],
-                                              pa.string()) if statements else None
-        if self.statement_ids is not None:
-            ids = self.statement_ids
+        ids = pa.chunked_array([c for t in statements for c in t["statement_id"].chunks],
+                               pa.string()) if statements else None
+        self._unique = self._keys_unique(ids)
+        if ids is not None:
             out["statement_sources"] = [pa.table({
                 "statement_id": ids, "source_id": _constant(self.source_id, len(ids))})]
         return out
 
     def unique(self) -> set[str]:
-        """The tables whose keys do not repeat in the batch. Every snak row belongs to a
-        statement of its own part, so with statement ids unique over the batch a snak table
-        is unique if it is in each part; statement provenance has one source per load.
+        """The tables whose keys do not repeat in the batch (decided by :meth:`tables`)."""
+        return self._unique
+
+    def _keys_unique(self, ids: pa.ChunkedArray | None) -> set[str]:
+        """The tables whose keys do not repeat in the batch, whose statement ids are ``ids``.
+        Every snak row belongs to a statement of its own part, so with statement ids unique
+        over the batch a snak table is unique if it is in each part; statement provenance
+        has one source per load.
 
         Statement ids unique in each part are unique over the batch when each starts with
         its subject's id and ``$`` (:attr:`prefixed`): the parts' entities are distinct, and
         so are ``A$`` and ``B$`` for distinct ids. Otherwise they are counted."""
-        ids = self.statement_ids  # of the tables just made
         each = all("statements" in p.unique for p in self.parts)
         if ids is not None and not (each and self.prefixed) and pc.count_distinct(ids).as_py() != len(ids):
             return set()
