@@ -202,6 +202,9 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
     reconnecting and reopening from :class:`~chaingraph.store_memory.StoreMemory`.
     """
 
+    #: the tables with a primary key, read at the first insert (:meth:`_has_key`)
+    _keyed: frozenset[str] | None = None
+
     def __init__(self, path: str | Path | None = None, *, read_only: bool = False) -> None:
         self.path = None if path is None else check_store_path(path)
         try:
@@ -224,7 +227,6 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
                              "process holds it open for writing") from exc
         self._in_tx = False
         self._read_only = read_only
-        self._keyed: frozenset[str] | None = None  # the tables with a primary key (_has_key)
         #: whether this is a :meth:`subset` of another store (read only)
         self.is_subset = False
         #: a subset's source tables (their qualified prefix, e.g. ``"world".main.``)
