@@ -41,11 +41,11 @@ from chaingraph.errors import StoreError
 from chaingraph.store_file import reattach, reopen
 
 __all__ = ["LOAD_ARENAS", "REPEAT_ROWS_PER_PART", "STORE_VACUUM_TASKS", "Budget", "Connection",
-           "StoreMemory", "current", "held_settings", "malloc_trim", "memory_limit", "passes", "release",
-           "repeats", "setting", "tune_malloc_for_load", "used_mb"]
+           "StoreMemory", "current", "glibc", "held_settings", "malloc_trim", "memory_limit", "passes",
+           "release", "repeats", "setting", "tune_malloc_for_load", "used_mb"]
 
 
-#: a DuckDB connection, or what gives the one to use now: ``lambda: store.con`` for work that
+#: a DuckDB connection, or what gives the one to use now: ``store.live_con`` for work that
 #: spans a :meth:`StoreMemory.reopen`, which gives the store a new connection
 Connection = duckdb.DuckDBPyConnection | Callable[[], duckdb.DuckDBPyConnection]
 
@@ -232,8 +232,8 @@ def _release_unused() -> None:
 
 
 @cache
-def _libc() -> ctypes.CDLL | None:
-    """The C library, if it is glibc (``None`` elsewhere)."""
+def glibc() -> ctypes.CDLL | None:
+    """The C library, if it is glibc (``None`` elsewhere); loaded once."""
     try:
         libc = ctypes.CDLL("libc.so.6")
     except OSError:
@@ -243,7 +243,7 @@ def _libc() -> ctypes.CDLL | None:
 
 def malloc_trim() -> None:
     """Give the C library's free memory back to the system, where it can (glibc)."""
-    libc = _libc()
+    libc = glibc()
     if libc is not None:
         libc.malloc_trim(0)
 
@@ -294,7 +294,7 @@ def tune_malloc_for_load() -> list[str]:
       load peaked 8 MB lower by the median of four interleaved rounds (126-129 against
       133-140 MB), with as many page faults and 1-3 % more time.
     """
-    libc = _libc()
+    libc = glibc()
     if libc is None:
         return []
     return [name for name, (param, value, variable) in _LOAD_MALLOC.items()
@@ -357,6 +357,11 @@ class StoreMemory:
                              "check that no other process holds it open for writing") from exc
         return True
 
+    def live_con(self) -> duckdb.DuckDBPyConnection:
+        """The store's connection now: ``store.live_con`` is the :data:`Connection` to give
+        work that spans a :meth:`reopen`, which gives the store a new one."""
+        return self.con
+
     def reopen(self) -> bool:
         """Close this store's database and open it again (:func:`~chaingraph.store_file.reopen`),
         with its settings, so that what DuckDB keeps in memory for as long as a database is
@@ -389,7 +394,7 @@ class StoreMemory:
         """DuckDB memory budgets for the phases of a long write (:class:`Budget`):
         a store file spills beyond them; an in-memory store, whose tables cannot spill, and a
         limit set by hand are left alone."""
-        return Budget(lambda: self.con, self.opened_memory_limit if self.path is not None else None)
+        return Budget(self.live_con, self.opened_memory_limit if self.path is not None else None)
 
     def release_cache(self) -> None:
         """Let DuckDB drop the blocks of the store file it keeps cached (they are read from the

@@ -80,7 +80,7 @@ def _arenas(how: str, arena_max: str | None = None) -> tuple[str, int]:
     return done.stdout.strip(), len(re.findall(r"^Arena \d+:", done.stderr, re.M))
 
 
-glibc = pytest.mark.skipif(store_memory._libc() is None, reason="the arena cap is glibc's")
+glibc = pytest.mark.skipif(store_memory.glibc() is None, reason="the arena cap is glibc's")
 
 
 @glibc

@@ -610,9 +610,9 @@ def _load_file(stream: IO[bytes], counter: RawCounter, path: str | Path, store: 
     # checkpoints leave the load's row groups as written, as a JSON load's do (VACUUM_TASKS)
     unvacuumed = {"max_vacuum_tasks": VACUUM_TASKS} if store.path is not None else {}
     threads = setting(store.con, "threads")
-    # store.con is read anew at each use: a chunked load reopens the store (rdf_chunks)
+    # store.con is read anew at each use (store.live_con): a chunked load reopens the store
     with stream, store.memory_budget() as budget, system_arrow_memory(), \
-            held_settings(lambda: store.con, {**unvacuumed, "threads": threads}):
+            held_settings(store.live_con, {**unvacuumed, "threads": threads}):
 
         def staging() -> None:
             budget.hold(DEFAULT_STAGING_MEMORY_MB)  # appends spill as they go
@@ -648,9 +648,9 @@ def _load_file(stream: IO[bytes], counter: RawCounter, path: str | Path, store: 
         def stage_and_build() -> None:
             try:
                 if fmt == "ttl":
-                    stage_turtle(stream, lambda: store.con, table, guard, build, tick)
+                    stage_turtle(stream, store.live_con, table, guard, build, tick)
                 else:
-                    stage_ntriples(stream, lambda: store.con, table, guard, build, tick,
+                    stage_ntriples(stream, store.live_con, table, guard, build, tick,
                                    chunk_rows=rdf_chunks.CHUNK_ROWS,
                                    chunk=None if chunks is None else chunks.chunk,
                                    read_fraction=counter.fraction)

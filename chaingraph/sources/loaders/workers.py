@@ -41,7 +41,6 @@ False
 from __future__ import annotations
 
 import atexit
-import ctypes
 import gc
 import multiprocessing
 import os
@@ -49,6 +48,8 @@ import signal
 import threading
 from collections.abc import Callable
 from typing import Any
+
+from chaingraph.store_memory import glibc
 
 __all__ = ["KEEP_SECONDS", "TASKS_PER_CHILD", "Workers", "keep", "release", "take"]
 
@@ -151,19 +152,11 @@ def _child(tasks: Any, results: Any, handle: Callable[[Any], Any], worker: int) 
 def _end_with(parent: int) -> None:
     """Have the kernel end this process when its parent, process ``parent``, ends (Linux;
     elsewhere nothing)."""
-    libc = _libc()
-    if libc is not None:
+    libc = glibc()
+    if libc is not None and hasattr(libc, "prctl"):
         libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL))
         if os.getppid() != parent:  # the parent ended before the call
             os._exit(1)
-
-
-def _libc() -> ctypes.CDLL | None:
-    try:
-        libc = ctypes.CDLL(None)
-    except OSError:
-        return None
-    return libc if hasattr(libc, "prctl") else None
 
 
 _lock = threading.Lock()
