@@ -9,7 +9,9 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import mmap
 import multiprocessing
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -137,6 +139,36 @@ def test_a_written_batch_lets_its_rows_go_before_its_commit(monkeypatch: pytest.
     with Store() as store:
         load_json_dump(SAMPLE, store, workers=0)
     assert seen and all(during > at_commit for during, at_commit in seen)
+
+
+@pytest.mark.parametrize("workers", [0, 1])
+def test_a_chunks_rows_arrive_in_one_mapping_of_their_own_freed_with_them(workers: int) -> None:
+    """A chunk's rows reach the batch outside the C library's heap, where rows of every size
+    kept for a batch fragmented it (``json_chunks.off_heap``): every piece of a chunk's result
+    is a view of one anonymous mapping, parsed on a worker or here, with the rows
+    :func:`parse_chunk` gives, and the mapping is unmapped once the last of its rows goes."""
+    data = SAMPLE.read_bytes()
+    expected = json_chunks.parse_chunk(data, 1, "src", stop_at_bad=False)
+    pool = json_chunks._Pool(workers, "src", stop_at_bad=False)
+    try:
+        [result] = [*pool.submit(bytearray(data), 1), *pool.finish()]
+    finally:
+        pool.close()
+    pieces = [piece for part in result.parts for pieces in part.tables.values() for piece in pieces]
+    assert pieces and all(isinstance(piece, memoryview) for piece in pieces)
+    assert len({id(piece.obj) for piece in pieces}) == 1 and isinstance(pieces[0].obj, mmap.mmap)
+
+    def rows(parts: list[json_chunks.Part]) -> list[dict[str, list[pa.Table]]]:
+        return [{name: [json_chunks._table(piece) for piece in pieces]
+                 for name, pieces in part.tables.items()} for part in parts]
+
+    assert rows(result.parts) == rows(expected.parts)
+    mapping = weakref.ref(pieces[0].obj)
+    table = json_chunks._table(pieces[0])  # Arrow's rows keep the mapping, not a copy
+    del pieces, result
+    assert mapping() is not None
+    del table
+    assert mapping() is None
 
 
 def test_a_store_with_the_old_primary_keys_loads_the_same(tmp_path: Path) -> None:
