@@ -56,7 +56,7 @@ import pyarrow.compute as pc
 
 from chaingraph.errors import StoreError
 from chaingraph.settings import DEFAULT_BULK_LOAD_MEMORY_MB, DEFAULT_KEY_CHECK_MEMORY_MB
-from chaingraph.store_memory import held_settings
+from chaingraph.store_memory import Budget, held_settings
 from chaingraph.store_schema import INDEXLESS, TABLE_COLUMNS
 
 if TYPE_CHECKING:
@@ -156,7 +156,9 @@ class BulkLoad:
     :data:`~chaingraph.settings.DEFAULT_BULK_LOAD_MEMORY_MB` (unless a limit was set by
     hand). The settings are set back on leaving. Every
     :data:`RECONNECT_BATCHES` batches the store file is attached again (what DuckDB keeps of
-    the row groups written goes with it, :meth:`Store.reconnect`). A load into a store file
+    the row groups written goes with it, :meth:`Store.reconnect`), and after each other batch
+    the blocks DuckDB caches are evicted (:meth:`Budget.evict`), so that every batch starts
+    from as little as the one before, not from the budget filled. A load into a store file
     ends with a checkpoint of its own, so that closing the store finds nothing to write.
     """
 
@@ -164,6 +166,7 @@ class BulkLoad:
         self.store = store
         self.threads = threads
         self._held = ExitStack()  # the settings and budget held from __enter__ to __exit__
+        self._budget: Budget | None = None  # the store file's budget, inside ``with``
         #: whether no key of a batch can be in the store yet (see the module's docstring)
         self.unchecked = not self._loose_keys()
         #: batches written with the anti-join of :meth:`Store.write_arrow`
@@ -201,12 +204,13 @@ class BulkLoad:
         with ExitStack() as stack:  # what is entered is left again if the rest fails
             stack.enter_context(held_settings(self.store.con, held))
             # a store file's budget, unless a limit was set by hand
-            stack.enter_context(self.store.memory_budget()).hold(DEFAULT_BULK_LOAD_MEMORY_MB)
+            self._budget = stack.enter_context(self.store.memory_budget())
+            self._budget.hold(DEFAULT_BULK_LOAD_MEMORY_MB)
             self._held = stack.pop_all()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        held, self._held = self._held, ExitStack()
+        held, self._held, self._budget = self._held, ExitStack(), None
         try:
             # a batch is checkpointed as it commits only once DuckDB's log passes the
             # threshold, so the last ones could wait for the store's close, whose checkpoint
@@ -248,6 +252,8 @@ class BulkLoad:
         self.written += 1
         if self.written % RECONNECT_BATCHES == 0:
             self.store.reconnect()
+        elif self._budget is not None and not self.store._in_tx:
+            self._budget.evict()  # the batch's blocks: the next batch starts from as little
 
     def _write_unchecked(self, tables: Mapping[str, pa.Table | Sequence[pa.Table]],
                          unique: Collection[str], *, consume: bool = False) -> None:

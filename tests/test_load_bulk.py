@@ -28,7 +28,7 @@ from chaingraph.sources.loaders import json_chunks, json_dump, json_typed
 from chaingraph.sources.loaders.json_dump import load_json_dump
 from chaingraph.store import Batch, Store
 from chaingraph.store_load import BulkLoad
-from chaingraph.store_memory import STORE_VACUUM_TASKS, memory_limit, setting
+from chaingraph.store_memory import STORE_VACUUM_TASKS, Budget, memory_limit, setting
 from chaingraph.store_schema import INDEXLESS, KEYED_SCHEMA, TABLE_COLUMNS
 
 SAMPLE = data_file("sample/douglas-adams.json")
@@ -436,9 +436,15 @@ def test_duckdb_inserts_on_one_thread_and_checkpoints_each_batch_unvacuumed_and_
         events.append("reconnect")
         return reconnect(self)
 
-    reconnect = Store.reconnect
+    def evicting(self: Budget) -> None:
+        if self.active and self.held_mb is not None:  # a store file's own budget: evicts
+            events.append("evict")
+        evict(self)
+
+    reconnect, evict = Store.reconnect, Budget.evict
     monkeypatch.setattr(BulkLoad, "write", recording)
     monkeypatch.setattr(Store, "reconnect", reconnecting)
+    monkeypatch.setattr(Budget, "evict", evicting)
     monkeypatch.setattr(json_dump, "BULK_ROWS", 10)
     monkeypatch.setattr(json_chunks, "CHUNK_BYTES", 512)
     monkeypatch.setattr(store_load, "RECONNECT_BATCHES", 3)
@@ -452,18 +458,21 @@ def test_duckdb_inserts_on_one_thread_and_checkpoints_each_batch_unvacuumed_and_
         store.con.execute("SET max_vacuum_tasks = 7")
         load_json_dump(SAMPLE, store, workers=2)
         assert len(seen) > 6 and set(seen) == {(1, "4.0 MiB", 0, budget)}
-        # the file attached again after every third batch
+        # the file attached again after every third batch, DuckDB's cache evicted after the others
         batches = events.count("batch")
-        assert events[:7] == ["batch"] * 3 + ["reconnect"] + ["batch"] * 3
+        assert events[:10] == ["batch", "evict"] * 2 + ["batch", "reconnect"] + ["batch", "evict"] * 2
         assert events.count("reconnect") == batches // 3
+        assert events.count("evict") == batches - batches // 3
         assert store.con.execute(settings).fetchall()[0] == (3, "32.0 MiB", 7, opened)
         with pytest.raises(BadDumpLine):
             load_json_dump(bad, store, workers=2)
         assert store.con.execute(settings).fetchall()[0] == (3, "32.0 MiB", 7, opened)
         seen.clear()
+        events.clear()
         store.con.execute("SET memory_limit = '1GiB'")
         load_json_dump(SAMPLE, store, workers=2)
         assert seen and set(seen) == {(1, "4.0 MiB", 0, "1.0 GiB")}
+        assert "evict" not in events  # a limit set by hand bounds the cache itself
         assert store.con.execute(settings).fetchall()[0] == (3, "32.0 MiB", 7, "1.0 GiB")
     seen.clear()
     with Store() as store:  # in memory: nothing to spill, and no batch's rows merged and compressed

@@ -15,7 +15,7 @@ import pytest
 from chaingraph import store_memory
 from chaingraph.store import Store
 from chaingraph.store_file import ROW_GROUP_SIZE
-from chaingraph.store_memory import STORE_VACUUM_TASKS, held_settings, repeats, setting
+from chaingraph.store_memory import STORE_VACUUM_TASKS, held_settings, memory_limit, repeats, setting, used_mb
 
 TWO = "(VALUES ('Q1$a'), ('Q1$b'), ('Q2$a')) t(x)"
 TWICE = "(VALUES ('Q1$a'), ('Q1$b'), ('Q1$a')) t(x)"
@@ -166,3 +166,34 @@ def test_a_store_file_merges_small_row_groups_a_row_group_at_a_checkpoint(tmp_pa
         assert 25 <= one_task < 60 and row_groups() == -(-240_002 // ROW_GROUP_SIZE)  # as few as hold it
     with Store() as memory:
         assert setting(memory.con, "max_vacuum_tasks") == "100"
+
+
+def test_a_budget_evicts_the_blocks_duckdb_caches_and_keeps_its_limit(tmp_path: Path) -> None:
+    """Under a budget DuckDB keeps every block it read until the limit is reached: evicted
+    after each batch of a load (``BulkLoad.write``), the cache is emptied and the limit
+    held as it was. Nothing is evicted before a limit is held, nor under a limit set by hand
+    (the budget holds nothing then)."""
+    with Store(tmp_path / "s.duckdb") as store:
+        con = store.con
+        con.execute("CREATE TABLE t AS SELECT range AS x, range::VARCHAR AS s FROM range(2000000)")
+        con.execute("CHECKPOINT")
+
+        def cached() -> float:
+            con.execute("SELECT sum(x), max(s) FROM t").fetchall()  # reads every block of t
+            return used_mb(con)
+
+        with store.memory_budget() as budget:
+            before = cached()
+            budget.evict()  # nothing held yet
+            assert used_mb(con) == pytest.approx(before, abs=1)
+            budget.hold(256)
+            before = cached()
+            budget.evict()
+            assert before > 4 and used_mb(con) < before / 4
+            assert memory_limit(con) == "256.0 MiB"
+        con.execute("SET memory_limit = '1GiB'")
+        with store.memory_budget() as budget:
+            budget.hold(256)
+            before = cached()
+            budget.evict()
+            assert memory_limit(con) == "1.0 GiB" and used_mb(con) == pytest.approx(before, abs=1)
