@@ -75,7 +75,10 @@ last count: the level is the same, the longer load meets its highest moments mor
 last row loads twice ``--scale`` as two parts of ``--scale`` (copies 0 to ``scale - 1`` and
 ``scale`` to ``2 scale - 1``), one file after the other into the same store: the second goes
 into a store that has statements, so every key it writes is checked against the table.
-``--plot PNG`` draws each load's memory over its time (process and parse workers, sampled
+After the JSON table comes each batch's peak (lowest / median / highest, both runs; see
+:func:`_batch_peaks`), the spread a load's peak is drawn from: a load ten times as long
+draws from it ten times as often, so its highest batch is higher even where the spread is
+the same. ``--plot PNG`` draws each load's memory over its time (process and parse workers, sampled
 every 20 ms; the run with the higher peak), a panel per format, as the README shows it.
 ``--scale 20`` checks 20× and 40×; ``--memory`` runs the memory check alone; ``--tags`` adds
 the peak of each kind of DuckDB's memory to each run's comment (see
@@ -94,6 +97,7 @@ always ran in the same slot would carry that slot's load.
 from __future__ import annotations
 
 import argparse
+import bisect
 import contextlib
 import gzip
 import os
@@ -379,6 +383,7 @@ def chaingraph_file_load(path: str, tags: bool = False) -> Run:
 
     import duckdb
 
+    from chaingraph import store_load
     from chaingraph.sources.loaders import load
     from chaingraph.store import Store
     from chaingraph.store_memory import tune_malloc_for_load
@@ -393,9 +398,18 @@ def chaingraph_file_load(path: str, tags: bool = False) -> Run:
         workers = [0.0]
         anon = [0.0]
         timeline: list[tuple[float, float]] = []  # (seconds, MB above the start: process + workers)
+        written: list[float] = []  # (seconds) as each JSON batch's write ends
         done = threading.Event()
         start, base, anon_base = time.perf_counter(), rss_mb(), _anon_mb()
-        with Store(store_path) as store:
+        write = store_load.BulkLoad.write
+
+        def timed(self: store_load.BulkLoad, *args: Any, **kwargs: Any) -> None:
+            write(self, *args, **kwargs)
+            written.append(time.perf_counter() - start)
+
+        store_load.BulkLoad.write = timed  # type: ignore[method-assign]
+        with contextlib.ExitStack() as restore, Store(store_path) as store:
+            restore.callback(setattr, store_load.BulkLoad, "write", write)
 
             def sample() -> None:
                 # a cursor of its own, taken again when the load reconnects (every few
@@ -430,7 +444,9 @@ def chaingraph_file_load(path: str, tags: bool = False) -> Run:
         store_path.unlink(missing_ok=True)
         return report.summary.statements, {"duckdb MB": {t: round(v, 1) for t, v in peaks.items() if v >= 1},
                                            "workers MB": round(workers[0], 1), "anon MB": round(anon[0]),
-                                           "fifths MB": _fifths(timeline), "timeline": _thinned(timeline)}
+                                           "fifths MB": _fifths(timeline),
+                                           "batches MB": _batch_peaks(timeline, written),
+                                           "timeline": _thinned(timeline)}
     return run
 
 
@@ -443,6 +459,31 @@ def _fifths(timeline: list[tuple[float, float]]) -> list[float]:
         k = min(4, int(5 * t / end)) if end else 0
         fifths[k] = max(fifths[k], mb)
     return [round(mb) for mb in fifths]
+
+
+def _batch_peaks(timeline: list[tuple[float, float]], written: list[float]) -> list[float]:
+    """The highest sample between the ends of each two consecutive batch writes (MB; a JSON
+    load's batches from the second on, each a stretch of the same work): the spread a load's
+    peak is drawn from, whatever its length. Empty for a load without batches (N-Triples).
+
+    >>> _batch_peaks([(0.1, 50.0), (0.3, 80.0), (0.5, 82.0), (0.7, 79.0), (0.9, 60.0)], [0.2, 0.6, 0.8])
+    [82.0, 79.0]
+    """
+    peaks = [0.0] * max(0, len(written) - 1)
+    for t, mb in timeline:
+        k = bisect.bisect_left(written, t) - 1  # the batch whose write ends next, from the second
+        if 0 <= k < len(peaks):
+            peaks[k] = max(peaks[k], mb)
+    return [round(mb, 1) for mb in peaks]
+
+
+def _spread(peaks: list[float]) -> str:
+    """``peaks``' lowest, median and highest, and how many.
+
+    >>> _spread([80.0, 84.0, 82.0])
+    '80 / 82 / 84 (3)'
+    """
+    return f"{min(peaks):.0f} / {statistics.median(peaks):.0f} / {max(peaks):.0f} ({len(peaks)})"
 
 
 def _thinned(timeline: list[tuple[float, float]], points: int = 400) -> list[tuple[float, float]]:
@@ -518,7 +559,9 @@ def _rounds(cases: list[Case], *, slow_once: bool = True) -> list[Result]:
                 continue  # the slow peer runs once
             result = measure(case)
             runs[case.name].append(result)
-            shown = {k: v for k, v in result.extra.items() if k != "timeline"}
+            shown = {k: v for k, v in result.extra.items() if k not in ("timeline", "batches MB")}
+            if result.extra.get("batches MB"):
+                shown["batches MB"] = _spread(result.extra["batches MB"])
             print(f"<!-- {case.name}: {', '.join(f'{s:.3f}' for s in result.seconds)} s; "
                   f"CPU {', '.join(f'{s:.2f}' for s in result.cpu)} s; peak {result.peak_mb:.0f} MB; "
                   f"{shown} -->",
@@ -532,6 +575,8 @@ def _extras(runs: list[Result]) -> dict[str, Any]:
     extra = dict(runs[0].extra)
     if "workers MB" in extra:
         extra["workers MB"] = max(r.extra["workers MB"] for r in runs)
+    if "batches MB" in extra:  # every run's batches: the spread the peaks are drawn from
+        extra["batches MB"] = [mb for r in runs for mb in r.extra["batches MB"]]
     if "timeline" in extra:  # the plot's: of the run with the higher peak
         extra["timeline"] = max(runs, key=lambda r: r.peak_mb + r.extra["workers MB"]).extra["timeline"]
     return extra
@@ -660,6 +705,11 @@ def main(argv: list[str]) -> int:
                              "new store file (peak: the higher of two runs; the process's and its parse "
                              "workers' added)", memory,
                              baseline="1× (the world dump)", unit="statements"))
+        spreads = [f"{r.name}: {_spread(r.extra['batches MB'])}" for r in memory if r.extra.get("batches MB")]
+        if spreads:
+            print("Each batch's peak (process and workers sampled together every 20 ms, from each "
+                  "load's second batch on, both runs), lowest / median / highest MB, and batches:\n\n"
+                  + "\n".join(f"* {line}" for line in spreads) + "\n")
         panels.append((label, memory))
     if args.plot is not None and panels:
         _plot_memory(panels, args.plot, name)
