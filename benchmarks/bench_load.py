@@ -407,9 +407,10 @@ def chaingraph_file_load(path: str, tags: bool = False) -> Run:
             write(self, *args, **kwargs)
             written.append(time.perf_counter() - start)
 
-        store_load.BulkLoad.write = timed  # type: ignore[method-assign]
-        with contextlib.ExitStack() as restore, Store(store_path) as store:
-            restore.callback(setattr, store_load.BulkLoad, "write", write)
+        with contextlib.ExitStack() as restore:
+            store_load.BulkLoad.write = timed  # type: ignore[method-assign]
+            restore.callback(setattr, store_load.BulkLoad, "write", write)  # also if the store fails to open
+            store = restore.enter_context(Store(store_path))
 
             def sample() -> None:
                 # a cursor of its own, taken again when the load reconnects (every few

@@ -41,8 +41,8 @@ from chaingraph.errors import StoreError
 from chaingraph.store_file import reattach, reopen
 
 __all__ = ["LOAD_ARENAS", "REPEAT_ROWS_PER_PART", "STORE_VACUUM_TASKS", "Budget", "Connection",
-           "StoreMemory", "current", "glibc", "held_settings", "malloc_trim", "memory_limit", "passes",
-           "release", "repeats", "setting", "tune_malloc_for_load", "used_mb"]
+           "StoreMemory", "current", "evict_cache", "glibc", "held_settings", "malloc_trim", "memory_limit",
+           "passes", "release", "repeats", "setting", "tune_malloc_for_load", "used_mb"]
 
 
 #: a DuckDB connection, or what gives the one to use now: ``store.live_con`` for work that
@@ -192,12 +192,8 @@ class Budget:
         batch; evicted after every batch, each batch's commit peaked at 84-90 MB, and the
         load at 92-93 MB in place of 100 (four runs each, the same time).
         """
-        if self.active and self.held_mb is not None:
-            try:
-                with suppress(duckdb.Error):  # what is in use stays: the rest is evicted all the same
-                    self.con.execute("SET memory_limit = '1MB'")
-            finally:
-                self.con.execute(f"SET memory_limit = '{self.held_mb}MiB'")
+        if self.held_mb is not None:  # set by hold, only when active
+            evict_cache(self.con, f"SET memory_limit = '{self.held_mb}MiB'")
 
     def __enter__(self) -> Budget:
         return self
@@ -243,6 +239,23 @@ def release(con: duckdb.DuckDBPyConnection, opened_limit: str | None) -> None:
     if opened_limit is not None and memory_limit(con) == opened_limit:
         con.execute("RESET memory_limit")
     _release_unused()
+
+
+def evict_cache(con: duckdb.DuckDBPyConnection, restore: str) -> None:
+    """Let ``con``'s database drop the blocks it keeps cached (read from the file again when
+    needed) and flush its allocator: its memory limit lowered to 1 MB for a moment, which
+    evicts all that is not in use, then ``restore`` run (the statement that sets the limit
+    back). Between transactions.
+
+    >>> con = duckdb.connect()
+    >>> evict_cache(con, "SET memory_limit = '64MiB'"); memory_limit(con)
+    '64.0 MiB'
+    """
+    try:
+        with suppress(duckdb.Error):  # what is in use stays: the rest is evicted all the same
+            con.execute("SET memory_limit = '1MB'")
+    finally:
+        con.execute(restore)
 
 
 def _release_unused() -> None:
@@ -430,8 +443,4 @@ class StoreMemory:
         """
         if self.path is None or self._in_tx or memory_limit(self.con) != self.opened_memory_limit:
             return
-        try:
-            with suppress(duckdb.Error):  # what is still in use stays: the rest is released all the same
-                self.con.execute("SET memory_limit = '1MB'")
-        finally:
-            self.con.execute("RESET memory_limit")
+        evict_cache(self.con, "RESET memory_limit")

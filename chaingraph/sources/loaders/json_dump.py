@@ -486,12 +486,13 @@ class _Writer:
                 if self.error is not None:
                     continue  # an earlier batch failed: nothing after it is written
                 if self.load is not None:
-                    # the batch's rows are freed once DuckDB has them, before its commit
+                    # the batch's rows are freed once DuckDB has them, before its commit; the
+                    # load lets DuckDB's cache go after each batch itself (BulkLoad.write)
                     self.load.write(rows.tables(), replace=rows.ids, unique=rows.unique(),
                                     prefixed=rows.prefixed, consume=True)
                 else:
                     self.store.write_arrow(whole(rows.tables()), replace=rows.ids, unique=rows.unique())
-                self.store.release_cache()  # a store file's written blocks: memory stays flat
+                    self.store.release_cache()  # a store file's written blocks: memory stays flat
             except BaseException as exc:
                 self.error = exc
             finally:
