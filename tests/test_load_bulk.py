@@ -437,17 +437,23 @@ def test_duckdb_inserts_on_one_thread_and_checkpoints_each_batch_unvacuumed_and_
         events.append("reconnect")
         return reconnect(self)
 
+    def reopening(self: Store) -> bool:
+        events.append("reopen")
+        return reopen(self)
+
     def evicting(con: duckdb.DuckDBPyConnection, restore: str) -> None:  # DuckDB's cache let go
         events.append("evict")
         evict(con, restore)
 
-    reconnect, evict = Store.reconnect, store_memory.evict_cache
+    reconnect, reopen, evict = Store.reconnect, Store.reopen, store_memory.evict_cache
     monkeypatch.setattr(BulkLoad, "write", recording)
     monkeypatch.setattr(Store, "reconnect", reconnecting)
+    monkeypatch.setattr(Store, "reopen", reopening)
     monkeypatch.setattr(store_memory, "evict_cache", evicting)
     monkeypatch.setattr(json_dump, "BULK_ROWS", 10)
     monkeypatch.setattr(json_chunks, "CHUNK_BYTES", 512)
     monkeypatch.setattr(store_load, "RECONNECT_BATCHES", 3)
+    monkeypatch.setattr(store_load, "REOPEN_BATCHES", 6)
     bad = tmp_path / "bad.json"
     bad.write_text(SAMPLE.read_text().replace('"claims"', '"claims" oops', 1))
     budget = f"{DEFAULT_BULK_LOAD_MEMORY_MB:.1f} MiB"
@@ -457,13 +463,17 @@ def test_duckdb_inserts_on_one_thread_and_checkpoints_each_batch_unvacuumed_and_
         store.con.execute("SET checkpoint_threshold = '32MiB'")
         store.con.execute("SET max_vacuum_tasks = 7")
         load_json_dump(SAMPLE, store, workers=2)
+        # the load's settings held through its attaches and reopenings
         assert len(seen) > 6 and set(seen) == {(1, "4.0 MiB", 0, budget)}
-        # the file attached again after every third batch, DuckDB's cache evicted after the others
+        # the database opened again after every sixth batch, the file attached again after
+        # the other third ones, and DuckDB's cache evicted after every batch not reopened
         del events[:events.index("batch")]  # the key check's blocks, let go before the first batch
         batches = events.count("batch")
-        assert events[:10] == ["batch", "evict"] * 2 + ["batch", "reconnect"] + ["batch", "evict"] * 2
-        assert events.count("reconnect") == batches // 3
-        assert events.count("evict") == batches - batches // 3
+        assert events[:13] == (["batch", "evict"] * 2 + ["batch", "reconnect", "evict"]
+                               + ["batch", "evict"] * 2 + ["batch", "reopen"])
+        assert events.count("reopen") == batches // 6
+        assert events.count("reconnect") == batches // 3 - batches // 6
+        assert events.count("evict") == batches - batches // 6
         assert store.con.execute(settings).fetchall()[0] == (3, "32.0 MiB", 7, opened)
         with pytest.raises(BadDumpLine):
             load_json_dump(bad, store, workers=2)
@@ -494,6 +504,7 @@ def test_a_load_into_a_store_file_leaves_nothing_for_its_close_to_checkpoint(
     monkeypatch.setattr(json_dump, "BULK_ROWS", 10)
     monkeypatch.setattr(json_chunks, "CHUNK_BYTES", 512)
     monkeypatch.setattr(store_load, "RECONNECT_BATCHES", 10**6)  # the watched connection stays
+    monkeypatch.setattr(store_load, "REOPEN_BATCHES", 10**6)
     wal = tmp_path / "s.duckdb.wal"
     vacuum: list[str] = []
     with Store(tmp_path / "s.duckdb") as store:
@@ -569,21 +580,24 @@ def test_a_statement_id_twice_in_one_entity_or_across_entities_is_stored_once(
     assert len(bulk["statements"]) == len({sid for _, sids in entities for sid in sids})
 
 
+@pytest.mark.parametrize("how", ["reconnect", "reopen"])
 def test_a_load_that_reconnects_after_every_batch_gives_the_same_store(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Into a store file the load opens the file again every few batches (here after each):
-    the store is the one an in-memory load gives."""
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    """Into a store file the load attaches the file again every few batches, and opens its
+    database again every few more (here either after each): the store is the one an
+    in-memory load gives."""
     monkeypatch.setattr(json_dump, "BULK_ROWS", 10)
     monkeypatch.setattr(json_chunks, "CHUNK_BYTES", 512)
-    monkeypatch.setattr(store_load, "RECONNECT_BATCHES", 1)
+    monkeypatch.setattr(store_load, "RECONNECT_BATCHES", 1 if how == "reconnect" else 10**6)
+    monkeypatch.setattr(store_load, "REOPEN_BATCHES", 1 if how == "reopen" else 10**6)
     reconnects = []
-    reconnect = Store.reconnect
+    reconnect = getattr(Store, how)
 
     def counting(self: Store) -> bool:
         reconnects.append(reconnect(self))
         return reconnects[-1]
 
-    monkeypatch.setattr(Store, "reconnect", counting)
+    monkeypatch.setattr(Store, how, counting)
     with Store(tmp_path / "r.duckdb") as store, Store() as here:
         load_json_dump(SAMPLE, store, workers=2)
         assert len(reconnects) > 5 and all(reconnects)
