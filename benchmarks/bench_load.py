@@ -69,9 +69,11 @@ latest figures, ``LOADING.md`` beside this file how they came about): the loader
 within fixed DuckDB budgets, spilling to disk beyond them (N-Triples builds a new store file
 a chunk of 300,000 staged rows at a time, attaching the file again after each and opening
 its database again every third; JSON batches are written within one budget, the store file
-attached again every 4 batches), so that what DuckDB keeps of the row groups written does
-not pile up. The dump itself comes near, not as high (the 10x peaks 5-6 MB above it at the
-last count: the level is the same, the longer load meets its highest moments more often). The
+attached again every 4 batches and its database opened again every 64), so that what DuckDB
+keeps of the row groups written does not pile up. The dump itself comes near, not as high
+(the JSON 10x peaks 3 MB above it at the last count, 1 MB above the dump's peak drawn as
+often, below: a longer load meets its highest moments more often, and its level is about 2
+MB higher). The
 last row loads twice ``--scale`` as two parts of ``--scale`` (copies 0 to ``scale - 1`` and
 ``scale`` to ``2 scale - 1``), one file after the other into the same store: the second goes
 into a store that has statements, so every key it writes is checked against the table.
