@@ -70,10 +70,10 @@ within fixed DuckDB budgets, spilling to disk beyond them (N-Triples builds a ne
 a chunk of 300,000 staged rows at a time, attaching the file again after each and opening
 its database again every third; JSON batches are written within one budget, the store file
 attached again every 4 batches and its database opened again every 64), so that what DuckDB
-keeps of the row groups written does not pile up. The dump itself comes near, not as high
-(the JSON 10x peaks 3 MB above it at the last count, 1 MB above the dump's peak drawn as
-often, below: a longer load meets its highest moments more often, and its level is about 2
-MB higher). The
+keeps of the row groups written does not pile up. The dump itself comes near, not as high:
+at the last count the JSON 10x peaked 3 MB above it and 1 MB above the dump's peak drawn as
+often (the row described below), as a longer load meets its highest moments more often and
+its level is about 2 MB higher. The
 last row loads twice ``--scale`` as two parts of ``--scale`` (copies 0 to ``scale - 1`` and
 ``scale`` to ``2 scale - 1``), one file after the other into the same store: the second goes
 into a store that has statements, so every key it writes is checked against the table.
