@@ -76,6 +76,19 @@ def test_the_sample_in_small_chunks_and_batches_loads_to_the_same_store(
     assert len(bulk["qualifiers"]) > 10 and len(bulk["reference_snaks"]) > 10  # more than items
 
 
+def test_a_batch_decides_its_unique_tables_from_the_rows_it_hands_over() -> None:
+    """A batch's tables whose keys do not repeat are decided from the statement ids its
+    tables() takes out of the parts: asked first, it says so instead of guessing."""
+    batch = json_chunks._Merged("src")
+    for part in json_chunks.parse_chunk(SAMPLE.read_bytes(), 1, "src", stop_at_bad=False).parts:
+        batch.add(part)
+    with pytest.raises(RuntimeError, match="tables"):
+        batch.unique()
+    tables = batch.tables()
+    assert tables["statements"] and "statements" in batch.unique()
+    assert all(not part.tables for part in batch.parts)  # the rows moved to the tables
+
+
 def test_a_batch_ends_at_its_bytes_whatever_its_statements(monkeypatch: pytest.MonkeyPatch) -> None:
     """Batches cut by their rows' bytes (``BULK_BYTES``), the statement cap out of reach:
     a batch ends with the first part that takes it to the cap (or before an entity it
@@ -581,7 +594,7 @@ def test_a_statement_id_twice_in_one_entity_or_across_entities_is_stored_once(
 
 
 @pytest.mark.parametrize("how", ["reconnect", "reopen"])
-def test_a_load_that_reconnects_after_every_batch_gives_the_same_store(
+def test_a_load_that_attaches_or_reopens_after_every_batch_gives_the_same_store(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
     """Into a store file the load attaches the file again every few batches, and opens its
     database again every few more (here either after each): the store is the one an

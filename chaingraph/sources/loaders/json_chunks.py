@@ -279,7 +279,7 @@ class _Merged:
         self.statements = 0
         self.nbytes = 0
         self.prefixed = True
-        self._unique: set[str] = set()
+        self._unique: set[str] | None = None  # decided by tables(), from the rows it takes
 
     def add(self, part: Part) -> None:
         self.parts.append(part)
@@ -313,7 +313,10 @@ class _Merged:
         return out
 
     def unique(self) -> set[str]:
-        """The tables whose keys do not repeat in the batch (decided by :meth:`tables`)."""
+        """The tables whose keys do not repeat in the batch, as :meth:`tables` decided them
+        (from the statement ids it takes out of the parts: call it first)."""
+        if self._unique is None:
+            raise RuntimeError("_Merged.unique() is decided by tables(): call tables() first")
         return self._unique
 
     def _keys_unique(self, ids: pa.ChunkedArray | None) -> set[str]:
