@@ -187,3 +187,19 @@ def test_a_child_ends_with_its_worker_killed(one_worker: workers.Workers) -> Non
 def _kill(pid: int) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
+
+
+def _type_of_chunk(task: tuple[int, object]) -> tuple[int, str]:
+    return task[0], type(task[1]).__name__
+
+
+def test_a_chunk_reaches_its_worker_as_bytes() -> None:
+    """What the pool hands over from the reader's ring (a ``bytearray``) is parsed in the
+    worker as the ``bytes`` it was sent as, not unpickled into a ``bytearray`` and copied."""
+    workers.release()
+    pool = workers.Workers(1, _type_of_chunk)
+    try:
+        pool.tasks.put((0, json_chunks._Chunk(bytearray(b'{"id": "Q1"}\n'))))
+        assert pool.results.get(timeout=10) == (0, "bytes")
+    finally:
+        pool.stop(idle=False)
