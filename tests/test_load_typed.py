@@ -263,3 +263,13 @@ def test_a_label_that_is_not_utf8_is_the_general_parsers_bad_line() -> None:
     rows, problems = _typed([good, bad])
     assert (rows, problems) == _general([good, bad])
     assert problems == ["the line is not UTF-8 text (is this a binary file?)"]
+
+
+@given(data=st.lists(st.sampled_from([b"a", b"\n", b"", b"{}", b" ,", b"\xe9"]), max_size=12).map(b"".join))
+def test_a_chunks_lines_are_cut_one_at_a_time_as_split_cuts_them(data: bytes) -> None:
+    """``_lines`` gives what ``data.split(b"\\n")`` gave, less the empty piece after a last
+    ``\\n`` (and the one empty line of an empty chunk, which parsed to nothing)."""
+    expected = data.split(b"\n")
+    if data.endswith(b"\n") or not data:
+        expected.pop()
+    assert list(json_chunks._lines(data)) == expected
