@@ -724,7 +724,7 @@ def main(argv: list[str]) -> int:
                       os.pathsep.join(str(synthetic(name, scale, first=k)) for k in (0, scale))))
         memory = _rounds([Case(size, f"{MODULE}:chaingraph_file_load", {"path": str(path), "tags": tags}, 1)
                           for size, path in sizes], slow_once=False)
-        plotted = list(memory)
+        plotted = {r.name for r in memory}  # the as-often row is a table's, not a plot's
         if memory[0].extra.get("batches MB"):  # JSON: the dump's peak drawn as often as scale×'s
             larger = next(r for r in memory if r.name == f"{scale}× (synthetic)")
             memory.insert(2, _as_often(memory[0], larger, _world(name, ext), scale, tags))
@@ -742,7 +742,7 @@ def main(argv: list[str]) -> int:
             print("Each batch's peak (process and workers sampled together every 20 ms, from each "
                   "load's second batch on, both runs), lowest / median / highest MB, and batches:\n\n"
                   + "\n".join(f"* {line}" for line in spreads) + "\n")
-        panels.append((label, [r for r in memory if r.name in {p.name for p in plotted}]))
+        panels.append((label, [r for r in memory if r.name in plotted]))
     if args.plot is not None and panels:
         _plot_memory(panels, args.plot, name)
     print(f"load average after: {_load_average()}")

@@ -189,17 +189,21 @@ def _kill(pid: int) -> None:
         os.kill(pid, signal.SIGKILL)
 
 
-def _type_of_chunk(task: tuple[int, object]) -> tuple[int, str]:
-    return task[0], type(task[1]).__name__
 
-
-def test_a_chunk_reaches_its_worker_as_bytes() -> None:
+def test_a_chunk_reaches_its_worker_as_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     """What the pool hands over from the reader's ring (a ``bytearray``) is parsed in the
     worker as the ``bytes`` it was sent as, not unpickled into a ``bytearray`` and copied."""
+
+    def type_of_chunk(data: object, first_line: int, source_id: str, *,
+                      stop_at_bad: bool) -> json_chunks.ChunkResult:
+        return json_chunks.ChunkResult(bad=[(first_line, type(data).__name__)])
+
     workers.release()
-    pool = workers.Workers(1, _type_of_chunk)
+    monkeypatch.setattr(json_chunks, "parse_chunk", type_of_chunk)  # in the workers forked next
+    pool = json_chunks._Pool(1, "src", stop_at_bad=False)
     try:
-        pool.tasks.put((0, json_chunks._Chunk(bytearray(b'{"id": "Q1"}\n'))))
-        assert pool.results.get(timeout=10) == (0, "bytes")
+        assert not list(pool.submit(bytearray(b'{"id": "Q1"}\n'), 7))
+        assert [result.bad for result in pool.finish()] == [[(7, "bytes")]]
     finally:
-        pool.stop(idle=False)
+        pool.close()
+        workers.release()  # the kept worker runs the patched parser

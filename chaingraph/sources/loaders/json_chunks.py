@@ -39,7 +39,7 @@ from collections.abc import Iterator
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, cast
+from typing import IO
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -163,7 +163,7 @@ def _ipc(table: pa.Table) -> bytes:
     out = pa.allocate_buffer(mock.size())
     with pa.ipc.new_stream(pa.FixedSizeBufferWriter(out), table.schema) as writer:
         writer.write_table(table)
-    return cast(bytes, out.to_pybytes())
+    return bytes(out)
 
 
 def _table(data: bytes | memoryview) -> pa.Table:
