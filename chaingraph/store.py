@@ -389,13 +389,14 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
                     continue
                 self._insert_arrow(table, data, unique=table in unique)
 
-    def bulk_load(self, *, threads: int | None = None) -> BulkLoad:
+    def bulk_load(self, *, threads: int | None = None, row_groups: int | None = None) -> BulkLoad:
         """The writes of one dump load, batch after batch, without reading what earlier
         batches wrote when no key can repeat (:class:`~chaingraph.store_load.BulkLoad`;
-        ``threads``: DuckDB's threads inside its ``with``)."""
+        ``threads``: DuckDB's threads inside its ``with``; ``row_groups``: the rows of a row
+        group of the store file written inside it, :meth:`row_groups`)."""
         from chaingraph.store_load import BulkLoad
 
-        return BulkLoad(self, threads=threads)
+        return BulkLoad(self, threads=threads, row_groups=row_groups)
 
     def _forget_entities(self, ids: list[str]) -> None:
         """Delete what the store holds of those ``ids`` that it has an entity/property row for."""

@@ -159,8 +159,11 @@ class BulkLoad:
 
     ``threads`` holds DuckDB to that many threads inside ``with``: a load that parses on
     other processes keeps the cores busy, and DuckDB's parallel insert of a batch then costs
-    more CPU and memory than it saves time. DuckDB does not merge the batches' row groups
-    meanwhile (:data:`VACUUM_TASKS`). Into a store file, DuckDB also checkpoints after
+    more CPU and memory than it saves time. ``row_groups`` writes the store file's new rows
+    in row groups of that many rows inside ``with`` (:meth:`Store.row_groups`; a JSON load's
+    batch fills one of :data:`~chaingraph.store_file.BATCH_ROW_GROUP_SIZE`). DuckDB does not
+    merge the batches' row groups meanwhile (:data:`VACUUM_TASKS`). Into a store file, DuckDB
+    also checkpoints after
     every batch (:data:`CHECKPOINT_THRESHOLD`) instead of letting two batches' rows wait in
     its write-ahead log and memory, and holds DuckDB to
     :data:`~chaingraph.settings.DEFAULT_BULK_LOAD_MEMORY_MB` (unless a limit was set by
@@ -176,9 +179,10 @@ class BulkLoad:
     write.
     """
 
-    def __init__(self, store: Store, *, threads: int | None = None) -> None:
+    def __init__(self, store: Store, *, threads: int | None = None, row_groups: int | None = None) -> None:
         self.store = store
         self.threads = threads
+        self.row_groups = row_groups
         self._held = ExitStack()  # the settings and budget held from __enter__ to __exit__
         self._budget: Budget | None = None  # the store file's budget, inside ``with``
         #: whether no key of a batch can be in the store yet (see the module's docstring)
@@ -217,6 +221,8 @@ class BulkLoad:
             held["checkpoint_threshold"] = CHECKPOINT_THRESHOLD
         with ExitStack() as stack:  # what is entered is left again if the rest fails
             stack.enter_context(held_settings(self.store.live_con, held))
+            if self.row_groups is not None:
+                stack.enter_context(self.store.row_groups(self.row_groups))
             # a store file's budget, unless a limit was set by hand
             self._budget = stack.enter_context(self.store.memory_budget())
             self._budget.hold(DEFAULT_BULK_LOAD_MEMORY_MB)

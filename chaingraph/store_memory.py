@@ -38,7 +38,7 @@ from pathlib import Path
 import duckdb
 
 from chaingraph.errors import StoreError
-from chaingraph.store_file import reattach, reopen
+from chaingraph.store_file import reattach, reopen, set_row_group_size
 
 __all__ = ["LOAD_ARENAS", "REPEAT_ROWS_PER_PART", "STORE_VACUUM_TASKS", "Budget", "Connection",
            "StoreMemory", "current", "evict_cache", "glibc", "held_settings", "malloc_trim", "memory_limit",
@@ -328,11 +328,12 @@ def tune_malloc_for_load() -> list[str]:
       set to :data:`LOAD_TRIM_THRESHOLD`. At 10x codex-m (N-Triples, into a store file) the
       load peaked 8 MB lower by the median of four interleaved rounds (126-129 against
       133-140 MB), with as many page faults and 1-3 % more time.
-    * **A heap keeps at most** :data:`LOAD_TRIM_THRESHOLD` **of free memory at its top.** A
-      heap's top is given back only once it is that large, so a heap holds what its busiest
-      batch so far left there, up to the threshold: a long load draws more such batches than
-      a short one. At 8 MiB, codex-m's 40x JSON dump peaked 93.8-95.1 MB above the process's
-      start against 91.9-92.2 at 2 MiB (three interleaved runs each), in the same time.
+    * **A heap keeps at most** :data:`LOAD_TRIM_THRESHOLD` **of free memory at its top**
+      (given back once it is larger). The batches of a long load peaked higher the longer it
+      ran, in the C library's heaps, not in what they held: at 8 MiB the batches of codex-m's
+      40x JSON dump peaked 86 MB above the process's start at the median over the first 20
+      and 91-92 from the 120th on, and the load 93.8-95.1 MB, against 91.9-92.2 at 2 MiB
+      (three interleaved runs each), in the same time.
     """
     libc = glibc()
     if libc is None:
@@ -396,6 +397,36 @@ class StoreMemory:
             raise StoreError(f"cannot attach store {self.path} again: {str(exc).splitlines()[0]}; "
                              "check that no other process holds it open for writing") from exc
         return True
+
+    @contextmanager
+    def row_groups(self, rows: int) -> Iterator[None]:
+        """Inside ``with``, new rows of this store's file go into row groups of ``rows`` rows
+        (:func:`~chaingraph.store_file.set_row_group_size`); on leaving, into row groups of
+        :data:`~chaingraph.store_file.ROW_GROUP_SIZE` again. Nothing happens to an in-memory
+        store or a subset, or inside a transaction.
+
+        >>> import os, tempfile
+        >>> from chaingraph.store import Store
+        >>> with Store(os.path.join(tempfile.mkdtemp(), "s.duckdb")) as s, s.row_groups(30_720):
+        ...     s.counts()["statements"]
+        0
+        """
+        if self.path is None or self.is_subset or self._in_tx:
+            yield
+            return
+        self._set_row_groups(rows)
+        try:
+            yield
+        finally:
+            if not self._in_tx:
+                self._set_row_groups(None)
+
+    def _set_row_groups(self, rows: int | None) -> None:
+        try:
+            set_row_group_size(self.con, rows)
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot attach store {self.path} again: {str(exc).splitlines()[0]}; "
+                             "check that no other process holds it open for writing") from exc
 
     def live_con(self) -> duckdb.DuckDBPyConnection:
         """The store's connection now: ``store.live_con`` is the :data:`Connection` to give

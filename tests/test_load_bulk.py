@@ -300,8 +300,8 @@ def _recorded_loads(monkeypatch: pytest.MonkeyPatch) -> list[BulkLoad]:
     loads: list[BulkLoad] = []
     bulk_load = Store.bulk_load
 
-    def recorded(store: Store, *, threads: int | None = None) -> BulkLoad:
-        loads.append(bulk_load(store, threads=threads))
+    def recorded(store: Store, *, threads: int | None = None, row_groups: int | None = None) -> BulkLoad:
+        loads.append(bulk_load(store, threads=threads, row_groups=row_groups))
         return loads[-1]
 
     monkeypatch.setattr(Store, "bulk_load", recorded)

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chaingraph.errors import StoreError
+from chaingraph.sources.loaders import load
 from chaingraph.store import (
     Batch,
     Store,
@@ -21,7 +22,7 @@ from chaingraph.store import (
     reference_row,
     statement_row,
 )
-from chaingraph.store_file import ROW_GROUP_SIZE
+from chaingraph.store_file import BATCH_ROW_GROUP_SIZE, ROW_GROUP_SIZE
 from chaingraph.values import EntityValue, QuantityValue, TimeValue
 
 
@@ -234,3 +235,23 @@ def test_a_store_file_has_row_groups_of_its_own_size_and_is_one_database_in_a_pr
             Store(path, read_only=True)
     with Store(path, read_only=True) as s:  # closed, it opens read-only
         assert s.counts()["statements"] == 4
+
+
+def test_a_json_load_fills_row_groups_of_its_own_size_and_leaves_the_files_size_as_it_was(
+        shared_data: Path, tmp_path: Path) -> None:
+    """While a JSON dump loads, each batch of 50,000 statements fills a row group of
+    BATCH_ROW_GROUP_SIZE rows (compressed as it is inserted) and leaves the rest in another;
+    afterwards new rows go into row groups of ROW_GROUP_SIZE again, also after a reopen."""
+    path = tmp_path / "j.duckdb"
+    with Store(path) as s:
+        load([shared_data / "world" / "codex-s.json.gz"], s)
+        sizes = [n for (n,) in s.con.execute(
+            "SELECT max(count) FROM pragma_storage_info('statements') WHERE column_id = 0 "
+            "GROUP BY row_group_id ORDER BY row_group_id").fetchall()]
+        assert sizes[0] == BATCH_ROW_GROUP_SIZE and max(sizes) == BATCH_ROW_GROUP_SIZE
+        assert sum(sizes) == s.counts()["statements"] and len(sizes) >= 2
+        s.reopen()
+        s.con.execute("CREATE TABLE t AS SELECT range AS x FROM range(?)", [2 * ROW_GROUP_SIZE])
+        s.con.execute("CHECKPOINT")
+        assert s.con.execute("SELECT count(DISTINCT row_group_id) FROM pragma_storage_info('t')"
+                             ).fetchall() == [(2,)]

@@ -60,6 +60,7 @@ from chaingraph.sources.loaders.json_dump import (
 )
 from chaingraph.sources.loaders.json_typed import typed_text
 from chaingraph.store import Store
+from chaingraph.store_file import BATCH_ROW_GROUP_SIZE
 
 __all__ = ["CHUNK_BYTES", "PARALLEL_BYTES", "PARSE_WORKERS", "ChunkResult", "Part", "default_workers",
            "load_chunks", "off_heap", "parse_chunk"]
@@ -426,8 +427,9 @@ def load_chunks(path: str | Path, stream: IO[bytes], counter: RawCounter, store:
     of :class:`~chaingraph.sources.loaders.common.FileReport`."""
     pool = _Pool(default_workers(path) if workers is None else workers, source_id, stop_at_bad=not guard.skip)
     try:
-        # the workers keep the cores busy: DuckDB inserts on one thread (less CPU and memory)
-        load = store.bulk_load(threads=1 if pool.workers else None)
+        # the workers keep the cores busy: DuckDB inserts on one thread (less CPU and memory);
+        # a batch fills a row group, which DuckDB compresses as it is inserted (store_file)
+        load = store.bulk_load(threads=1 if pool.workers else None, row_groups=BATCH_ROW_GROUP_SIZE)
     except BaseException:
         pool.close()
         raise

@@ -77,9 +77,10 @@ BATCH_ROWS = 30_000
 #: the default loader writes batches this large: what waits to be written and what DuckDB
 #: works with while it writes are a batch or two each, so smaller batches hold less (the
 #: load of codex-m's 10x synthetic dump peaked at 126 MB in the process at 100,000, 107 at
-#: 50,000, 105 at 25,000, which took 8% longer). Each batch's statements are a row group of
-#: their own (:data:`~chaingraph.store_load.VACUUM_TASKS`; a store file's row groups hold
-#: :data:`~chaingraph.store_file.ROW_GROUP_SIZE` rows, so no two batches fit one). With
+#: 50,000, 105 at 25,000, which took 8% longer). Each batch's statements are row groups of
+#: their own (:data:`~chaingraph.store_load.VACUUM_TASKS`): into a store file, a whole one of
+#: :data:`~chaingraph.store_file.BATCH_ROW_GROUP_SIZE` rows, which DuckDB compresses as the batch
+#: is inserted, and one of the rest, compressed as the batch commits. With
 #: DuckDB's 122,880 rows three fitted in two, and the store's close merged them all at once
 #: (1.49 GB after the 40x load) until a load ended with a checkpoint of its own and a store
 #: file merged one row group at a time (:data:`~chaingraph.store_memory.STORE_VACUUM_TASKS`);
