@@ -163,9 +163,8 @@ class BulkLoad:
     in row groups of that many rows inside ``with`` (:meth:`Store.row_groups`; a JSON load's
     batch fills one of :data:`~chaingraph.store_file.BATCH_ROW_GROUP_SIZE`). DuckDB does not
     merge the batches' row groups meanwhile (:data:`VACUUM_TASKS`). Into a store file, DuckDB
-    also checkpoints after
-    every batch (:data:`CHECKPOINT_THRESHOLD`) instead of letting two batches' rows wait in
-    its write-ahead log and memory, and holds DuckDB to
+    also checkpoints after every batch (:data:`CHECKPOINT_THRESHOLD`) instead of letting two
+    batches' rows wait in its write-ahead log and memory, and holds DuckDB to
     :data:`~chaingraph.settings.DEFAULT_BULK_LOAD_MEMORY_MB` (unless a limit was set by
     hand). The settings are set back on leaving. Every
     :data:`RECONNECT_BATCHES` batches the store file is attached again (what DuckDB keeps of

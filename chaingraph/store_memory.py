@@ -389,14 +389,24 @@ class StoreMemory:
         >>> Store().reconnect()
         False
         """
-        if self.path is None or self.is_subset or self._in_tx:
+        if not self._attachable():
             return False
+        self._attach_again(reattach)
+        return True
+
+    def _attachable(self) -> bool:
+        """Whether this store's file can be attached or opened again now: a file, not a
+        subset, and no transaction open."""
+        return self.path is not None and not self.is_subset and not self._in_tx
+
+    def _attach_again(self, attach: Callable[[duckdb.DuckDBPyConnection], object]) -> None:
+        """Attach this store's file again with ``attach`` (given :attr:`con`), as a
+        :class:`StoreError` when DuckDB cannot."""
         try:
-            reattach(self.con)
+            attach(self.con)
         except duckdb.Error as exc:
             raise StoreError(f"cannot attach store {self.path} again: {str(exc).splitlines()[0]}; "
                              "check that no other process holds it open for writing") from exc
-        return True
 
     @contextmanager
     def row_groups(self, rows: int) -> Iterator[None]:
@@ -407,26 +417,26 @@ class StoreMemory:
 
         >>> import os, tempfile
         >>> from chaingraph.store import Store
-        >>> with Store(os.path.join(tempfile.mkdtemp(), "s.duckdb")) as s, s.row_groups(30_720):
-        ...     s.counts()["statements"]
-        0
+        >>> groups = "SELECT count(DISTINCT row_group_id) FROM pragma_storage_info('t')"
+        >>> with Store(os.path.join(tempfile.mkdtemp(), "s.duckdb")) as s:
+        ...     with s.row_groups(30_720):
+        ...         _ = s.con.execute("CREATE TABLE t AS SELECT range AS x FROM range(100_000)")
+        ...         _ = s.con.execute("CHECKPOINT")
+        ...         inside = s.con.execute(groups).fetchall()
+        ...     _ = s.con.execute("CREATE OR REPLACE TABLE t AS SELECT range AS x FROM range(100_000)")
+        ...     _ = s.con.execute("CHECKPOINT")
+        ...     inside, s.con.execute(groups).fetchall()
+        ([(4,)], [(2,)])
         """
-        if self.path is None or self.is_subset or self._in_tx:
+        if not self._attachable():
             yield
             return
-        self._set_row_groups(rows)
+        self._attach_again(lambda con: set_row_group_size(con, rows))
         try:
             yield
         finally:
             if not self._in_tx:
-                self._set_row_groups(None)
-
-    def _set_row_groups(self, rows: int | None) -> None:
-        try:
-            set_row_group_size(self.con, rows)
-        except duckdb.Error as exc:
-            raise StoreError(f"cannot attach store {self.path} again: {str(exc).splitlines()[0]}; "
-                             "check that no other process holds it open for writing") from exc
+                self._attach_again(lambda con: set_row_group_size(con, None))
 
     def live_con(self) -> duckdb.DuckDBPyConnection:
         """The store's connection now: ``store.live_con`` is the :data:`Connection` to give
@@ -452,7 +462,7 @@ class StoreMemory:
         >>> Store().reopen()
         False
         """
-        if self.path is None or self.is_subset or self._in_tx:
+        if not self._attachable():
             return False
         try:
             self.con, _ = reopen(self.con)

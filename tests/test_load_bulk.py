@@ -14,6 +14,7 @@ import multiprocessing
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -300,8 +301,8 @@ def _recorded_loads(monkeypatch: pytest.MonkeyPatch) -> list[BulkLoad]:
     loads: list[BulkLoad] = []
     bulk_load = Store.bulk_load
 
-    def recorded(store: Store, *, threads: int | None = None, row_groups: int | None = None) -> BulkLoad:
-        loads.append(bulk_load(store, threads=threads, row_groups=row_groups))
+    def recorded(store: Store, **options: Any) -> BulkLoad:
+        loads.append(bulk_load(store, **options))
         return loads[-1]
 
     monkeypatch.setattr(Store, "bulk_load", recorded)

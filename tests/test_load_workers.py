@@ -189,7 +189,6 @@ def _kill(pid: int) -> None:
         os.kill(pid, signal.SIGKILL)
 
 
-
 def test_a_chunk_reaches_its_worker_as_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
     """What the pool hands over from the reader's ring (a ``bytearray``) is parsed in the
     worker as the ``bytes`` it was sent as, not unpickled into a ``bytearray`` and copied."""
