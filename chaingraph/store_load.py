@@ -56,7 +56,7 @@ import pyarrow.compute as pc
 
 from chaingraph.errors import StoreError
 from chaingraph.settings import DEFAULT_BULK_LOAD_MEMORY_MB, DEFAULT_KEY_CHECK_MEMORY_MB
-from chaingraph.store_memory import Budget, held_settings
+from chaingraph.store_memory import Budget, duckdb_problem, held_settings, out_of_memory
 from chaingraph.store_schema import INDEXLESS, TABLE_COLUMNS
 
 if TYPE_CHECKING:
@@ -176,6 +176,16 @@ class BulkLoad:
     batch starts from as little as the one before, not from the budget filled. A load into a
     store file ends with a checkpoint of its own, so that closing the store finds nothing to
     write.
+
+    DuckDB cannot spill the entity tables' key index: what a transaction changes of it stays
+    in memory, and the lookups of an insert pin the parts of it they pass through. Entities
+    that come in id order, as in Wikidata's dumps, touch a few parts a batch; in no order, a
+    batch touches all of it, so past some size a batch no longer fits the budget (codex-m's
+    40x dump with its entities shuffled, 733 k of them, did not fit 36 MiB). Such a batch is
+    rolled back and written again under twice the budget, as often as it takes, up to the limit
+    the store opened with (:meth:`Budget.raise_limit`); :attr:`raised_mb` says how far, and the
+    load keeps it from then on. A batch whose commit runs out (its rows are let go by then,
+    ``consume``) ends the load with DuckDB's error, the batches before it kept.
     """
 
     def __init__(self, store: Store, *, threads: int | None = None, row_groups: int | None = None) -> None:
@@ -190,6 +200,8 @@ class BulkLoad:
         self.checked = 0
         #: batches written
         self.written = 0
+        #: the budget a batch needed when the load's own was too small (MiB), else None
+        self.raised_mb: int | None = None
 
     def _loose_keys(self) -> bool:
         """Whether the store holds a key a batch could repeat unseen (:data:`_LOOSE_KEYS`): its
@@ -258,16 +270,15 @@ class BulkLoad:
         checked; a checked one keeps its tables to the end)."""
         if consume and not isinstance(tables, MutableMapping):
             raise TypeError("write(consume=True) empties its tables: give them as a dict")
-        if self.unchecked and prefixed:
+        while True:
             try:
-                self._write_unchecked(tables, unique, consume=consume)
-            except duckdb.Error as exc:
-                raise StoreError(f"cannot write to store {self.store.path or ':memory:'}: "
-                                 f"{str(exc).splitlines()[0]}") from exc
-        else:
-            self.unchecked = False
-            self.checked += 1
-            self.store.write_arrow(whole(tables), replace=replace, unique=unique)
+                self._write_once(tables, replace=replace, unique=unique, prefixed=prefixed, consume=consume)
+                break
+            except StoreError as error:
+                # rolled back with its rows still here (``consume`` empties them only once
+                # DuckDB has them all): written again under a larger budget, if there is one
+                if not (out_of_memory(error) and tables and self._more_memory()):
+                    raise
         self.written += 1
         if self.written % REOPEN_BATCHES == 0:
             self.store.reopen()  # a new database: nothing of the last one's is kept
@@ -280,6 +291,31 @@ class BulkLoad:
             # as little (the 10x load's process after an attach: 78-89 MB of anonymous memory
             # without this, 69-72 with it, as after the other batches)
             self._budget.evict()
+
+    def _write_once(self, tables: Mapping[str, pa.Table | Sequence[pa.Table]], *, replace: Collection[str],
+                    unique: Collection[str], prefixed: bool, consume: bool) -> None:
+        """One attempt at :meth:`write`'s batch, in one transaction."""
+        if self.unchecked and prefixed:
+            try:
+                self._write_unchecked(tables, unique, consume=consume)
+            except duckdb.Error as exc:
+                raise StoreError(f"cannot write to store {self.store.path or ':memory:'}: "
+                                 f"{duckdb_problem(exc)}") from exc
+        else:
+            self.unchecked = False
+            self.checked += 1
+            self.store.write_arrow(whole(tables), replace=replace, unique=unique)
+
+    def _more_memory(self) -> bool:
+        """Raise the load's budget for a batch that did not fit (:meth:`Budget.raise_limit`);
+        whether it was raised."""
+        if self._budget is None or self.store._in_tx:
+            return False
+        raised = self._budget.raise_limit()
+        if raised is None:
+            return False
+        self.raised_mb = raised
+        return True
 
     def _write_unchecked(self, tables: Mapping[str, pa.Table | Sequence[pa.Table]],
                          unique: Collection[str], *, consume: bool = False) -> None:

@@ -41,8 +41,9 @@ from chaingraph.errors import StoreError
 from chaingraph.store_file import reattach, reopen, set_row_group_size
 
 __all__ = ["LOAD_ARENAS", "REPEAT_ROWS_PER_PART", "STORE_VACUUM_TASKS", "Budget", "Connection",
-           "StoreMemory", "current", "evict_cache", "glibc", "held_settings", "malloc_trim", "memory_limit",
-           "passes", "release", "repeats", "setting", "tune_malloc_for_load", "used_mb"]
+           "StoreMemory", "current", "duckdb_problem", "evict_cache", "glibc", "held_settings", "malloc_trim",
+           "memory_limit", "mib", "out_of_memory", "passes", "release", "repeats", "setting",
+           "tune_malloc_for_load", "used_mb"]
 
 
 #: a DuckDB connection, or what gives the one to use now: ``store.live_con`` for work that
@@ -147,6 +148,55 @@ def memory_limit(con: duckdb.DuckDBPyConnection) -> str:
     return setting(con, "memory_limit")
 
 
+def out_of_memory(error: BaseException) -> bool:
+    """Whether ``error`` is DuckDB's out-of-memory error or came of one (a relation's query
+    reports it as the aborted transaction it leaves, the out-of-memory error its cause).
+
+    >>> out_of_memory(RuntimeError("cannot write")), out_of_memory(duckdb.OutOfMemoryException("no"))
+    (False, True)
+    """
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, duckdb.OutOfMemoryException):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def duckdb_problem(error: duckdb.Error) -> str:
+    """The first line of what DuckDB said, from the error that caused ``error`` when DuckDB
+    reports it as the aborted transaction it left (``TransactionException``).
+
+    >>> try:
+    ...     raise duckdb.TransactionException("Current transaction is aborted") from \\
+    ...         duckdb.OutOfMemoryException("Out of Memory Error: could not allocate block\\nmore")
+    ... except duckdb.Error as error:
+    ...     duckdb_problem(error)
+    'Out of Memory Error: could not allocate block'
+    """
+    cause = error.__cause__
+    if isinstance(error, duckdb.TransactionException) and isinstance(cause, duckdb.Error):
+        return duckdb_problem(cause)
+    return str(error).splitlines()[0]
+
+
+_UNITS = {"bytes": 2**-20, "KiB": 2**-10, "MiB": 1, "GiB": 2**10, "TiB": 2**20,
+          "KB": 1e3 / 2**20, "MB": 1e6 / 2**20, "GB": 1e9 / 2**20, "TB": 1e12 / 2**20}
+
+
+def mib(size: str) -> float:
+    """A size as DuckDB shows it (``"18.8 GiB"``, ``"512.0 KiB"``) in MiB.
+
+    >>> mib("18.8 GiB"), mib("36.0 MiB"), mib("512.0 KiB"), mib("1.0 GB")
+    (19251.2, 36.0, 0.5, 953.67431640625)
+    """
+    number, _, unit = size.strip().partition(" ")
+    try:
+        return float(number) * _UNITS[unit or "bytes"]
+    except (KeyError, ValueError):
+        raise ValueError(f"not a DuckDB size: {size!r}") from None
+
+
 class Budget:
     """DuckDB memory budgets for the phases of a long write on a store's database: inside
     ``with``, :meth:`hold` sets DuckDB's memory limit, so that its joins, aggregates and
@@ -163,6 +213,9 @@ class Budget:
         self._con = con
         self.active = opened_limit is not None and memory_limit(current(con)) == opened_limit
         self.held_mb: int | None = None  # the limit :meth:`hold` set last
+        #: the most :meth:`raise_limit` holds: the limit the store opened with (DuckDB's
+        #: default, 80 % of the machine's memory)
+        self.ceiling_mb = int(mib(opened_limit)) if opened_limit is not None else None
 
     @property
     def con(self) -> duckdb.DuckDBPyConnection:
@@ -178,6 +231,21 @@ class Budget:
             _release_unused()
             self.con.execute(f"SET memory_limit = '{int(mb)}MiB'")
             self.held_mb = int(mb)
+
+    def raise_limit(self) -> int | None:
+        """Hold twice the limit :meth:`hold` set last, at most :attr:`ceiling_mb`; return it,
+        or None when nothing is held or it is at the ceiling already. For work that DuckDB
+        cannot spill: a load's batch whose entity-index updates do not fit (store_load).
+
+        >>> con = duckdb.connect(config={"memory_limit": "100MiB"})
+        >>> budget = Budget(con, memory_limit(con))
+        >>> budget.hold(36); budget.raise_limit(), budget.raise_limit(), budget.raise_limit()
+        (72, 100, None)
+        """
+        if self.held_mb is None or self.ceiling_mb is None or self.held_mb >= self.ceiling_mb:
+            return None
+        self.hold(min(2 * self.held_mb, self.ceiling_mb))
+        return self.held_mb
 
     def evict(self) -> None:
         """Let DuckDB drop the blocks it keeps cached and flush its allocator, the limit held

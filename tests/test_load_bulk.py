@@ -667,3 +667,79 @@ def test_a_dump_loads_its_entities_without_upserts_unless_the_store_holds_them(
         assert calls["upsert"] >= 1
         assert everything(store) == once
     assert len(once["entities"]) > 1000
+
+
+def _scattered_ids_dump(path: Path, entities: int) -> Path:
+    """A JSON dump of ``entities`` items with nine-digit ids in no order (one ``P31``
+    statement each): each batch's entity-index updates spread over the whole index."""
+    import random
+
+    ids = random.Random(5).sample(range(10**8, 10**9), entities)
+    lines = []
+    for n in ids:
+        claim = {"mainsnak": {"snaktype": "value", "property": "P31", "datatype": "wikibase-item",
+                              "datavalue": {"type": "wikibase-entityid",
+                                            "value": {"entity-type": "item", "numeric-id": 5, "id": "Q5"}}},
+                 "type": "statement", "id": f"Q{n}$a", "rank": "normal"}
+        label = {"en": {"language": "en", "value": f"e{n}"}}
+        lines.append(json.dumps({"type": "item", "id": f"Q{n}", "labels": label, "claims": {"P31": [claim]}}))
+    path.write_text("[\n" + ",\n".join(lines) + "\n]\n")
+    return path
+
+
+def test_a_batch_that_does_not_fit_the_load_budget_is_written_again_under_a_larger_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """DuckDB holds what a transaction changes of the entities' key index in memory; with ids
+    in no order a batch's changes spread over all of it, and past some size a batch does not
+    fit the load's budget (a JSON dump of 733 k entities in random order did not fit 36 MiB,
+    and the load stopped). Held to 2 MiB here, a load of 20,000 such entities has its batch
+    rolled back and written again under twice the budget, as often as it needs: every row is
+    the one a load without a budget writes, the report says how far the budget went, and the
+    store's own limit is back after it."""
+    dump = _scattered_ids_dump(tmp_path / "scattered.json", 20_000)
+    monkeypatch.setattr(store_load, "DEFAULT_BULK_LOAD_MEMORY_MB", 2)
+    tried: list[int] = []
+    write_once = BulkLoad._write_once
+
+    def attempt(self: BulkLoad, *args: Any, **kw: Any) -> None:
+        tried.append(self._budget.held_mb if self._budget is not None else 0)
+        write_once(self, *args, **kw)
+
+    monkeypatch.setattr(BulkLoad, "_write_once", attempt)
+    with Store(tmp_path / "s.duckdb") as store:
+        opened = memory_limit(store.con)
+        report = load_json_dump(dump, store, workers=2)
+        assert memory_limit(store.con) == opened
+        loaded = everything(store)
+    assert report.raised_memory_mb is not None and report.raised_memory_mb > 2
+    assert tried[0] == 2 and tried[-1] == report.raised_memory_mb  # doubled until a batch fitted
+    assert all(b in (a, 2 * a) for a, b in itertools.pairwise(tried))
+    with Store() as reference:
+        assert load_json_dump(dump, reference, row_at_a_time=True).raised_memory_mb is None
+        assert everything(reference) == loaded
+    assert len(loaded["entities"]) == 20_000
+
+
+def test_a_load_out_of_memory_under_a_limit_set_by_hand_says_so_and_keeps_what_it_wrote(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A limit set by hand is the user's: the load does not raise it. When a batch does not
+    fit, the error is DuckDB's out-of-memory error (a relation's query reports it as the
+    aborted transaction it leaves, which said nothing of memory), and the batches before it
+    stay in the store, whole."""
+    from chaingraph.errors import StoreError
+
+    dump = _scattered_ids_dump(tmp_path / "scattered.json", 20_000)
+    monkeypatch.setattr(json_dump, "BULK_ENTITIES", 2_000)  # ten batches
+    with Store(tmp_path / "s.duckdb") as store:
+        store.con.execute("SET memory_limit = '4MiB'")
+        # DuckDB runs out inserting the batch or committing it (its index merged then)
+        memory = r"(Out of Memory Error|TransactionContext Error: Failed to commit: failed to pin)"
+        with pytest.raises(StoreError, match=rf"^cannot write to store .*s\.duckdb: {memory}") as error:
+            load_json_dump(dump, store, workers=2)
+        assert "transaction is aborted" not in str(error.value)
+    with Store(tmp_path / "s.duckdb") as store:
+        entities, statements, subjects = store.con.execute(
+            "SELECT (SELECT count(*) FROM entities), (SELECT count(*) FROM statements), "
+            "(SELECT count(DISTINCT subject) FROM statements)").fetchall()[0]
+    assert 0 < entities < 20_000
+    assert statements == subjects == entities  # whole batches: each entity with its statement

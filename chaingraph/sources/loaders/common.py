@@ -42,6 +42,10 @@ class FileReport(BaseModel):
     bad_lines: int = 0
     bad_line_examples: tuple[str, ...] = ()
     seconds: float = 0.0
+    raised_memory_mb: int | None = Field(
+        default=None, description="DuckDB's memory (MiB) a batch of the file needed beyond the load's "
+        "budget, which the load then held instead (entities out of id order keep more of the entity "
+        "index in memory); null when the budget held")
 
 
 class StoreSummary(BaseModel):

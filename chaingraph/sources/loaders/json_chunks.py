@@ -435,7 +435,10 @@ def load_chunks(path: str | Path, stream: IO[bytes], counter: RawCounter, store:
         raise
     with load:
         writer = json_dump._Writer(store, load, wait=True)
-        return _load(path, stream, counter, source_id, guard, progress, pool, writer)
+        totals = _load(path, stream, counter, source_id, guard, progress, pool, writer)
+    if load.raised_mb is not None:
+        totals["raised_memory_mb"] = load.raised_mb
+    return totals
 
 
 def _load(path: str | Path, stream: IO[bytes], counter: RawCounter, source_id: str, guard: LineGuard,
