@@ -43,6 +43,7 @@ from chaingraph.store_memory import (
     REPEAT_ROWS_PER_PART,
     STORE_VACUUM_TASKS,
     StoreMemory,
+    duckdb_problem,
     memory_limit,
     passes,
     repeats,
@@ -275,7 +276,7 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
             return picks.subset()
         except duckdb.Error as exc:
             raise StoreError(f"cannot read store {self.path or ':memory:'}: "
-                             f"{str(exc).splitlines()[0]}") from exc
+                             f"{duckdb_problem(exc)}") from exc
 
     def subset_picks(self) -> SubsetPicks:
         """An empty :class:`~chaingraph.store_subset.SubsetPicks` of this store: pick
@@ -345,7 +346,7 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
             self._write(batch)
         except duckdb.Error as exc:
             raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
-                             f"{str(exc).splitlines()[0]}") from exc
+                             f"{duckdb_problem(exc)}") from exc
 
     def write_arrow(self, tables: Mapping[str, pa.Table], *, replace: Collection[str] = (),
                     unique: Collection[str] = ()) -> None:
@@ -376,7 +377,7 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
             self._write_arrow(tables, replace=replace, unique=unique)
         except duckdb.Error as exc:
             raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
-                             f"{str(exc).splitlines()[0]}") from exc
+                             f"{duckdb_problem(exc)}") from exc
 
     def _write_arrow(self, tables: Mapping[str, pa.Table], *, replace: Collection[str] = (),
                      unique: Collection[str] = ()) -> None:
@@ -447,7 +448,7 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
                                          [ids])
         except duckdb.Error as exc:
             raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
-                             f"{str(exc).splitlines()[0]}") from exc
+                             f"{duckdb_problem(exc)}") from exc
         return len(ids)
 
     def has_statement_rows(self) -> bool:
@@ -493,7 +494,7 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
                                   unique=True, check=False)
         except duckdb.Error as exc:
             raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
-                             f"{str(exc).splitlines()[0]}") from exc
+                             f"{duckdb_problem(exc)}") from exc
         return int(rows)  # each id once
 
     def _write(self, batch: Batch) -> None:
@@ -668,7 +669,7 @@ class Store(StoreReads, BulkReads, CrawlState, ResponseCache, NeighbourCache, St
             insert(check)
         except duckdb.Error as exc:
             raise StoreError(f"cannot write to store {self.path or ':memory:'}: "
-                             f"{str(exc).splitlines()[0]}") from exc
+                             f"{duckdb_problem(exc)}") from exc
 
     # -- the read primitive -----------------------------------------------------------
     def _edge_sql(self, subject: str | Collection[str] | None, property: str | Collection[str] | None,

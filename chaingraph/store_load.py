@@ -219,7 +219,7 @@ class BulkLoad:
             loose = True
         except duckdb.Error as exc:
             raise StoreError(f"cannot read store {store.path or ':memory:'}: "
-                             f"{str(exc).splitlines()[0]}") from exc
+                             f"{duckdb_problem(exc)}") from exc
         store.release_cache()
         return loose
 
@@ -252,7 +252,7 @@ class BulkLoad:
         except duckdb.Error as error:
             if exc[0] is None:  # else the load's own error is the one to raise
                 raise StoreError(f"cannot write to store {self.store.path}: "
-                                 f"{str(error).splitlines()[0]}") from error
+                                 f"{duckdb_problem(error)}") from error
         finally:
             held.close()
 

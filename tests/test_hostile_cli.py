@@ -435,3 +435,23 @@ def test_ctrl_c_while_the_command_line_is_imported_is_one_line_not_a_traceback()
     assert res.returncode == 130, res
     assert "Traceback" not in res.stderr and res.stderr.startswith("interrupted"), res.stderr
     assert res.stderr.count("\n") == 1 and res.stdout == ""
+
+
+def test_a_duckdb_error_no_module_wrapped_shows_what_caused_the_aborted_transaction() -> None:
+    # DuckDB's relation queries report an error as the aborted transaction it leaves
+    # ("Current transaction is aborted"), the error itself its cause: the one line shows that.
+    import duckdb
+
+    from chaingraph.cli import exit_status
+
+    con = duckdb.connect()
+    con.execute("SET memory_limit = '1MB'")
+    try:
+        try:
+            con.execute("SELECT list(range) FROM range(3000000)").fetchall()
+        except duckdb.OutOfMemoryException as memory:
+            raise duckdb.TransactionException("TransactionContext Error: Current transaction is "
+                                              "aborted (please ROLLBACK)") from memory
+    except duckdb.Error as aborted:
+        code, line = exit_status(aborted)
+    assert code == 3 and line.startswith("error: the store failed: Out of Memory Error: "), line

@@ -92,7 +92,7 @@ from chaingraph.sources.loaders.turtle import stage_turtle
 from chaingraph.store import Store, snak_hash_columns
 from chaingraph.store_file import sql_string
 from chaingraph.store_load import CHECKPOINT_THRESHOLD, VACUUM_TASKS
-from chaingraph.store_memory import held_settings, passes, repeats, setting
+from chaingraph.store_memory import duckdb_problem, held_settings, passes, repeats, setting
 from chaingraph.values import VALUE_COLUMNS
 
 __all__ = ["load_rdf"]
@@ -677,7 +677,7 @@ def _load_file(stream: IO[bytes], counter: RawCounter, path: str | Path, store: 
             tick()
         except duckdb.Error as exc:
             raise StoreError(f"cannot load {path} into store {store.path or ':memory:'}: "
-                             f"{str(exc).splitlines()[0]}") from exc
+                             f"{duckdb_problem(exc)}") from exc
         # What DuckDB keeps of the row groups the file wrote goes with it (see Store.reconnect):
         # the parts of a dump loaded one after another (four 10x synthetic dumps: peaks of 140,
         # 150, 159 and 159 MB, against 142, 156, 159 and 165 without). Still under the load's
