@@ -62,7 +62,8 @@ from chaingraph.store_schema import INDEXLESS, TABLE_COLUMNS
 if TYPE_CHECKING:
     from chaingraph.store import Store
 
-__all__ = ["CHECKPOINT_THRESHOLD", "RECONNECT_BATCHES", "REOPEN_BATCHES", "VACUUM_TASKS", "BulkLoad", "whole"]
+__all__ = ["CHECKPOINT_THRESHOLD", "INDEX_SHARE", "RECONNECT_BATCHES", "REOPEN_BATCHES", "VACUUM_TASKS",
+           "BulkLoad", "whole"]
 
 _ENTITY_TABLES = ("entities", "properties")
 #: DuckDB's checkpoint threshold while a :class:`BulkLoad` writes a store file: below one
@@ -87,6 +88,11 @@ CHECKPOINT_THRESHOLD = "4MiB"
 #: 74): now they are as an in-memory N-Triples load leaves them (66 MB), and the load's peak
 #: is the same (136-141 MB).
 VACUUM_TASKS = 0
+#: the most of a :class:`BulkLoad`'s budget the entities' key index may hold before a batch
+#: commits: DuckDB cannot spill it, and the commit merges the batch's keys into it. Entities in
+#: no id order load all of it (codex-m's 10x dump shuffled, at a budget of 16 MiB: 8-10 MiB of
+#: index before a commit ran out), in id order a few parts (at most 6.2 MiB of 36 for the 40x dump)
+INDEX_SHARE = 0.5
 #: batches a :class:`BulkLoad` writes into a store file between two reconnects
 #: (:meth:`Store.reconnect`). For as long as a database is open, DuckDB keeps in memory,
 #: outside its buffer manager, what it knows of each row group written: a JSON dump's batch
@@ -183,9 +189,11 @@ class BulkLoad:
     batch touches all of it, so past some size a batch no longer fits the budget (codex-m's
     40x dump with its entities shuffled, 733 k of them, did not fit 36 MiB). Such a batch is
     rolled back and written again under twice the budget, as often as it takes, up to the limit
-    the store opened with (:meth:`Budget.raise_limit`); :attr:`raised_mb` says how far, and the
-    load keeps it from then on. A batch whose commit runs out (its rows are let go by then,
-    ``consume``) ends the load with DuckDB's error, the batches before it kept.
+    the store opened with (:meth:`Budget.raise_limit`), and before a batch commits the budget
+    is doubled while the index holds more than :data:`INDEX_SHARE` of it, since a batch whose
+    commit runs out cannot be written again (its rows are let go by then, ``consume``: it ends
+    the load with DuckDB's error, the batches before it kept). :attr:`raised_mb` says how far
+    the budget went; the load keeps it from then on.
     """
 
     def __init__(self, store: Store, *, threads: int | None = None, row_groups: int | None = None) -> None:
@@ -306,10 +314,11 @@ class BulkLoad:
             self.checked += 1
             self.store.write_arrow(whole(tables), replace=replace, unique=unique)
 
-    def _more_memory(self) -> bool:
-        """Raise the load's budget for a batch that did not fit (:meth:`Budget.raise_limit`);
+    def _more_memory(self, *, in_transaction: bool = False) -> bool:
+        """Raise the load's budget for a batch that did not fit, or whose commit would not
+        (``in_transaction``: before it, :meth:`_keep_index_headroom`; :meth:`Budget.raise_limit`);
         whether it was raised."""
-        if self._budget is None or self.store._in_tx:
+        if self._budget is None or (self.store._in_tx and not in_transaction):
             return False
         raised = self._budget.raise_limit()
         if raised is None:
@@ -342,8 +351,23 @@ class BulkLoad:
         ``consume``: ``tables`` emptied before the commit (a refused insert raises before)."""
         with self.store.transaction():
             self._insert_batch(tables, unique, new=new)
+            self._keep_index_headroom()
             if consume:
                 cast(MutableMapping[str, Any], tables).clear()
+
+    def _keep_index_headroom(self) -> None:
+        """Before a batch commits: while the entities' key index (which DuckDB cannot spill)
+        holds more than :data:`INDEX_SHARE` of the budget, raise it (:meth:`_more_memory`), so
+        that the commit, which merges the batch's keys into the index, finds room beside the
+        batch's rows. A commit that runs out cannot be written again once its rows are let go."""
+        budget = self._budget
+        if budget is None or budget.held_mb is None:
+            return
+        index_mb = self.store.con.execute("SELECT memory_usage_bytes / 2 ** 20 FROM duckdb_memory() "
+                                          "WHERE tag = 'ART_INDEX'").fetchall()
+        while index_mb and budget.held_mb is not None and index_mb[0][0] > INDEX_SHARE * budget.held_mb:
+            if not self._more_memory(in_transaction=True):
+                return
 
     def _insert_batch(self, tables: Mapping[str, pa.Table | Sequence[pa.Table]], unique: Collection[str],
                       *, new: bool) -> None:

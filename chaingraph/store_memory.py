@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from functools import cache
@@ -148,16 +149,27 @@ def memory_limit(con: duckdb.DuckDBPyConnection) -> str:
     return setting(con, "memory_limit")
 
 
+#: what DuckDB says when a commit runs out of memory (a ``TransactionException`` "Failed to
+#: commit: …", not its out-of-memory error)
+_COMMIT_OUT_OF_MEMORY = re.compile(r"Failed to commit: (failed to pin|could not allocate|failed to allocate) "
+                                   r"(block|data) of size .*/.* used\)")
+
+
 def out_of_memory(error: BaseException) -> bool:
-    """Whether ``error`` is DuckDB's out-of-memory error or came of one (a relation's query
-    reports it as the aborted transaction it leaves, the out-of-memory error its cause).
+    """Whether ``error`` is DuckDB's out-of-memory error or came of one: a relation's query
+    reports it as the aborted transaction it leaves (the out-of-memory error its cause), and a
+    commit as a transaction error that says what it could not pin or allocate.
 
     >>> out_of_memory(RuntimeError("cannot write")), out_of_memory(duckdb.OutOfMemoryException("no"))
     (False, True)
+    >>> out_of_memory(duckdb.TransactionException("TransactionContext Error: Failed to commit: "
+    ...     "failed to pin block of size 256.0 KiB (15.8 MiB/16.0 MiB used)"))
+    True
     """
     seen: BaseException | None = error
     while seen is not None:
-        if isinstance(seen, duckdb.OutOfMemoryException):
+        if isinstance(seen, duckdb.OutOfMemoryException) or (
+                isinstance(seen, duckdb.TransactionException) and _COMMIT_OUT_OF_MEMORY.search(str(seen))):
             return True
         seen = seen.__cause__ or seen.__context__
     return False

@@ -173,8 +173,12 @@ def test_a_chunks_rows_arrive_in_one_mapping_of_their_own_freed_with_them(worker
     assert pieces and all(isinstance(piece, memoryview) for piece in pieces)
     assert len({id(piece.obj) for piece in pieces}) == 1 and isinstance(pieces[0].obj, mmap.mmap)
 
-    def rows(parts: list[json_chunks.Part]) -> list[dict[str, list[pa.Table]]]:
-        return [{name: [json_chunks._table(piece) for piece in pieces]
+    def rows(parts: list[json_chunks.Part]) -> list[dict[str, list[str]]]:
+        # each table's rows, whichever of its pieces holds them: a statement goes to the
+        # piece of its value's type or the general one by what the process validated before
+        return [{name: sorted(json.dumps({k: v for k, v in row.items() if v is not None}, sort_keys=True,
+                                         default=str)
+                              for piece in pieces for row in json_chunks._table(piece).to_pylist())
                  for name, pieces in part.tables.items()} for part in parts]
 
     assert rows(result.parts) == rows(expected.parts)
@@ -743,3 +747,55 @@ def test_a_load_out_of_memory_under_a_limit_set_by_hand_says_so_and_keeps_what_i
             "(SELECT count(DISTINCT subject) FROM statements)").fetchall()[0]
     assert 0 < entities < 20_000
     assert statements == subjects == entities  # whole batches: each entity with its statement
+
+
+def test_a_batch_whose_index_holds_most_of_the_budget_raises_it_before_its_commit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A commit merges the batch's keys into the entities' index, and a batch whose commit runs
+    out cannot be written again (its rows are let go before it): while the index holds more
+    than ``INDEX_SHARE`` of the budget, the budget is raised inside the transaction, before the
+    commit. With that share made tiny, the sample's first batch raises it, no batch is written
+    twice, and the store is the one a load without a budget writes."""
+    monkeypatch.setattr(store_load, "INDEX_SHARE", 0.001)
+    monkeypatch.setattr(json_dump, "BULK_ROWS", 10)  # several batches
+    monkeypatch.setattr(json_chunks, "CHUNK_BYTES", 512)
+    attempts: list[int] = []
+    write_once = BulkLoad._write_once
+
+    def attempt(self: BulkLoad, *args: Any, **kw: Any) -> None:
+        attempts.append(self.written)
+        write_once(self, *args, **kw)
+
+    monkeypatch.setattr(BulkLoad, "_write_once", attempt)
+    with Store(tmp_path / "s.duckdb") as store:
+        opened = memory_limit(store.con)
+        report = load_json_dump(SAMPLE, store, workers=2)
+        assert memory_limit(store.con) == opened
+        loaded = everything(store)
+    assert report.raised_memory_mb is not None and report.raised_memory_mb >= 2 * DEFAULT_BULK_LOAD_MEMORY_MB
+    assert len(attempts) > 1 and attempts == list(range(len(attempts)))  # each batch once
+    with Store() as reference:
+        load_json_dump(SAMPLE, reference, row_at_a_time=True)
+        assert everything(reference) == loaded
+
+
+def test_the_cli_says_when_a_load_held_a_larger_budget(runner: Any, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """``chaingraph load`` prints a note on stderr naming the file and the budget it held, and
+    ``--format json`` gives it as ``raised_memory_mb`` (null when the load's own budget held)."""
+    from chaingraph.cli import cli
+
+    def load(store: str, *options: str) -> Any:
+        return runner.invoke(cli, ["load", str(SAMPLE), "--store", str(tmp_path / store), *options])
+
+    plain = load("a.duckdb", "--format", "json")
+    assert plain.exit_code == 0 and json.loads(plain.stdout)["files"][0]["raised_memory_mb"] is None
+    monkeypatch.setattr(store_load, "INDEX_SHARE", 0.001)  # the index holds too much of any budget
+    raised = load("b.duckdb", "--format", "json")
+    held = json.loads(raised.stdout)["files"][0]["raised_memory_mb"]
+    assert raised.exit_code == 0 and held >= 2 * DEFAULT_BULK_LOAD_MEMORY_MB
+    table = load("c.duckdb")
+    assert table.exit_code == 0
+    assert table.stderr == (f"note: {SAMPLE}: the entities' key index outgrew the load's DuckDB budget "
+                            f"(entities out of id order keep all of it in memory); the load held {held} "
+                            "MiB instead\n")

@@ -77,9 +77,9 @@ def load(files: tuple[Path, ...], store_path: Path, skip_bad_lines: bool, progre
         for example in f.bad_line_examples:
             click.echo(f"skipped {safe_text(example)}", err=True)
         if f.raised_memory_mb is not None:
-            click.echo(f"note: {safe_text(f.path)}: a batch needed more DuckDB memory than the load's "
-                       f"budget (entities out of id order keep more of the entity index in memory); "
-                       f"the load held {f.raised_memory_mb} MiB instead", err=True)
+            click.echo(f"note: {safe_text(f.path)}: the entities' key index outgrew the load's DuckDB "
+                       f"budget (entities out of id order keep all of it in memory); the load held "
+                       f"{f.raised_memory_mb} MiB instead", err=True)
 
 
 @click.command()

@@ -43,9 +43,9 @@ class FileReport(BaseModel):
     bad_line_examples: tuple[str, ...] = ()
     seconds: float = 0.0
     raised_memory_mb: int | None = Field(
-        default=None, description="DuckDB's memory (MiB) a batch of the file needed beyond the load's "
-        "budget, which the load then held instead (entities out of id order keep more of the entity "
-        "index in memory); null when the budget held")
+        default=None, description="the DuckDB budget (MiB) the load held instead of its own when the "
+        "entities' key index outgrew it (entities out of id order keep all of it in memory); null when "
+        "its own held")
 
 
 class StoreSummary(BaseModel):
