@@ -1,7 +1,7 @@
 """Loading Wikidata dumps: chaingraph's store against pyoxigraph, rdflib and DuckDB, same facts.
 
     python benchmarks/bench_load.py [--quick] [--json | --nt] [--memory] [--tags] [--plot PNG] [--scale N]
-                                     [--before ROOT [--paired N [--at SCALE]]]
+                                     [--before ROOT [--paired N [--at SCALE]]] [--shuffled SCALE]
 
 Input: ``world/codex-m`` (227,878 statements; the JSON dump and its N-Triples, 1.39 M
 triples) — ``--quick`` uses ``world/codex-s`` (39,985 statements). Every case runs in a
@@ -86,6 +86,10 @@ of them all (:func:`_as_often`): the dump's peak drawn as often, the row a large
 uses no more memory stays at. ``--plot PNG`` draws each load's memory over its time (process
 and parse workers, sampled every 20 ms; the run with the higher peak), a panel per format, as
 the README shows it.
+``--shuffled SCALE`` runs only the synthetic JSON dump ``SCALE`` times larger into a new
+store file in id order and with its items shuffled (:func:`shuffled_table`): the entities'
+key index, which DuckDB cannot spill, is then touched all over by every batch, and the load
+raises its DuckDB budget as far as the index needs (the README's figures: ``--shuffled 40``).
 ``--scale 20`` checks 20× and 40×; ``--memory`` runs the memory check alone; ``--tags`` adds
 the peak of each kind of DuckDB's memory to each run's comment (see
 :func:`chaingraph_file_load`: sampling them can raise the peak).
@@ -107,6 +111,7 @@ import bisect
 import contextlib
 import gzip
 import os
+import random
 import re
 import shutil
 import statistics
@@ -131,6 +136,8 @@ from harness import (  # noqa: E402
     rss_mb,
     status_mb,
 )
+
+from chaingraph.settings import DEFAULT_BULK_LOAD_MEMORY_MB  # noqa: E402
 
 MODULE = "bench_load"
 Run = Callable[[], tuple[int, dict[str, Any]]]
@@ -321,6 +328,25 @@ def synthetic_dump(name: str, scale: int, *, first: int = 0) -> Path:
     return target
 
 
+def shuffled_dump(name: str, scale: int) -> Path:
+    """:func:`synthetic_dump` with its items in no id order (shuffled with a fixed seed; the
+    properties first, as in Wikidata's dumps): every batch's entities then spread over the
+    whole of the entities' key index, which DuckDB cannot spill."""
+    target = BENCH_CACHE / f"synthetic-{name}-x{scale}-shuffled.json.gz"
+    if target.exists():
+        return target
+    with gzip.open(synthetic_dump(name, scale), "rb") as src:
+        lines = [line.rstrip(b",\n") for line in src if line.strip() not in (b"[", b"]", b"")]
+    properties = [line for line in lines if b'"type":"property"' in line[:40]]
+    items = [line for line in lines if b'"type":"property"' not in line[:40]]
+    random.Random(scale).shuffle(items)
+    partial = target.with_suffix(".partial")
+    with gzip.open(partial, "wb", compresslevel=1) as out:
+        out.write(b"[\n" + b",\n".join(properties + items) + b"\n]\n")
+    partial.rename(target)
+    return target
+
+
 _NT_QID = re.compile(rb"(/entity/|/entity/statement/|/Special:EntityData/)Q([1-9][0-9]{0,8})(?=[>-])")
 _NT_PROPERTY_LINE = re.compile(rb"^<http://www\.wikidata\.org/entity/(?:statement/)?P[0-9]", re.MULTILINE)
 
@@ -449,7 +475,9 @@ def chaingraph_file_load(path: str, tags: bool = False) -> Run:
                 done.set()
                 sampler.join()
         store_path.unlink(missing_ok=True)
+        held = [f.raised_memory_mb for f in report.files if f.raised_memory_mb is not None]
         return report.summary.statements, {"duckdb MB": {t: round(v, 1) for t, v in peaks.items() if v >= 1},
+                                           "budget raised to MiB": max(held) if held else None,
                                            "workers MB": round(workers[0], 1), "anon MB": round(anon[0]),
                                            "fifths MB": _fifths(timeline),
                                            "batches MB": _batch_peaks(timeline, written),
@@ -636,6 +664,30 @@ def _plot_memory(panels: list[tuple[str, list[Result]]], path: Path, name: str) 
     print(f"memory over time: {path}")
 
 
+def _with_workers(runs: list[Result]) -> list[Result]:
+    """The whole load's memory: each run's peak with its parse workers' (JSON) added, an
+    upper bound, as the two need not peak at once."""
+    return [Result(r.name, r.seconds, r.items, r.peak_mb + r.extra["workers MB"], r.extra, r.cpu)
+            for r in runs]
+
+
+def shuffled_table(name: str, scale: int) -> str:
+    """The synthetic JSON dump ``scale`` times larger loaded into a new store file in id order
+    and shuffled (:func:`shuffled_dump`), in two rounds in alternating order, one fresh process
+    a load: seconds, the peak (the process's and its parse workers' added), and the DuckDB
+    budget the load held when the entities' key index outgrew its own."""
+    sizes = [(f"{scale}× (synthetic), in id order", synthetic_dump(name, scale)),
+             (f"{scale}× (synthetic), its items shuffled", shuffled_dump(name, scale))]
+    runs = _with_workers(_rounds([Case(size, f"{MODULE}:chaingraph_file_load", {"path": str(path)}, 1)
+                                  for size, path in sizes], slow_once=False))
+    table = markdown_table(f"world/{name} JSON dump {scale}× into a new store file, in id order and shuffled "
+                           "(peak: the higher of two runs; the process's and its parse workers' added)", runs,
+                           baseline=runs[0].name, unit="statements")
+    budgets = "\n".join(f"* {r.name}: {r.extra['budget raised to MiB'] or DEFAULT_BULK_LOAD_MEMORY_MB} MiB"
+                         for r in runs)
+    return f"{table}\nThe load's DuckDB budget (first run):\n\n{budgets}\n"
+
+
 def _load_average() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
@@ -659,12 +711,18 @@ def main(argv: list[str]) -> int:
                         help="memory check: add the peak of each kind of DuckDB's memory to the comments")
     parser.add_argument("--plot", type=Path, metavar="FILE",
                         help="plot the memory check's memory over time into FILE (PNG)")
+    parser.add_argument("--shuffled", type=int, metavar="SCALE",
+                        help="only the synthetic JSON dump SCALE times larger in id order and shuffled, "
+                             "into a new store file")
     args = parser.parse_args(argv)
     if args.paired is not None and args.before is None:
         parser.error("--paired N compares with a checkout: give --before ROOT too")
     scale = args.scale
     name = "codex-s" if args.quick else "codex-m"
     repeat = 3 if args.quick else 5
+    if args.shuffled is not None:  # entities in no id order against the same dump in order
+        print(shuffled_table(name, args.shuffled))
+        return 0
     if args.paired is not None:  # the four loads against the checkout's, back to back, alone
         print(paired_table(args.before, name, args.paired, repeat=1 if args.at > 1 else 3, scale=args.at))
         return 0
@@ -728,10 +786,7 @@ def main(argv: list[str]) -> int:
         if memory[0].extra.get("batches MB"):  # JSON: the dump's peak drawn as often as scale×'s
             larger = next(r for r in memory if r.name == f"{scale}× (synthetic)")
             memory.insert(2, _as_often(memory[0], larger, _world(name, ext), scale, tags))
-        # the whole load's memory: the process's peak and its parse workers' (JSON) added, an
-        # upper bound, as the two need not peak at once
-        memory = [Result(r.name, r.seconds, r.items, r.peak_mb + r.extra["workers MB"], r.extra, r.cpu)
-                  for r in memory]
+        memory = _with_workers(memory)
         loaded = ", ".join(f"{n}×" for n in [1, *scales[:-1]]) + f" and {scales[-1]}×"
         print(markdown_table(f"Peak memory, world/{name} {label} {loaded} into a "
                              "new store file (peak: the higher of two runs; the process's and its parse "
