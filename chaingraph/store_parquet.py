@@ -44,16 +44,28 @@ from chaingraph.errors import InvalidInput, StoreError
 from chaingraph.settings import DEFAULT_EXPORT_MEMORY_MB, DEFAULT_PARQUET_LOAD_MEMORY_MB
 from chaingraph.store import Store
 from chaingraph.store_file import sql_string
-from chaingraph.store_memory import repeats
+from chaingraph.store_memory import duckdb_problem, held_settings, repeats
 from chaingraph.store_schema import KEYS
 
-__all__ = ["FORMAT", "MANIFEST", "export", "is_parquet_export", "load_parquet"]
+__all__ = ["FORMAT", "KEYED_ROWS_PER_TRANSACTION", "MANIFEST", "export", "is_parquet_export",
+           "load_parquet"]
 
 FORMAT = "chaingraph.parquet/1"
 MANIFEST = "manifest.json"
+#: rows of a table with a primary-key index read back per transaction (:func:`load_parquet`):
+#: DuckDB holds what a transaction adds to the index in memory until it commits, and 5 M
+#: entities in one transaction ran out of DEFAULT_PARQUET_LOAD_MEMORY_MB (plain DuckDB too)
+KEYED_ROWS_PER_TRANSACTION = 1_000_000
+#: DuckDB's checkpoint threshold while they are read into a store file: each part's commit is
+#: checkpointed, so the part of the index it added is written out and let go of
+KEYED_CHECKPOINT_THRESHOLD = "4MiB"
 
 
-def _tables(store: Store) -> dict[str, tuple[list[dict[str, str]], list[str]]]:
+#: each table's columns (name, type) and key
+_Tables = dict[str, tuple[list[dict[str, str]], list[str]]]
+
+
+def _tables(store: Store) -> _Tables:
     """Every base table of the store: its columns (name, type) and key."""
     con = store.con
     names = [r[0] for r in con.execute(
@@ -149,11 +161,19 @@ def _manifest(directory: Path) -> dict[str, Any]:
 
 
 def load_parquet(directory: str | Path, store: Store) -> dict[str, int]:
-    """Read a directory written by :func:`export` into ``store`` in one transaction;
-    returns the rows read per table. Tables the store does not have are refused. A store
-    file is held to :data:`~chaingraph.settings.DEFAULT_PARQUET_LOAD_MEMORY_MB` of DuckDB
-    memory meanwhile, and a table whose keys come once (as an export's do: one pass over
-    their hashes tells, :func:`~chaingraph.store_memory.repeats`) is not grouped by key."""
+    """Read a directory written by :func:`export` into ``store``; returns the rows read per
+    table. Tables the store does not have, and files that lack a column of their table, are
+    refused before anything is written. A store file is held to
+    :data:`~chaingraph.settings.DEFAULT_PARQUET_LOAD_MEMORY_MB` of DuckDB memory meanwhile.
+
+    A table whose keys come once (as an export's do: one pass over their hashes tells,
+    :func:`~chaingraph.store_memory.repeats`) is not grouped by key. The fact tables are read
+    in one transaction each; a table with a primary-key index (``entities``, ``properties``,
+    …) :data:`KEYED_ROWS_PER_TRANSACTION` rows a transaction, in the file's order (its key's),
+    each commit checkpointed: DuckDB holds what a transaction adds to an index in memory, and
+    an export of 5 M entities read in one transaction ran out of the budget and invalidated
+    the store. A load that stops keeps what it committed; loading the directory again
+    completes it (rows whose key is there are kept as every load keeps them)."""
     root = Path(directory)
     manifest = _manifest(root)
     known = _tables(store)
@@ -163,26 +183,64 @@ def load_parquet(directory: str | Path, store: Store) -> dict[str, int]:
                            "was it written by another chaingraph version?")
     counts: dict[str, int] = {}
     try:
-        with store.memory_budget() as budget, store.transaction() as con:
+        files = _checked_files(store, root, manifest, known)
+        lowered = {"checkpoint_threshold": KEYED_CHECKPOINT_THRESHOLD} if store.path is not None else {}
+        with store.memory_budget() as budget, held_settings(store.live_con, lowered):
             budget.hold(DEFAULT_PARQUET_LOAD_MEMORY_MB)
-            for name, table in manifest["tables"].items():
-                cols, key = known[name]
-                wanted = [c["name"] for c in cols]
-                file = root / table["file"]
-                rows = f"read_parquet({sql_string(str(file))})"
-                present = {r[0] for r in con.execute(f"DESCRIBE SELECT * FROM {rows}").fetchall()}
-                missing = [c for c in wanted if c not in present]
-                if missing:
-                    raise InvalidInput(f"{file}: columns {missing} of table {name} are missing")
-                select = ", ".join(_quote(c) for c in wanted)
-                if name in KEYS:  # a fact table: the store's own write, which keeps its key
-                    # an export's keys come once: not grouped
-                    unique = not repeats(con, rows, ", ".join(_quote(k) for k in key))
-                    store._insert_from(name, wanted, rows, unique=unique)
-                else:
-                    con.execute(f"INSERT OR IGNORE INTO {_quote(name)} ({select}) "
-                                f"SELECT {select} FROM {rows}")
-                counts[name] = int(table["rows"])
+            for name, (file, wanted) in files.items():
+                _load_table(store, name, file, wanted, known[name][1])
+                counts[name] = int(manifest["tables"][name]["rows"])
     except duckdb.Error as exc:  # a corrupt or foreign file
-        raise StoreError(f"{root}: cannot read the Parquet export ({str(exc).splitlines()[0]})") from exc
+        raise StoreError(f"{root}: cannot read the Parquet export ({duckdb_problem(exc)})") from exc
     return counts
+
+
+def _checked_files(store: Store, root: Path, manifest: dict[str, Any],
+                   known: _Tables) -> dict[str, tuple[str, list[str]]]:
+    """Each table's file and the columns the store wants of it; a file without one of them is
+    refused (:class:`InvalidInput`) before anything is written."""
+    files = {}
+    for name, table in manifest["tables"].items():
+        wanted = [c["name"] for c in known[name][0]]
+        file = root / table["file"]
+        rows = f"read_parquet({sql_string(str(file))})"
+        present = {r[0] for r in store.con.execute(f"DESCRIBE SELECT * FROM {rows}").fetchall()}
+        missing = [c for c in wanted if c not in present]
+        if missing:
+            raise InvalidInput(f"{file}: columns {missing} of table {name} are missing")
+        files[name] = (str(file), wanted)
+    return files
+
+
+def _load_table(store: Store, name: str, file: str, wanted: list[str], key: list[str]) -> None:
+    """One table's rows, by the store's own write for a table of :data:`KEYS` (which keeps
+    its key), else ``INSERT OR IGNORE``. A table with a primary-key index whose keys come once
+    in the file is read :data:`KEYED_ROWS_PER_TRANSACTION` rows a transaction (DuckDB reads
+    only the row groups of a part: the filter on the file's row number is pushed into the
+    reader), each part plainly inserted, and upserted only if the index refuses a key that
+    is there (an upsert joins the rows with the whole table in DuckDB 2); any other table is
+    read in one transaction, its rows grouped by key when one comes twice."""
+    whole = f"read_parquet({sql_string(file)})"
+    unique = not repeats(store.con, whole, ", ".join(_quote(k) for k in key))
+
+    def write(relation: str, *, check: bool) -> None:
+        with store.transaction() as con:
+            if name in KEYS:
+                store._insert_from(name, wanted, relation, unique=unique, check=check)
+            else:
+                select = ", ".join(_quote(c) for c in wanted)
+                con.execute(f"INSERT {'OR IGNORE ' if check else ''}INTO {_quote(name)} ({select}) "
+                            f"SELECT {select} FROM {relation}")
+
+    if not (unique and store._has_key(name)):
+        write(whole, check=True)
+        return
+    per = KEYED_ROWS_PER_TRANSACTION
+    rows = int(store.con.execute(f"SELECT count(*) FROM {whole}").fetchall()[0][0])  # the file's own count
+    for start in range(0, rows, per):
+        part = (f"(SELECT * FROM read_parquet({sql_string(file)}, file_row_number = true) "
+                f"WHERE file_row_number >= {start} AND file_row_number < {start + per})")
+        try:
+            write(part, check=False)
+        except duckdb.ConstraintException:  # a key of the part is in the store: rolled back
+            write(part, check=True)

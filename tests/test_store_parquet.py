@@ -162,3 +162,50 @@ def test_a_statement_file_that_repeats_a_key_loads_it_once(full_store: Path, tmp
     with Store(full_store, read_only=True) as a, Store(tmp_path / "back.duckdb") as b:
         load_parquet(out, b)
         assert _rows(a)["statements"] == _rows(b)["statements"]
+
+
+def test_a_table_with_a_primary_key_is_read_back_a_part_a_transaction(
+        full_store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """DuckDB holds what a transaction adds to an index in memory: an export of 5 M entities
+    read back in one transaction ran out of the 256 MiB budget and invalidated the store. A
+    table with a primary key is read a part of the file a transaction (the file's row numbers,
+    pushed into the reader), each part committed: here 10 rows a part, so the entities
+    take many commits, and the store is the one the export came from. Into a store that holds
+    some of the entities already, a part's plain insert is refused and the part upserted."""
+    import chaingraph.store_parquet as store_parquet
+
+    monkeypatch.setattr(store_parquet, "KEYED_ROWS_PER_TRANSACTION", 10)
+    export(full_store, parquet=tmp_path / "pq")
+    seen: list[str] = []
+    with Store(full_store, read_only=True) as a, Store(tmp_path / "back.duckdb") as b:
+        entities = a.con.execute("SELECT count(*) FROM entities").fetchall()[0][0]
+        b.con = Watched(b.con, "INSERT INTO entities", seen, "checkpoint_threshold")  # type: ignore[assignment]
+        load_parquet(tmp_path / "pq", b)
+        assert entities > 30 and len(seen) == -(-entities // 10)  # a part a transaction
+        assert set(seen) == {"4.0 MiB"}  # each part's commit checkpointed
+        assert _rows(a) == _rows(b)
+    with Store(full_store, read_only=True) as a, Store() as c:
+        # fifteen of them without their labels and sitelinks, which only an upsert fills in
+        c.con.execute("INSERT INTO entities SELECT * REPLACE (NULL AS label, NULL AS sitelinks) "
+                      "FROM read_parquet(?) ORDER BY id LIMIT 15 OFFSET 5",
+                      [str(tmp_path / "pq" / "entities.parquet")])
+        assert c.con.execute("SELECT count(*) FROM entities WHERE label IS NULL").fetchall()[0][0] == 15
+        load_parquet(tmp_path / "pq", c)
+        assert _rows(a) == _rows(c)
+
+
+def test_a_file_without_a_column_is_refused_before_anything_is_written(full_store: Path,
+                                                                        tmp_path: Path) -> None:
+    """The tables are read in transactions of their own, so every file is checked first: a
+    statements file without its rank column leaves the store as it was, entities included."""
+    out = tmp_path / "pq"
+    export(full_store, parquet=out)
+    statements = out / "statements.parquet"
+    with duckdb.connect() as con:
+        con.execute(f"COPY (SELECT * EXCLUDE (rank) FROM read_parquet('{statements}')) "
+                    f"TO '{tmp_path / 'cut.parquet'}' (FORMAT parquet)")
+    (tmp_path / "cut.parquet").replace(statements)
+    with Store(tmp_path / "back.duckdb") as b:
+        with pytest.raises(InvalidInput, match=re.escape("columns ['rank'] of table statements are missing")):
+            load_parquet(out, b)
+        assert b.con.execute("SELECT count(*) FROM entities").fetchall()[0][0] == 0
