@@ -44,6 +44,7 @@ from chaingraph.errors import InvalidInput, StoreError
 from chaingraph.settings import DEFAULT_EXPORT_MEMORY_MB, DEFAULT_PARQUET_LOAD_MEMORY_MB
 from chaingraph.store import Store
 from chaingraph.store_file import sql_string
+from chaingraph.store_load import CHECKPOINT_THRESHOLD
 from chaingraph.store_memory import duckdb_problem, held_settings, repeats
 from chaingraph.store_schema import KEYS
 
@@ -56,9 +57,6 @@ MANIFEST = "manifest.json"
 #: DuckDB holds what a transaction adds to the index in memory until it commits, and 5 M
 #: entities in one transaction ran out of DEFAULT_PARQUET_LOAD_MEMORY_MB (plain DuckDB too)
 KEYED_ROWS_PER_TRANSACTION = 1_000_000
-#: DuckDB's checkpoint threshold while they are read into a store file: each part's commit is
-#: checkpointed, so the part of the index it added is written out and let go of
-KEYED_CHECKPOINT_THRESHOLD = "4MiB"
 
 
 #: each table's columns (name, type) and key
@@ -184,7 +182,9 @@ def load_parquet(directory: str | Path, store: Store) -> dict[str, int]:
     counts: dict[str, int] = {}
     try:
         files = _checked_files(store, root, manifest, known)
-        lowered = {"checkpoint_threshold": KEYED_CHECKPOINT_THRESHOLD} if store.path is not None else {}
+        # into a store file each part's commit is checkpointed (below one part's rows), so the
+        # part of the index it added is written out and let go of, as a dump's load does
+        lowered = {"checkpoint_threshold": CHECKPOINT_THRESHOLD} if store.path is not None else {}
         with store.memory_budget() as budget, held_settings(store.live_con, lowered):
             budget.hold(DEFAULT_PARQUET_LOAD_MEMORY_MB)
             for name, (file, wanted) in files.items():
