@@ -297,6 +297,17 @@ def _synthetic_path(name: str, scale: int, first: int, ext: str) -> Path:
     return BENCH_CACHE / f"synthetic-{name}-x{scale}{f'-from{first}' if first else ''}.{ext}"
 
 
+def _dump_lines(path: Path) -> list[bytes]:
+    """The entity lines of a gzipped JSON dump, without the array's brackets and commas."""
+    with gzip.open(path, "rb") as src:
+        return [line.rstrip(b",\n") for line in src if line.strip() not in (b"[", b"]", b"")]
+
+
+def _is_property(line: bytes) -> bool:
+    """Whether a dump line (as :func:`_dump_lines` gives it) is a property's."""
+    return b'"type":"property"' in line[:40]
+
+
 def synthetic_dump(name: str, scale: int, *, first: int = 0) -> Path:
     """``world/NAME.json.gz`` made ``scale`` times larger: its properties once, its items
     ``scale`` times, copy ``k`` with every quoted ``Q`` id (entity, statement and value ids)
@@ -308,8 +319,7 @@ def synthetic_dump(name: str, scale: int, *, first: int = 0) -> Path:
     if target.exists():
         return target
     BENCH_CACHE.mkdir(parents=True, exist_ok=True)
-    with gzip.open(_world(name, "json.gz"), "rb") as src:
-        lines = [line.rstrip(b",\n") for line in src if line.strip() not in (b"[", b"]", b"")]
+    lines = _dump_lines(_world(name, "json.gz"))
     partial = target.with_suffix(".partial")
     with gzip.open(partial, "wb", compresslevel=1) as out:
         out.write(b"[\n")
@@ -317,7 +327,7 @@ def synthetic_dump(name: str, scale: int, *, first: int = 0) -> Path:
         for k in range(first, first + scale):
             shift = k * 10**9
             for line in lines:
-                if k > first and b'"type":"property"' in line[:40]:
+                if k > first and _is_property(line):
                     continue
                 if shift:
                     line = _QID.sub(lambda m: b'"Q%d' % (int(m.group(1)) + shift), line)  # noqa: B023
@@ -335,10 +345,9 @@ def shuffled_dump(name: str, scale: int) -> Path:
     target = BENCH_CACHE / f"synthetic-{name}-x{scale}-shuffled.json.gz"
     if target.exists():
         return target
-    with gzip.open(synthetic_dump(name, scale), "rb") as src:
-        lines = [line.rstrip(b",\n") for line in src if line.strip() not in (b"[", b"]", b"")]
-    properties = [line for line in lines if b'"type":"property"' in line[:40]]
-    items = [line for line in lines if b'"type":"property"' not in line[:40]]
+    lines = _dump_lines(synthetic_dump(name, scale))
+    properties = [line for line in lines if _is_property(line)]
+    items = [line for line in lines if not _is_property(line)]
     random.Random(scale).shuffle(items)
     partial = target.with_suffix(".partial")
     with gzip.open(partial, "wb", compresslevel=1) as out:

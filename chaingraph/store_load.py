@@ -56,7 +56,7 @@ import pyarrow.compute as pc
 
 from chaingraph.errors import StoreError
 from chaingraph.settings import DEFAULT_BULK_LOAD_MEMORY_MB, DEFAULT_KEY_CHECK_MEMORY_MB
-from chaingraph.store_memory import Budget, duckdb_problem, held_settings, out_of_memory
+from chaingraph.store_memory import Budget, duckdb_problem, held_settings, out_of_memory, used_mb
 from chaingraph.store_schema import INDEXLESS, TABLE_COLUMNS
 
 if TYPE_CHECKING:
@@ -285,7 +285,7 @@ class BulkLoad:
             except StoreError as error:
                 # rolled back with its rows still here (``consume`` empties them only once
                 # DuckDB has them all): written again under a larger budget, if there is one
-                if not (out_of_memory(error) and tables and self._more_memory()):
+                if not (out_of_memory(error) and tables and not self.store._in_tx and self._more_memory()):
                     raise
         self.written += 1
         if self.written % REOPEN_BATCHES == 0:
@@ -314,11 +314,10 @@ class BulkLoad:
             self.checked += 1
             self.store.write_arrow(whole(tables), replace=replace, unique=unique)
 
-    def _more_memory(self, *, in_transaction: bool = False) -> bool:
+    def _more_memory(self) -> bool:
         """Raise the load's budget for a batch that did not fit, or whose commit would not
-        (``in_transaction``: before it, :meth:`_keep_index_headroom`; :meth:`Budget.raise_limit`);
-        whether it was raised."""
-        if self._budget is None or (self.store._in_tx and not in_transaction):
+        (:meth:`Budget.raise_limit`); whether it was raised."""
+        if self._budget is None:
             return False
         raised = self._budget.raise_limit()
         if raised is None:
@@ -363,10 +362,9 @@ class BulkLoad:
         budget = self._budget
         if budget is None or budget.held_mb is None:
             return
-        index_mb = self.store.con.execute("SELECT memory_usage_bytes / 2 ** 20 FROM duckdb_memory() "
-                                          "WHERE tag = 'ART_INDEX'").fetchall()
-        while index_mb and budget.held_mb is not None and index_mb[0][0] > INDEX_SHARE * budget.held_mb:
-            if not self._more_memory(in_transaction=True):
+        index_mb = used_mb(self.store.con, "ART_INDEX")
+        while index_mb > INDEX_SHARE * budget.held_mb:
+            if not self._more_memory():
                 return
 
     def _insert_batch(self, tables: Mapping[str, pa.Table | Sequence[pa.Table]], unique: Collection[str],

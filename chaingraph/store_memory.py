@@ -175,7 +175,7 @@ def out_of_memory(error: BaseException) -> bool:
     return False
 
 
-def duckdb_problem(error: duckdb.Error) -> str:
+def duckdb_problem(error: BaseException) -> str:
     """The first line of what DuckDB said, from the error that caused ``error`` when DuckDB
     reports it as the aborted transaction it left (``TransactionException``).
 
@@ -294,17 +294,20 @@ class Budget:
 STORE_VACUUM_TASKS = 1
 
 
-def used_mb(con: duckdb.DuckDBPyConnection) -> float:
+def used_mb(con: duckdb.DuckDBPyConnection, tag: str | None = None) -> float:
     """The memory DuckDB's buffer manager holds for ``con``'s database (MiB): cached blocks,
-    indexes, what running queries use; what a memory limit counts.
+    indexes, what running queries use; what a memory limit counts. ``tag``: only what it
+    holds of that kind (``duckdb_memory()``'s tags: ``ART_INDEX``, ``BASE_TABLE``, …).
 
     >>> con = duckdb.connect()
-    >>> _ = con.execute("CREATE TABLE t AS SELECT range AS x FROM range(1000000)")
-    >>> used_mb(con) > 1
-    True
+    >>> _ = con.execute("CREATE TABLE t (x INTEGER PRIMARY KEY)")
+    >>> _ = con.execute("INSERT INTO t SELECT range FROM range(1000000)")
+    >>> used_mb(con) > 1, 0 < used_mb(con, "ART_INDEX") < used_mb(con)
+    (True, True)
     """
-    return float(con.execute("SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory()")
-                 .fetchall()[0][0]) / 2**20
+    where = "" if tag is None else " WHERE tag = ?"
+    return float(con.execute(f"SELECT coalesce(sum(memory_usage_bytes), 0) FROM duckdb_memory(){where}",
+                             [] if tag is None else [tag]).fetchall()[0][0]) / 2**20
 
 
 def release(con: duckdb.DuckDBPyConnection, opened_limit: str | None) -> None:
@@ -485,7 +488,7 @@ class StoreMemory:
         try:
             attach(self.con)
         except duckdb.Error as exc:
-            raise StoreError(f"cannot attach store {self.path} again: {str(exc).splitlines()[0]}; "
+            raise StoreError(f"cannot attach store {self.path} again: {duckdb_problem(exc)}; "
                              "check that no other process holds it open for writing") from exc
 
     @contextmanager

@@ -46,14 +46,14 @@ from chaingraph.store import Store
 from chaingraph.store_file import sql_string
 from chaingraph.store_load import CHECKPOINT_THRESHOLD
 from chaingraph.store_memory import duckdb_problem, held_settings, repeats
-from chaingraph.store_schema import KEYS
+from chaingraph.store_schema import KEYS, UPSERT
 
 __all__ = ["FORMAT", "KEYED_ROWS_PER_TRANSACTION", "MANIFEST", "export", "is_parquet_export",
            "load_parquet"]
 
 FORMAT = "chaingraph.parquet/1"
 MANIFEST = "manifest.json"
-#: rows of a table with a primary-key index read back per transaction (:func:`load_parquet`):
+#: rows of an entity table read back per transaction (:func:`load_parquet`):
 #: DuckDB holds what a transaction adds to the index in memory until it commits, and 5 M
 #: entities in one transaction ran out of DEFAULT_PARQUET_LOAD_MEMORY_MB (plain DuckDB too)
 KEYED_ROWS_PER_TRANSACTION = 1_000_000
@@ -165,13 +165,13 @@ def load_parquet(directory: str | Path, store: Store) -> dict[str, int]:
     :data:`~chaingraph.settings.DEFAULT_PARQUET_LOAD_MEMORY_MB` of DuckDB memory meanwhile.
 
     A table whose keys come once (as an export's do: one pass over their hashes tells,
-    :func:`~chaingraph.store_memory.repeats`) is not grouped by key. The fact tables are read
-    in one transaction each; a table with a primary-key index (``entities``, ``properties``,
-    …) :data:`KEYED_ROWS_PER_TRANSACTION` rows a transaction, in the file's order (its key's),
-    each commit checkpointed: DuckDB holds what a transaction adds to an index in memory, and
-    an export of 5 M entities read in one transaction ran out of the budget and invalidated
-    the store. A load that stops keeps what it committed; loading the directory again
-    completes it (rows whose key is there are kept as every load keeps them)."""
+    :func:`~chaingraph.store_memory.repeats`) is not grouped by key. Each table is read in one
+    transaction, but ``entities`` and ``properties``: :data:`KEYED_ROWS_PER_TRANSACTION` rows
+    a transaction, in the file's order (its key's), each commit checkpointed, since DuckDB
+    holds what a transaction adds to their primary-key index in memory, and an export of 5 M
+    entities read in one transaction ran out of the budget and invalidated the store. A load
+    that stops keeps what it committed; loading the directory again completes it (rows whose
+    key is there are kept as every load keeps them)."""
     root = Path(directory)
     manifest = _manifest(root)
     known = _tables(store)
@@ -213,34 +213,27 @@ def _checked_files(store: Store, root: Path, manifest: dict[str, Any],
 
 
 def _load_table(store: Store, name: str, file: str, wanted: list[str], key: list[str]) -> None:
-    """One table's rows, by the store's own write for a table of :data:`KEYS` (which keeps
-    its key), else ``INSERT OR IGNORE``. A table with a primary-key index whose keys come once
-    in the file is read :data:`KEYED_ROWS_PER_TRANSACTION` rows a transaction (DuckDB reads
-    only the row groups of a part: the filter on the file's row number is pushed into the
-    reader), each part plainly inserted, and upserted only if the index refuses a key that
-    is there (an upsert joins the rows with the whole table in DuckDB 2); any other table is
-    read in one transaction, its rows grouped by key when one comes twice."""
-    whole = f"read_parquet({sql_string(file)})"
-    unique = not repeats(store.con, whole, ", ".join(_quote(k) for k in key))
-
-    def write(relation: str, *, check: bool) -> None:
-        with store.transaction() as con:
-            if name in KEYS:
-                store._insert_from(name, wanted, relation, unique=unique, check=check)
-            else:
-                select = ", ".join(_quote(c) for c in wanted)
-                con.execute(f"INSERT {'OR IGNORE ' if check else ''}INTO {_quote(name)} ({select}) "
-                            f"SELECT {select} FROM {relation}")
-
-    if not (unique and store._has_key(name)):
-        write(whole, check=True)
+    """One table's rows: a table of :data:`KEYS` by the store's own write, which keeps its
+    key (grouped by key only when one comes twice in the file), any other ``INSERT OR
+    IGNORE``. The entity tables (:data:`UPSERT`), when their keys come once, are read
+    :data:`KEYED_ROWS_PER_TRANSACTION` rows a transaction by :meth:`Store.insert_select`
+    (each part inserted plainly, upserted only if the index refuses a key that is there;
+    DuckDB reads only the row groups of a part, the filter on the file's row number pushed
+    into the reader); every other table in one transaction."""
+    rows = f"read_parquet({sql_string(file)})"
+    select = ", ".join(_quote(c) for c in wanted)
+    # an export's keys come once: not grouped
+    unique = name in KEYS and not repeats(store.con, rows, ", ".join(_quote(k) for k in key))
+    if name in UPSERT and unique:
+        per = KEYED_ROWS_PER_TRANSACTION
+        count = int(store.con.execute(f"SELECT count(*) FROM {rows}").fetchall()[0][0])  # the file's own
+        numbered = f"read_parquet({sql_string(file)}, file_row_number = true)"
+        for start in range(0, count, per):
+            part = f"file_row_number >= {start} AND file_row_number < {start + per}"
+            store.insert_select(name, f"SELECT {select} FROM {numbered} WHERE {part}", unique=True)
         return
-    per = KEYED_ROWS_PER_TRANSACTION
-    rows = int(store.con.execute(f"SELECT count(*) FROM {whole}").fetchall()[0][0])  # the file's own count
-    for start in range(0, rows, per):
-        part = (f"(SELECT * FROM read_parquet({sql_string(file)}, file_row_number = true) "
-                f"WHERE file_row_number >= {start} AND file_row_number < {start + per})")
-        try:
-            write(part, check=False)
-        except duckdb.ConstraintException:  # a key of the part is in the store: rolled back
-            write(part, check=True)
+    with store.transaction() as con:
+        if name in KEYS:
+            store._insert_from(name, wanted, rows, unique=unique)
+        else:
+            con.execute(f"INSERT OR IGNORE INTO {_quote(name)} ({select}) SELECT {select} FROM {rows}")

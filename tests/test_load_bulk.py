@@ -691,6 +691,20 @@ def _scattered_ids_dump(path: Path, entities: int) -> Path:
     return path
 
 
+def _attempts(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int | None]]:
+    """Each attempt at writing a batch (``BulkLoad._write_once``), as the batches written
+    before it and the budget held then (MiB; None without one)."""
+    seen: list[tuple[int, int | None]] = []
+    write_once = BulkLoad._write_once
+
+    def attempt(self: BulkLoad, *args: Any, **kw: Any) -> None:
+        seen.append((self.written, self._budget.held_mb if self._budget is not None else None))
+        write_once(self, *args, **kw)
+
+    monkeypatch.setattr(BulkLoad, "_write_once", attempt)
+    return seen
+
+
 def test_a_batch_that_does_not_fit_the_load_budget_is_written_again_under_a_larger_one(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """DuckDB holds what a transaction changes of the entities' key index in memory; with ids
@@ -702,22 +716,18 @@ def test_a_batch_that_does_not_fit_the_load_budget_is_written_again_under_a_larg
     store's own limit is back after it."""
     dump = _scattered_ids_dump(tmp_path / "scattered.json", 20_000)
     monkeypatch.setattr(store_load, "DEFAULT_BULK_LOAD_MEMORY_MB", 2)
-    tried: list[int] = []
-    write_once = BulkLoad._write_once
-
-    def attempt(self: BulkLoad, *args: Any, **kw: Any) -> None:
-        tried.append(self._budget.held_mb if self._budget is not None else 0)
-        write_once(self, *args, **kw)
-
-    monkeypatch.setattr(BulkLoad, "_write_once", attempt)
+    attempts = _attempts(monkeypatch)
     with Store(tmp_path / "s.duckdb") as store:
         opened = memory_limit(store.con)
         report = load_json_dump(dump, store, workers=2)
         assert memory_limit(store.con) == opened
         loaded = everything(store)
     assert report.raised_memory_mb is not None and report.raised_memory_mb > 2
+    tried = [held for _, held in attempts]
     assert tried[0] == 2 and tried[-1] == report.raised_memory_mb  # doubled until a batch fitted
     assert all(b in (a, 2 * a) for a, b in itertools.pairwise(tried))
+    batches = [written for written, _ in attempts]
+    assert len(set(batches)) < len(batches)  # a batch written again
     with Store() as reference:
         assert load_json_dump(dump, reference, row_at_a_time=True).raised_memory_mb is None
         assert everything(reference) == loaded
@@ -759,21 +769,15 @@ def test_a_batch_whose_index_holds_most_of_the_budget_raises_it_before_its_commi
     monkeypatch.setattr(store_load, "INDEX_SHARE", 0.001)
     monkeypatch.setattr(json_dump, "BULK_ROWS", 10)  # several batches
     monkeypatch.setattr(json_chunks, "CHUNK_BYTES", 512)
-    attempts: list[int] = []
-    write_once = BulkLoad._write_once
-
-    def attempt(self: BulkLoad, *args: Any, **kw: Any) -> None:
-        attempts.append(self.written)
-        write_once(self, *args, **kw)
-
-    monkeypatch.setattr(BulkLoad, "_write_once", attempt)
+    attempts = _attempts(monkeypatch)
     with Store(tmp_path / "s.duckdb") as store:
         opened = memory_limit(store.con)
         report = load_json_dump(SAMPLE, store, workers=2)
         assert memory_limit(store.con) == opened
         loaded = everything(store)
     assert report.raised_memory_mb is not None and report.raised_memory_mb >= 2 * DEFAULT_BULK_LOAD_MEMORY_MB
-    assert len(attempts) > 1 and attempts == list(range(len(attempts)))  # each batch once
+    batches = [written for written, _ in attempts]
+    assert len(batches) > 1 and batches == list(range(len(batches)))  # each batch once
     with Store() as reference:
         load_json_dump(SAMPLE, reference, row_at_a_time=True)
         assert everything(reference) == loaded

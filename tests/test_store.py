@@ -237,7 +237,7 @@ def test_a_store_file_has_row_groups_of_its_own_size_and_is_one_database_in_a_pr
         assert s.counts()["statements"] == 4
 
 
-def test_a_json_load_fills_row_groups_of_its_own_size_and_leaves_the_files_size_as_it_was(
+def test_a_json_load_fills_row_groups_of_its_own_size_and_gives_the_store_its_size_back(
         shared_data: Path, tmp_path: Path) -> None:
     """While a JSON dump loads, each batch of 50,000 statements fills a row group of
     BATCH_ROW_GROUP_SIZE rows (compressed as it is inserted) and leaves the rest in another;

@@ -229,11 +229,9 @@ def exit_status(exc: BaseException, message: str | None = None) -> tuple[int, st
     if isinstance(exc, ChaingraphError):
         return exc.exit_code, _one_line(f"error: {message if message is not None else exc}")
     if type(exc).__module__.endswith("duckdb"):  # a DuckDB error no module wrapped: the store's
-        cause = exc.__cause__  # what a relation's query reports as the aborted transaction it left
-        if type(exc).__name__ == "TransactionException" and cause is not None \
-                and type(cause).__module__.endswith("duckdb"):
-            exc = cause
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        from chaingraph.store_memory import duckdb_problem  # duckdb is imported: its error is here
+
+        first = duckdb_problem(exc) if str(exc) else type(exc).__name__
         return 3, _one_line(f"error: the store failed: {first}")
     if isinstance(exc, OSError):
         where = f"{exc.filename}: " if exc.filename else ""
