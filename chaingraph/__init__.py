@@ -8,7 +8,8 @@ Imports flow one way (a module imports only modules above it in this list)::
     settings             crawl limits, chain bounds, traversal policy, endpoint settings
     values               Wikidata values in one canonical (JSON) form
     resources            packaged queries/ and data/
-    store_schema, store_reads, store_state, store   DuckDB evidence store; only they name its tables
+    store_schema, store_reads, store_writes,   DuckDB evidence store; only they name its
+      store_state, store                         tables
     timeline             statement validity windows, validity on a date (as_of), time
                          sensitivity (DESIGN §11); settings validates as_of through it lazily
     sources/             where neighbours come from: neighbour records and protocols,

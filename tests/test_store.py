@@ -92,7 +92,7 @@ def test_the_key_check_apart_keeps_the_same_rows(there: list[int], rows: list[in
     a part of their hashes a pass (PRESENT_KEYS_PER_PASS, here as small as 1-4): the rows kept
     must be those of the one anti-join a small table gets, for a one-column key (statements)
     and a key of three (qualifiers), with repeats in the rows or without."""
-    import chaingraph.store as store_module
+    import chaingraph.store_writes as store_writes
 
     if unique:
         rows = list(dict.fromkeys(rows))
@@ -115,7 +115,7 @@ def test_the_key_check_apart_keeps_the_same_rows(there: list[int], rows: list[in
 
     with Store() as small, Store() as large, pytest.MonkeyPatch.context() as patch:
         load(small)
-        patch.setattr(store_module, "PRESENT_KEYS_PER_PASS", per_pass)
+        patch.setattr(store_writes, "PRESENT_KEYS_PER_PASS", per_pass)
         load(large)
         for table in ("statements", "qualifiers"):
             assert _rows(large, table) == _rows(small, table)
