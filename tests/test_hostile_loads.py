@@ -15,7 +15,7 @@ from click.testing import CliRunner
 
 from chaingraph.cli import cli
 from chaingraph.errors import BadDumpLine
-from chaingraph.sources.loaders import json_dump, load
+from chaingraph.sources.loaders import json_rows, load
 from chaingraph.store import Store
 
 CONTENT_TABLES = ("statements", "qualifiers", "reference_snaks", "entities", "properties")
@@ -93,7 +93,7 @@ def _entity(ident: str, claims: dict[str, list[tuple[str, str]]], label: str) ->
 @pytest.mark.parametrize("batch", [1, 2, 5_000])
 def test_a_duplicate_entity_in_one_dump_is_kept_whole_as_its_last_copy(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch: int) -> None:
-    monkeypatch.setattr(json_dump, "BATCH_ENTITIES", batch)
+    monkeypatch.setattr(json_rows, "BATCH_ENTITIES", batch)
     dump = tmp_path / "dup.json"
     dump.write_text("[\n" + ",\n".join([
         _entity("Q1", {"P31": [("Q1$a", "Q5")], "P19": [("Q1$b", "Q60")]}, "first"),

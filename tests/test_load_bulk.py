@@ -26,7 +26,7 @@ from chaingraph import store_load, store_memory
 from chaingraph.errors import BadDumpLine
 from chaingraph.resources import data_file
 from chaingraph.settings import DEFAULT_BULK_LOAD_MEMORY_MB
-from chaingraph.sources.loaders import json_chunks, json_dump, json_typed
+from chaingraph.sources.loaders import json_chunks, json_dump, json_rows, json_typed
 from chaingraph.sources.loaders.json_dump import load_json_dump
 from chaingraph.store import Batch, Store
 from chaingraph.store_load import BulkLoad
@@ -252,7 +252,7 @@ def test_a_statement_id_of_another_entitys_form_loads_as_row_at_a_time(
     batch of its own: the first one written stays (as an anti-join keeps it), so the load
     cannot skip the key check once it meets such an id; Q3 repeats later, whole."""
     monkeypatch.setattr(json_dump, "BULK_ROWS", 1)
-    monkeypatch.setattr(json_dump, "BATCH_ROWS", 1)
+    monkeypatch.setattr(json_rows, "BATCH_ROWS", 1)
     monkeypatch.setattr(json_chunks, "CHUNK_BYTES", 64)  # a line each
     entities = [_entity("Q1", {"Q1$a": "Q5", "Q2$x": "Q6"}), _entity("Q3", {"Q3$c": "Q7"}),
                 _entity("Q2", {"Q2$x": "Q8", "q2$y": "Q9"}), _entity("Q3", {"Q3$d": "Q9"})]

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chaingraph.errors import ChaingraphError
-from chaingraph.sources.loaders import json_chunks, json_dump, json_typed
+from chaingraph.sources.loaders import json_chunks, json_rows, json_typed
 from chaingraph.sources.loaders.json_dump import EntityRows, describe_bad_line, parse_line
 from chaingraph.store_load import whole
 
@@ -151,8 +151,8 @@ def _rows(tables: dict[str, pa.Table]) -> dict[str, list[Any]]:
 def _fresh() -> None:
     """Forget the properties and entity values the parsers have seen (which decide whether a
     statement takes the entity-valued fast path: the rows are the same, in other pieces)."""
-    json_dump._SEEN_PROPERTIES.clear()
-    json_dump._SEEN_VALUES.clear()
+    json_rows._SEEN_PROPERTIES.clear()
+    json_rows._SEEN_VALUES.clear()
 
 
 @settings(max_examples=400, deadline=None)

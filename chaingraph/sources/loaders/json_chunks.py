@@ -14,7 +14,7 @@ to a worker and then refilled, not into a new ``bytes`` object each.
 
 A worker runs exactly the single-process parser (:func:`parse_chunk`:
 :func:`~chaingraph.sources.loaders.json_dump.parse_line` and
-:class:`~chaingraph.sources.loaders.json_dump.EntityRows`), so the rows are the same. A
+:class:`~chaingraph.sources.loaders.json_rows.EntityRows`), so the rows are the same. A
 chunk's rows are cut where an entity comes again, and a batch is written before it takes
 an entity it already holds: every write brings each of its entities whole
 (:meth:`Store.write_arrow` ``replace``), in file order, so the last copy wins. A bad line

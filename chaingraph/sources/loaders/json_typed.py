@@ -4,8 +4,8 @@
 keeps one label, description and alias list, the sitelink *count* and, per statement, a
 handful of strings; with typed structs (:class:`Entity`) ``msgspec`` skips the rest while
 it checks the JSON, and an entity-valued statement becomes one small object instead of
-five dicts. :func:`add_line` then fills an :class:`~chaingraph.sources.loaders.json_dump.EntityRows`
-exactly as :meth:`EntityRows.add <chaingraph.sources.loaders.json_dump.EntityRows.add>` does
+five dicts. :func:`add_line` then fills an :class:`~chaingraph.sources.loaders.json_rows.EntityRows`
+exactly as :meth:`EntityRows.add <chaingraph.sources.loaders.json_rows.EntityRows.add>` does
 from ``parse_line``'s dict (:func:`decode`, then :func:`add`).
 
 Only regular lines take this path. A line ``msgspec`` refuses (not strict JSON, a field of
@@ -17,7 +17,7 @@ escapes as ``json`` does (integers of any length, surrogate pairs; NaN and lone 
 refused), but it does not check the UTF-8 of the strings it skips: text that is not valid
 UTF-8 must not come here (:func:`typed_text`).
 
->>> from chaingraph.sources.loaders.json_dump import EntityRows
+>>> from chaingraph.sources.loaders.json_rows import EntityRows
 >>> rows = EntityRows(source_id="src1")
 >>> line = (b'{"type":"item","id":"Q42","labels":{"fr":{"language":"fr","value":"Douglas Adams"}},'
 ...         b'"claims":{"P69":[{"mainsnak":{"snaktype":"value","property":"P69","datavalue":'
@@ -36,12 +36,12 @@ import msgspec
 from msgspec import UNSET, Raw, Struct, UnsetType
 
 from chaingraph.ids import is_entity_id
-from chaingraph.sources.loaders import json_dump
+from chaingraph.sources.loaders import json_dump, json_rows
 from chaingraph.sources.loaders.common import is_utf8
 from chaingraph.store import snak_hash_columns
 
 if TYPE_CHECKING:
-    from chaingraph.sources.loaders.json_dump import EntityRows
+    from chaingraph.sources.loaders.json_rows import EntityRows
 
 __all__ = ["Entity", "add", "add_line", "decode", "typed_text"]
 
@@ -179,7 +179,7 @@ def add_line(rows: EntityRows, text: bytes) -> bool:
 
 
 def _datavalue(value: _DataValue) -> dict[str, Any]:
-    """The datavalue as ``parse_line`` gives it (what :func:`json_dump._snak` reads)."""
+    """The datavalue as ``parse_line`` gives it (what :func:`json_rows._snak` reads)."""
     if isinstance(value, _EntityValue):
         if value.value.id is None:
             raise _Irregular  # id from entity-type and numeric-id: the general parser
@@ -191,7 +191,7 @@ def _snak(snak: _Snak) -> tuple[str, str, tuple[Any, ...]]:
     as_json: dict[str, Any] = {"property": snak.property, "snaktype": snak.snaktype}
     if snak.datavalue is not None:
         as_json["datavalue"] = _datavalue(snak.datavalue)
-    return json_dump._snak(as_json)
+    return json_rows._snak(as_json)
 
 
 def _term(terms: _Terms | None) -> tuple[str | None, str | None]:
@@ -222,9 +222,9 @@ def _add(rows: EntityRows, entity: Entity) -> int:
     statements, qualifiers, refs = rows.statements, rows.qualifiers, rows.reference_snaks
     n_refs = n_statements = 0
     prefix, width = ident + "$", len(ident) + 1
-    seen_properties, seen_values, entity_kind = json_dump._SEEN_PROPERTIES, json_dump._SEEN_VALUES, \
-        json_dump._ENTITY_KIND
-    ranks_known = json_dump.RANKS
+    seen_properties, seen_values, entity_kind = json_rows._SEEN_PROPERTIES, json_rows._SEEN_VALUES, \
+        json_rows._ENTITY_KIND
+    ranks_known = json_rows.RANKS
     for group in (entity.claims or {}).values():
         for st in group:
             sid = st.id
@@ -289,10 +289,10 @@ def _add(rows: EntityRows, entity: Entity) -> int:
 def _entity_value(ident: str | None) -> str | None:
     """``ident`` if it is a valid entity-value id (remembered), else ``None`` (the snak then
     takes the general path, which reports the problem)."""
-    if ident is None or not json_dump._valid_value_entity(ident):
+    if ident is None or not json_rows._valid_value_entity(ident):
         return None
-    seen = json_dump._SEEN_VALUES
-    if len(seen) >= json_dump._SEEN_LIMIT:
+    seen = json_rows._SEEN_VALUES
+    if len(seen) >= json_rows._SEEN_LIMIT:
         seen.clear()
     seen.add(ident)
     return ident
