@@ -18,21 +18,12 @@ An entity that comes twice — in one dump, whatever the batch boundaries, or in
 load — is kept whole as its last copy (:meth:`Store.write_arrow` ``replace``): statements
 with the same ids are updated and statements the last copy lacks are gone.
 
-Everything the JSON carries that the store models is kept: every statement with rank,
-snaktype and value; every qualifier; every reference (by its ``hash``); English labels,
-descriptions and aliases, falling back to ``mul``; the sitelink count; the revision;
-property datatypes.
+Everything the JSON carries that the store models is kept
+(:mod:`~chaingraph.sources.loaders.json_rows` turns an entity into rows). A line is read as
+one entity object:
 
->>> from chaingraph.store import Store
->>> line = ('{"type":"item","id":"Q42","labels":{"mul":{"language":"mul","value":"Douglas Adams"}},'
-...         '"claims":{"P69":[{"mainsnak":{"snaktype":"value","property":"P69","datavalue":'
-...         '{"type":"wikibase-entityid","value":{"id":"Q691283"}}},"id":"Q42$X","rank":"normal"}]}},')
->>> rows = EntityRows(source_id="src1")
->>> rows.add(parse_line(line.encode()))
->>> rows.tables()["statements"].select(["statement_id", "property", "object"]).to_pylist()
-[{'statement_id': 'Q42$X', 'property': 'P69', 'object': 'Q691283'}]
->>> rows.entities[0][:3]
-('Q42', 'Douglas Adams', 'mul')
+>>> parse_line(b' {"type": "item", "id": "Q42"}, ')["id"], parse_line(b"[")
+('Q42', None)
 """
 
 from __future__ import annotations
