@@ -83,9 +83,9 @@ DEFAULT_DEADLINE = 120.0
 #: and sorts spill beyond it); the store's own limit is back afterwards. codex-m's N-Triples
 #: (1.4 M triples) does not fill them; its 10x to 80x synthetic dumps do. For the build to
 #: hold to a budget, each step is one join, aggregate or sort, no aggregate keeps a text per
-#: group (those do not spill), aliases are gathered in passes (rdf.ALIAS_ROWS_PER_PASS), and
-#: the items are written in chunks in id order, a checkpoint each (rdf._entities,
-#: rdf._write_entities). Then 64 and 16 hold to 80x: the process peaked (above its
+#: group (those do not spill), aliases are gathered in passes (rdf_entities.ALIAS_ROWS_PER_PASS), and
+#: the items are written in chunks in id order, a checkpoint each (rdf_entities.gather_entities,
+#: rdf_entities.write_entities). Then 64 and 16 hold to 80x: the process peaked (above its
 #: baseline, one run each) at 147, 162 and 190 MB on the 10x, 40x and 80x dumps, against
 #: 167-169, 194 and 224 at 96 and 32, in the same time (10x: 19.0-19.9 s against 18.4-20.4,
 #: two alternated runs each), while the dump itself peaked at 136-138 MB either way

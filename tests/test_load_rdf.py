@@ -12,7 +12,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from chaingraph.sources.loaders import load
+from chaingraph.sources.loaders import load, rdf_entities
 from chaingraph.store import Store
 from chaingraph.values import JULIAN, QuantityValue, StringValue, TimeValue
 
@@ -389,16 +389,16 @@ def test_the_build_fits_in_40_mib_and_items_written_in_chunks_change_nothing(
     tables = (*CONTENT_TABLES, "statement_sources")
     expected = contents(loaded(dump), tables)
     monkeypatch.setattr(rdf, "DEFAULT_LOAD_MEMORY_MB", 40)
-    monkeypatch.setattr(rdf, "ENTITY_CHUNK", 1000)
-    monkeypatch.setattr(rdf, "ALIAS_ROWS_PER_PASS", 1000)  # codex-m's 8,089 aliases: 9 passes
-    write, in_rowid_order = rdf._write_entities, []
+    monkeypatch.setattr(rdf_entities, "ENTITY_CHUNK", 1000)
+    monkeypatch.setattr(rdf_entities, "ALIAS_ROWS_PER_PASS", 1000)  # codex-m's 8,089 aliases: 9 passes
+    write, in_rowid_order = rdf_entities.write_entities, []
 
     def spy_write(store: Store) -> None:
         rows = store.con.execute("SELECT id FROM _cg_ent ORDER BY rowid").fetchall()
         in_rowid_order.extend(r[0] for r in rows)
         write(store)
 
-    monkeypatch.setattr(rdf, "_write_entities", spy_write)
+    monkeypatch.setattr(rdf_entities, "write_entities", spy_write)
     with Store(tmp_path / "s.duckdb") as store:
         load([dump], store)
         got = contents(store, tables)
@@ -474,17 +474,16 @@ def test_an_rdf_load_into_a_store_file_leaves_its_row_groups_and_nothing_in_the_
     """As a JSON load does: DuckDB's vacuum is held off while the file loads (a checkpoint
     would rewrite runs of small row groups, unbudgeted), the load ends with a checkpoint of
     its own, so nothing waits in DuckDB's log for the next one, and the setting is back."""
-    from chaingraph.sources.loaders import rdf
     from chaingraph.store_memory import STORE_VACUUM_TASKS, setting
 
     seen: list[str] = []
-    write_entities = rdf._write_entities
+    write_entities = rdf_entities.write_entities
 
     def recording(store: Store) -> None:
         seen.append(setting(store.con, "max_vacuum_tasks"))
         write_entities(store)
 
-    monkeypatch.setattr(rdf, "_write_entities", recording)
+    monkeypatch.setattr(rdf_entities, "write_entities", recording)
     path = tmp_path / "s.duckdb"
     with Store(path) as store:
         load([FIXTURES / "values.nt"], store)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from chaingraph.errors import BadDumpLine
-from chaingraph.sources.loaders import load, ntriples, rdf_chunks
+from chaingraph.sources.loaders import load, ntriples, rdf_chunks, rdf_entities
 from chaingraph.sources.loaders.compression import PAUSED, read_blocks_into
 from chaingraph.store import Store
 
@@ -161,7 +161,6 @@ def test_a_chunked_dump_gathers_its_entities_a_range_of_ids_at_a_time(
     store file attached again, within the end's budget, and written before the next is
     gathered: the store is the one-pass store, and the items go in in id order."""
     from chaingraph.settings import DEFAULT_LOAD_END_MEMORY_MB
-    from chaingraph.sources.loaders import rdf
     from chaingraph.store_memory import memory_limit
 
     path = shared_data / "world" / "codex-s.nt.gz"
@@ -172,7 +171,7 @@ def test_a_chunked_dump_gathers_its_entities_a_range_of_ids_at_a_time(
     steps: list[str] = []
     limits: list[str] = []
     written: list[str] = []
-    gather, write, reconnect = rdf._entities, rdf._write_entities, Store.reconnect
+    gather, write, reconnect = rdf_entities.gather_entities, rdf_entities.write_entities, Store.reconnect
 
     def spy_gather(store: Store, t: str, ids: tuple[str | None, str | None] = (None, None)) -> dict[str, int]:
         passes.append(ids)
@@ -191,9 +190,9 @@ def test_a_chunked_dump_gathers_its_entities_a_range_of_ids_at_a_time(
         steps.append("attach" if attached else "not attached")
         return attached
 
-    monkeypatch.setattr(rdf, "ENTITIES_PER_PASS", 300)
-    monkeypatch.setattr(rdf, "_entities", spy_gather)
-    monkeypatch.setattr(rdf, "_write_entities", spy_write)
+    monkeypatch.setattr(rdf_entities, "ENTITIES_PER_PASS", 300)
+    monkeypatch.setattr(rdf_entities, "gather_entities", spy_gather)
+    monkeypatch.setattr(rdf_entities, "write_entities", spy_write)
     monkeypatch.setattr(Store, "reconnect", spy_reconnect)
     assert _load(path, tmp_path / "passes.duckdb") == one_pass
     assert len(passes) >= 4 and passes[0][0] is None and passes[-1][1] is None
@@ -238,7 +237,7 @@ def test_a_file_not_in_dump_order_is_loaded_again_whole(case: str, small_chunks:
     chunk used it, a statement written twice (found also where the ids are grouped in parts,
     as a large dump's are): the chunks cannot give the whole-file store, so the file is
     loaded again whole, into the store as it was."""
-    from chaingraph import store as store_module
+    from chaingraph import store_writes as store_module
 
     late = _item(1, node="t1")
     triples = {"statement split": [*late[:2], *_filler(100, FILL), *late[2:], *_time_node("t1")],

@@ -16,6 +16,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+import duckdb
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,7 +24,7 @@ from chaingraph.errors import BadDumpLine
 from chaingraph.progress import Progress, ProgressEvent
 
 __all__ = ["FileReport", "LineGuard", "LoadReport", "StoreSummary", "coordinate_digits", "is_utf8",
-           "loaded_bytes", "system_arrow_memory"]
+           "loaded_bytes", "sql_int", "sql_script", "system_arrow_memory"]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -181,3 +182,22 @@ def system_arrow_memory() -> Iterator[None]:
             if _arrow_pool_users == 0 and _arrow_pool_before is not None:
                 pa.set_memory_pool(_arrow_pool_before)
                 _arrow_pool_before = None
+
+
+def sql_script(con: duckdb.DuckDBPyConnection, sql: str) -> None:
+    """Run ``;``-separated statements one by one (for SQL with no ``;`` in its literals).
+
+    >>> con = duckdb.connect()
+    >>> sql_script(con, "CREATE TABLE t (x INT); INSERT INTO t VALUES (1), (2);")
+    >>> sql_int(con, "SELECT sum(x) FROM t")
+    3
+    """
+    for statement in sql.split(";"):
+        if statement.strip():
+            con.execute(statement)
+
+
+def sql_int(con: duckdb.DuckDBPyConnection, sql: str) -> int:
+    """The first column of the first row of a query as an int (0 when it has no row)."""
+    rows = con.execute(sql).fetchall()
+    return int(rows[0][0]) if rows else 0

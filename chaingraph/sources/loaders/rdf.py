@@ -3,10 +3,10 @@
 The file is staged by :mod:`chaingraph.sources.loaders.ntriples`; the statement model is then
 rebuilt with set-based SQL inside DuckDB (joins on statement, reference and value-node
 IRIs; the SQL that reads terms and values is :mod:`~chaingraph.sources.loaders.rdf_terms`)
-and written in one transaction, but for the items, which follow in transactions of
-:data:`ENTITY_CHUNK` (the entity index DuckDB grows in a transaction stays in memory until
-it ends; should a load stop among them, loading the file again completes it). The result
-is the store the JSON dump of the same entities gives:
+and written in one transaction, but for the items, which follow in transactions of their
+own (:mod:`~chaingraph.sources.loaders.rdf_entities`: the entity index DuckDB grows in a
+transaction stays in memory until it ends; should a load stop among them, loading the file
+again completes it). The result is the store the JSON dump of the same entities gives:
 
 * ``p:Pn`` links an entity to a statement node; its id ``Q42-GUID`` becomes ``Q42$GUID``;
   ``wikibase:rank`` gives the rank;
@@ -38,14 +38,13 @@ build's joins spill to the store's temporary directory instead of
 growing with the dump (each step of the build is one join, aggregate or sort, and no
 aggregate keeps a text per group: those cannot spill), snak hashes are computed
 :data:`HASH_BATCH` rows at a time (their values in Python :data:`HASH_SLICE` rows at a time)
-and aliases gathered :data:`ALIAS_ROWS_PER_PASS` rows a pass; an in-memory store keeps it all
-in memory, as it keeps the store. While a file is staged DuckDB runs on
+and aliases gathered a part at a time (:mod:`~chaingraph.sources.loaders.rdf_entities`); an
+in-memory store keeps it all in memory, as it keeps the store. While a file is staged DuckDB runs on
 :data:`STAGING_DUCKDB_THREADS` thread, the build on all it had.
 """
 
 from __future__ import annotations
 
-import itertools
 import time
 from pathlib import Path
 from typing import IO
@@ -57,11 +56,13 @@ from chaingraph.errors import BadDumpLine, StoreError
 from chaingraph.ids import ENTITY_PATTERN
 from chaingraph.progress import Progress
 from chaingraph.settings import DEFAULT_LOAD_END_MEMORY_MB, DEFAULT_LOAD_MEMORY_MB, DEFAULT_STAGING_MEMORY_MB
-from chaingraph.sources.loaders import rdf_chunks
+from chaingraph.sources.loaders import rdf_chunks, rdf_entities
 from chaingraph.sources.loaders.common import (
     FileReport,
     LineGuard,
     loaded_bytes,
+    sql_int,
+    sql_script,
     system_arrow_memory,
 )
 from chaingraph.sources.loaders.compression import Format, RawCounter, dump_date, open_dump
@@ -69,7 +70,6 @@ from chaingraph.sources.loaders.nt_ids import STATEMENT_ID_PATTERN, staged_entit
 from chaingraph.sources.loaders.nt_roles import create_staging, delete_staged, drop_staging
 from chaingraph.sources.loaders.ntriples import ReadError, stage_ntriples
 from chaingraph.sources.loaders.rdf_terms import (
-    DATA,
     ENT,
     ENTITY_LOCAL,
     NODE_LOCAL,
@@ -77,12 +77,8 @@ from chaingraph.sources.loaders.rdf_terms import (
     PLAIN_ENTITY,
     REF,
     STAGED_TERM,
-    TERM_LANG,
-    TERM_TEXT,
     VALUE_NODE_KINDS,
     WB,
-    datatype_from_rdf,
-    lexical_form,
     local_name,
     plain_values,
     register_functions,
@@ -90,9 +86,8 @@ from chaingraph.sources.loaders.rdf_terms import (
 )
 from chaingraph.sources.loaders.turtle import stage_turtle
 from chaingraph.store import Store, snak_hash_columns
-from chaingraph.store_file import sql_string
-from chaingraph.store_load import CHECKPOINT_THRESHOLD, VACUUM_TASKS
-from chaingraph.store_memory import duckdb_problem, held_settings, passes, repeats, setting
+from chaingraph.store_load import VACUUM_TASKS
+from chaingraph.store_memory import duckdb_problem, held_settings, repeats, setting
 from chaingraph.values import VALUE_COLUMNS
 
 __all__ = ["load_rdf"]
@@ -100,28 +95,12 @@ __all__ = ["load_rdf"]
 _TEMPS = ("_cg_vn", "_cg_nodes", "_cg_snak", "_cg_val", "_cg_statements", "_cg_statements_v", "_cg_terms",
           "_cg_alias", "_cg_facts", "_cg_latest", "_cg_named", "_cg_described", "_cg_dated", "_cg_aliased",
           "_cg_ent", "_cg_hash", "_cg_hashed_all")
-#: items upserted per transaction at the end of an RDF file's build (:func:`_write_entities`)
-ENTITY_CHUNK = 100_000
-#: entities gathered and written per pass at the end of a chunked dump's build
-#: (:func:`_load_entities`). DuckDB keeps a record of every segment of the temporary tables
-#: a pass gathers into, outside its buffers and its budget, so gathering a whole dump's
-#: entities at once held memory that grew with them: what the step allocated and held at its
-#: peak, outside DuckDB's buffers (memray), was 9.6 MB at 80x codex-m (1.4 M items) in one
-#: pass, 6.8 in passes (3.8 at 10x, one pass; 5.8 at 40x), in 9.2-9.4 s against 9.7. In one
-#: pass it grew ~6 MB a million items from 40x (5.2 MB) to 80x: ~0.6 GB for Wikidata's ~100 M
-ENTITIES_PER_PASS = 200_000
-#: subjects sampled to draw the passes' id bounds from
-ENTITY_BOUND_SAMPLE = 20_000
-#: the ids of a pass, ``lo <= id < hi``; ``None``: unbounded
-IdRange = tuple[str | None, str | None]
 #: DuckDB's threads while a file is staged (the builds get back those it had): its work then
 #: is appending the staged rows, beside the staging workers, and one thread appends an Arrow
 #: table sooner than two (a million staged rows: 0.44 s against 0.55) and leaves the other
 #: core to the workers. 10x codex-m into a store file, two cores: 1.06x as fast (1.05-1.09x,
 #: four paired rounds), with 13 % fewer page faults
 STAGING_DUCKDB_THREADS = 1
-#: 2^62: a term's sort key is its line, plus this when it is not in English (see _entities)
-_MUL_BIT = 1 << 62
 _TEMP_VIEWS = ("_cg_values", "_cg_st")
 
 
@@ -132,7 +111,7 @@ def _build(store: Store, t: str, source_id: str, *, claims_as_ids: bool = False)
     line), so they are read as they are, with none of the checks the terms of a Turtle file
     need, which may be built before its ids are checked (a syntax error, a cut file)."""
     counts = _build_statements(store, t, source_id, claims_as_ids=claims_as_ids)
-    counts.update(_entities(store, t))
+    counts.update(rdf_entities.gather_entities(store, t))
     return counts
 
 
@@ -159,7 +138,7 @@ def _build_statements(store: Store, t: str, source_id: str, *, claims_as_ids: bo
                   THEN {statement_local}[:instr({statement_local}, '-') - 1] || '$'
                        || {statement_local}[instr({statement_local}, '-') + 1:]
                   ELSE {statement_local} END""")
-    _script(con, f"""
+    sql_script(con, f"""
     CREATE OR REPLACE TEMP VIEW _cg_st AS  -- p: triples are staged with their ids (see NODE_PREFIX)
       SELECT o AS node, {subject} AS subject, pid, {statement_id} AS statement_id,
              v AS value  -- the plain entity value of the statement, staged with it (see pair_statements)
@@ -238,7 +217,7 @@ def _build_statements(store: Store, t: str, source_id: str, *, claims_as_ids: bo
              {vcols}
       FROM (SELECT s, o FROM {main} WHERE k = 'derived') d
       JOIN _cg_st st ON st.node = d.s JOIN _cg_values v ON v.owner = d.o AND v.role = 'R'""", chunk=chunk)
-    counts["references"] = _one(con, f"""
+    counts["references"] = sql_int(con, f"""
       SELECT count(*) FROM (SELECT DISTINCT d.s, d.o FROM {main} d JOIN _cg_st st ON st.node = d.s
       WHERE d.k = 'derived')""")
     return counts
@@ -274,7 +253,7 @@ def _statements(store: Store, plain: str, other: str, source_id: str, *, chunk: 
     both = ("(SELECT statement_id, subject FROM _cg_statements "
             "UNION ALL SELECT statement_id, subject FROM _cg_statements_v)")
     unique = not repeats(con, both, "statement_id")  # then the fast insert path applies
-    distinct = _one(con, f"SELECT {'count(*)' if unique else 'count(DISTINCT statement_id)'} FROM {both}")
+    distinct = sql_int(con, f"SELECT {'count(*)' if unique else 'count(DISTINCT statement_id)'} FROM {both}")
     for part in ("_cg_statements", "_cg_statements_v"):  # a key in both: the first is kept
         store.insert_select("statements", f"SELECT * FROM {part}", unique=unique)
     store.insert_select("statement_sources",
@@ -288,18 +267,6 @@ def _statements(store: Store, plain: str, other: str, source_id: str, *, chunk: 
     con.execute("DROP TABLE _cg_statements")
     con.execute("DROP TABLE _cg_statements_v")
     return int(distinct)
-
-
-def _script(con: duckdb.DuckDBPyConnection, sql: str) -> None:
-    """Run ``;``-separated statements one by one (the SQL here has no ``;`` in literals)."""
-    for statement in sql.split(";"):
-        if statement.strip():
-            con.execute(statement)
-
-
-def _one(con: duckdb.DuckDBPyConnection, sql: str) -> int:
-    rows = con.execute(sql).fetchall()
-    return int(rows[0][0]) if rows else 0
 
 
 #: snak rows hashed in Python at a time (:func:`_hashed`): its memory does not grow with the dump
@@ -319,7 +286,7 @@ def _hashed(store: Store, table: str, select: str, *, chunk: bool = False) -> in
     # numbered rows (a streaming window), so each slice is read by its zone maps
     con.execute(f"CREATE OR REPLACE TEMP TABLE _cg_hash AS SELECT row_number() OVER () AS _n, * "
                 f"FROM ({select})")
-    total = _one(con, "SELECT count(*) FROM _cg_hash")
+    total = sql_int(con, "SELECT count(*) FROM _cg_hash")
     if chunk:
         con.execute(f"CREATE OR REPLACE TEMP TABLE _cg_hashed_all AS SELECT * FROM {table} LIMIT 0")
     for first in range(0, total, HASH_BATCH):
@@ -352,202 +319,6 @@ def _snak_hashes(rows: pa.Table) -> pa.ChunkedArray:
         hashes = [snak_hash_columns(p, st, row) for p, st, row in zip(props, types, zip(*values))]
         parts.append(pa.array(hashes, pa.string()))
     return pa.chunked_array(parts, pa.string())
-
-
-def _load_entities(store: Store, t: str) -> dict[str, int]:
-    """Gather and write the entities of a chunked dump (:mod:`~.rdf_chunks`), a range of ids
-    at a time (:func:`_entity_ranges`); each range's are written before the next is gathered,
-    and in id order, as the ranges are. Each pass starts on the store file attached again, so
-    what DuckDB kept of the row groups written before (the dump's statement sources, the last
-    pass's items) is let go: at 80x codex-m the C heap in use at the first pass's start was
-    23 MB, 32 without (21 at 10x)."""
-    counts = {"entities": 0, "properties": 0}
-    for ids in _entity_ranges(store, ENTITIES_PER_PASS):
-        store.reconnect()
-        with store.transaction():
-            for kind, n in _entities(store, t, ids).items():
-                counts[kind] += n
-        _write_entities(store)
-    return counts
-
-
-def _entity_ranges(store: Store, per_pass: int) -> list[IdRange]:
-    """Ranges of ids that split the subjects of ``_cg_st`` into parts of about ``per_pass``
-    entities, their bounds drawn from a sample of them. Every id is in one range, whatever the
-    sample (the first and last are open): the bounds decide how many entities a pass takes,
-    never which are loaded.
-
-    >>> from chaingraph.store import Store
-    >>> with Store(None) as store:
-    ...     _ = store.con.execute("CREATE TEMP VIEW _cg_st AS SELECT 'Q' || range AS subject "
-    ...                           "FROM range(1000)")
-    ...     ranges = _entity_ranges(store, per_pass=400)
-    >>> len(ranges), ranges[0][0], ranges[-1][1]
-    (3, None, None)
-    >>> all(a[1] == b[0] for a, b in itertools.pairwise(ranges))
-    True
-    """
-    con = store.con
-    entities = _one(con, "SELECT approx_count_distinct(subject) FROM _cg_st")
-    parts = passes(entities, per_pass)
-    if parts <= 1:
-        return [(None, None)]
-    sample = sorted(str(r[0]) for r in con.execute(
-        f"SELECT subject FROM _cg_st USING SAMPLE reservoir({ENTITY_BOUND_SAMPLE} ROWS) REPEATABLE (1)"
-    ).fetchall())
-    bounds = sorted({sample[len(sample) * i // parts] for i in range(1, parts)})
-    edges: list[str | None] = [None, *bounds, None]
-    return list(itertools.pairwise(edges))
-
-
-def _in_range(expr: str, ids: IdRange) -> str:
-    """SQL: is ``expr`` in ``ids``? (``TRUE`` for the whole range)."""
-    lo, hi = (None if b is None else sql_string(b) for b in ids)
-    terms = [*([f"{expr} >= {lo}"] if lo else []), *([f"{expr} < {hi}"] if hi else [])]
-    return " AND ".join(terms) or "TRUE"
-
-
-def _entities(store: Store, t: str, ids: IdRange = (None, None)) -> dict[str, int]:
-    """Gather the entities whose ids are in ``ids`` (all by default) into ``_cg_ent``, in id
-    order, and insert their properties; return how many items and properties there are."""
-    owner = f"coalesce({ENTITY_LOCAL.format(c='s')}, {local_name('s', DATA)})"
-    terms = f"{t}_terms"  # every kind read here is staged there (wdt: in its own table)
-    lex = lexical_form("o")
-    # each source's rows of entities outside the range are left out where they are read
-    mine, subject, about = (_in_range(e, ids) for e in (owner, "subject", ENTITY_LOCAL.format(c="o")))
-    # one step at a time, each a single aggregate or join, which spills beyond the build's
-    # memory budget: as one query of five joins and aggregates, the step ran out of memory
-    # on a dump twice the size of one that fitted in the same budget
-    _script(store.con, f"""
-    CREATE OR REPLACE TEMP TABLE _cg_terms AS  -- terms in English or mul (see TERM_LANG)
-      SELECT {owner} AS id, k, {TERM_LANG} AS lang, {TERM_TEXT} AS text, line FROM {terms}
-      WHERE k IN ('label', 'description', 'alias') AND (ends_with(o, '"@en') OR ends_with(o, '"@mul'))
-        AND {mine};
-    """)
-    _aliases(store.con)
-    _script(store.con, f"""
-    CREATE OR REPLACE TEMP TABLE _cg_facts AS  -- one row per entity, terms as the line of the one kept
-      WITH facts AS (  -- what tells of an entity, a row each: 'id' rows name the entities
-        SELECT subject AS id, 'id' AS k, NULL::VARCHAR AS lang, NULL::VARCHAR AS text,
-               NULL::BIGINT AS line, NULL::BIGINT AS n
-        FROM _cg_st WHERE {subject}  -- the subjects of claims
-        UNION ALL
-        SELECT {owner}, 'id', NULL, NULL, NULL, NULL
-        FROM (SELECT s, k FROM {terms} UNION ALL SELECT s, k FROM {t}_wdt)
-        WHERE k IN ('label', 'description', 'alias', 'seen', 'wdt', 'sitelinks', 'version',
-                    'modified', 'ptype') AND {mine}
-        UNION ALL
-        SELECT id, k, lang, text, line, NULL FROM _cg_terms WHERE k IN ('label', 'description')
-        UNION ALL
-        SELECT {owner}, k, NULL, NULL, NULL, TRY_CAST({lex} AS BIGINT) FROM {terms}
-        WHERE k IN ('sitelinks', 'version') AND {mine}
-        UNION ALL  -- sitelinks counted from the articles about the entity, where no count is given
-        SELECT {ENTITY_LOCAL.format(c='o')}, 'about', NULL, NULL, NULL, NULL FROM {terms}
-        WHERE k = 'about' AND {local_name('s', DATA)} IS NULL AND {about})
-      -- the English term first, then the earliest: the least of line + (not English) * 2^62
-      -- (numbers only: an aggregate that keeps a text for every group, as arg_min or max of a
-      -- text does, ran out of memory instead of spilling)
-      SELECT f.id,
-             min(line + {_MUL_BIT} * (lang <> 'en')::BIGINT) FILTER (WHERE k = 'label') AS label_key,
-             min(line + {_MUL_BIT} * (lang <> 'en')::BIGINT) FILTER (WHERE k = 'description')
-               AS description_key,
-             coalesce(max(n) FILTER (WHERE k = 'sitelinks'),
-                      nullif(count(*) FILTER (WHERE k = 'about'), 0))::INTEGER AS sitelinks,
-             max(n) FILTER (WHERE k = 'version') AS revision
-      FROM facts f GROUP BY f.id
-      HAVING bool_or(k = 'id') AND regexp_full_match(coalesce(f.id, ''), '{ENTITY_PATTERN}');
-    CREATE OR REPLACE TEMP TABLE _cg_latest AS  -- the greatest modified and property type of each
-      -- entity, as max(text) would give them, by a sort (which spills) in place of an aggregate
-      SELECT id, k, text FROM (
-        SELECT {owner} AS id, k, CASE k WHEN 'ptype' THEN o ELSE {lex} END AS text FROM {terms}
-        WHERE k IN ('modified', 'ptype') AND {mine})
-      QUALIFY row_number() OVER (PARTITION BY id, k ORDER BY text DESC NULLS LAST) = 1;
-    CREATE OR REPLACE TEMP TABLE _cg_named AS  -- the label's text (a line is one triple)
-      SELECT f.*, l.text AS label,
-             CASE WHEN f.label_key >= {_MUL_BIT} THEN 'mul' WHEN f.label_key >= 0 THEN 'en' END AS label_lang
-      FROM _cg_facts f LEFT JOIN _cg_terms l ON l.line = f.label_key % {_MUL_BIT};
-    DROP TABLE _cg_facts;  -- each step's input goes once read for the last time (below)
-    CREATE OR REPLACE TEMP TABLE _cg_described AS  -- and the description's
-      SELECT n.*, d.text AS description
-      FROM _cg_named n LEFT JOIN _cg_terms d ON d.line = n.description_key % {_MUL_BIT};
-    DROP TABLE _cg_named;
-    DROP TABLE _cg_terms;
-    CREATE OR REPLACE TEMP TABLE _cg_dated AS  -- and the modified time
-      SELECT d.*, m.text AS modified
-      FROM _cg_described d LEFT JOIN (SELECT id, text FROM _cg_latest WHERE k = 'modified') m USING (id);
-    DROP TABLE _cg_described;
-    CREATE OR REPLACE TEMP TABLE _cg_aliased AS  -- and the aliases and property type
-      SELECT e.id, e.label, e.label_lang, e.description, a.aliases, e.sitelinks, e.revision, e.modified,
-             p.text AS ptype
-      FROM _cg_dated e LEFT JOIN _cg_alias a USING (id)
-      LEFT JOIN (SELECT id, text FROM _cg_latest WHERE k = 'ptype') p USING (id);  -- properties: few
-    DROP TABLE _cg_dated;
-    DROP TABLE _cg_alias;
-    DROP TABLE _cg_latest;
-    CREATE OR REPLACE TEMP TABLE _cg_ent AS SELECT * FROM _cg_aliased ORDER BY id;  -- see _write_entities
-    DROP TABLE _cg_aliased;
-    """)
-    ptypes = [r[0] for r in store.con.execute(
-        "SELECT DISTINCT ptype FROM _cg_ent WHERE ptype IS NOT NULL").fetchall()]
-    mapping = pa.table({"ptype": pa.array(ptypes, pa.string()),
-                        "datatype": pa.array([datatype_from_rdf(p) for p in ptypes], pa.string())})
-    store.con.register("_cg_ptypes", mapping)
-    try:  # an entity a row (grouped by id above): not grouped again
-        store.insert_select("properties", "SELECT e.id, label, label_lang, description, aliases, m.datatype "
-                            "FROM _cg_ent e LEFT JOIN _cg_ptypes m USING (ptype) WHERE id[1] = 'P'",
-                            unique=True)
-    finally:
-        store.con.unregister("_cg_ptypes")
-    items, properties = store.con.execute("SELECT count(*) FILTER (WHERE id[1] = 'Q'), "
-                                          "count(*) FILTER (WHERE id[1] = 'P') FROM _cg_ent").fetchall()[0]
-    return {"entities": int(items), "properties": int(properties)}
-
-
-#: alias rows gathered into lists in one pass (:func:`_aliases`): an ordered list aggregate
-#: keeps every row of its groups in memory, unspilled (an 80x synthetic dump's 650k alias rows
-#: ran out of 64 MiB; its 40x dump's 320k fitted)
-ALIAS_ROWS_PER_PASS = 200_000
-
-
-def _aliases(con: duckdb.DuckDBPyConnection) -> None:
-    """``_cg_alias``: each entity's aliases in the first of their languages, in file order, in
-    as many passes over ``_cg_terms`` as :data:`ALIAS_ROWS_PER_PASS` asks for, each pass the
-    entities of one part of the id hashes."""
-    rows = _one(con, "SELECT count(*) FROM _cg_terms WHERE k = 'alias'")
-    parts = max(1, passes(rows, ALIAS_ROWS_PER_PASS))
-    con.execute("CREATE OR REPLACE TEMP TABLE _cg_alias (id VARCHAR, aliases VARCHAR[])")
-    for part in range(parts):  # one pass (the usual case): no hash to compute
-        alias = f"k = 'alias' AND hash(id) % {parts} = {part}" if parts > 1 else "k = 'alias'"
-        con.execute(f"""
-          INSERT INTO _cg_alias
-          WITH alias_lang AS (SELECT id, min(lang) AS lang FROM _cg_terms WHERE {alias} GROUP BY id)
-          SELECT id, list(a.text ORDER BY a.line) FROM _cg_terms a
-          JOIN alias_lang l USING (id, lang) WHERE {alias} GROUP BY id""")
-
-
-def _write_entities(store: Store) -> None:
-    """Upsert the items :func:`_entities` gathered, :data:`ENTITY_CHUNK` a transaction, in id
-    order. The entity table's primary-key index must be in memory where an upsert looks a
-    key up or adds one, and the part a transaction added stays there until it commits and
-    is checkpointed (DuckDB checkpoints a commit past its WAL threshold); ids in a random
-    order reach every part of the index in every chunk, so its memory grew with the items
-    written (a 40x synthetic dump's 700k items: 6, 10, 14 ... 29 MB a chunk, out of a budget
-    of 80 MiB at the seventh), while ids in order reach the part they are added to (6-14 MB
-    a chunk, flat). Into a store file each chunk's commit is checkpointed
-    (:data:`CHECKPOINT_THRESHOLD`), so the part of the index it added is written out and let
-    go of: unwritten, the index stayed whole in memory and grew with the items (33 MB at
-    1.1 M ids in plain DuckDB), and a 40x dump ran out of a 64 MiB budget in this step (an
-    in-memory store keeps the index anyway, and checkpoints there took ~0.1 s of codex-m's
-    1.3 s load)."""
-    rows = _one(store.con, "SELECT count(*) FROM _cg_ent")
-    # an in-memory store keeps its index anyway: checkpoints there only cost
-    lowered = {"checkpoint_threshold": CHECKPOINT_THRESHOLD} if store.path is not None else {}
-    select = ("SELECT id, label, label_lang, description, aliases, sitelinks, revision, modified "
-              "FROM _cg_ent WHERE id[1] = 'Q' AND rowid >= ? AND rowid < ?")
-    with held_settings(store.con, lowered):
-        for start in range(0, rows, ENTITY_CHUNK):
-            # a dump's items are new: plainly inserted, unless the store holds one (insert_select)
-            store.insert_select("entities", select, params=[start, start + ENTITY_CHUNK], unique=True)
 
 
 def _validate_ids(store: Store, t: str, guard: LineGuard) -> int | None:
@@ -629,7 +400,7 @@ def _load_file(stream: IO[bytes], counter: RawCounter, path: str | Path, store: 
         staging()
         chunks = rdf_chunks.ChunkedBuild(
             store, table, source_id, building=building, staging=staging, ending=ending,
-            temps=_TEMPS, views=_TEMP_VIEWS, entities=_load_entities,
+            temps=_TEMPS, views=_TEMP_VIEWS, entities=rdf_entities.load_entities,
             build_statements=lambda s, t: _build_statements(s, t, source_id, claims_as_ids=True, chunk=True),
         ) if chunked else None
 
@@ -640,7 +411,7 @@ def _load_file(stream: IO[bytes], counter: RawCounter, path: str | Path, store: 
             building()
             with store.transaction():
                 totals.update(_build(store, table, source_id, claims_as_ids=fmt == "nt"))
-            _write_entities(store)  # then the items, a transaction per chunk
+            rdf_entities.write_entities(store)  # then the items, a transaction per chunk
 
         def tick() -> None:
             loaded_bytes(progress, str(path), counter.position(), counter.size)
