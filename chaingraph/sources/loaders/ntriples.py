@@ -48,7 +48,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import closing
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO
 
 import duckdb
 import numpy as np
@@ -66,13 +66,8 @@ from chaingraph.sources.loaders.nt_ids import (
     claim_problem,
     staged_entity_id,
     staged_statement_id,
-    statement_ids,
-    statement_values,
-    truthy_beside_claims,
 )
 from chaingraph.sources.loaders.nt_roles import (
-    GROUP_OF_CODE,
-    KINDS,
     STAGING_GROUPS,
     SURROGATE,
     SURROGATE_ESCAPE,
@@ -80,8 +75,8 @@ from chaingraph.sources.loaders.nt_roles import (
     line_problem,
     parse_line_slow,
 )
+from chaingraph.sources.loaders.nt_rows import KIND_CODE, NORMAL_RANK, Append, bad_claims, block_tables
 from chaingraph.sources.loaders.nt_views import (
-    ESCAPED,
     PLAIN,
     Block,
     Split,
@@ -89,9 +84,6 @@ from chaingraph.sources.loaders.nt_views import (
     intern,
     release_scratch,
     split_lines,
-    starts_with,
-    surely_claims,
-    surely_entity_values,
     views,
 )
 from chaingraph.store_memory import Connection, current, malloc_trim
@@ -104,16 +96,10 @@ __all__ = [
     "stage_ntriples",
 ]
 
-_NORMAL_RANK = "<http://wikiba.se/ontology#NormalRank>"
 _LITERAL = r'^"(?:[^"\\]|\\.)*"(?:@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^<[^>\s]*>)?$'
 
-_KIND_CODE = {kind: code for code, kind in enumerate(KINDS)}
-_KIND_NAMES = pa.array(KINDS, pa.string())
-_TERM_CODES = [_KIND_CODE[k] for k in ("label", "description", "alias")]
-_NOVALUE_PREFIX = b"<http://www.wikidata.org/prop/novalue/"
 _SUFFIX = r"@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^<[^>\s]*>"
 
-_VALUE_CODES = [_KIND_CODE[k] for k in ("ps", "pq", "pr")]
 
 #: worker threads that prepare blocks (the reader thread decompresses, this one appends)
 STAGING_THREADS = min(2, os.cpu_count() or 1)
@@ -130,8 +116,6 @@ BLOCK_BYTES = 4 << 20
 READER_BLOCKS = 3
 
 
-#: staging group and its rows (line within the block, k, pid, s, o), strings copied out of the block
-_Append = tuple[str, pa.Table]
 #: staged rows are held as Arrow tables until they reach this many bytes, then appended to their
 #: staging tables at once: an INSERT costs about 2 ms of its own besides its rows, and a block
 #: stages 6-19 % of its text (codex-m), copied out so that the block's buffer can be reused.
@@ -159,11 +143,6 @@ HOLD_BYTES = 32 << 20
 #: 26 MB staged) are still held whole; a file that stages just above :data:`HOLD_BYTES` can
 #: still be guessed below it until all of it is held
 LARGE_FILE_HOLDS = 1
-_STAGED = pa.schema([("line", pa.int64()), ("k", pa.string()), ("pid", pa.string()), ("s", pa.string()),
-                     ("o", pa.string())])
-#: ``p:`` triples are staged with the plain entity value of their statement where its ``ps:``
-#: triple follows them (``v``, see :func:`~chaingraph.sources.loaders.nt_ids.pair_statements`)
-_CLAIMS = _STAGED.append(pa.field("v", pa.string()))
 
 
 @dataclass
@@ -173,7 +152,7 @@ class _Prepared:
     lines: int
     problems: dict[int, str] = field(default_factory=dict)  # row in the block -> problem
     slow_rows: list[tuple[int, str, str, str]] = field(default_factory=list)  # (row, s, p, o)
-    tables: list[_Append] = field(default_factory=list)
+    tables: list[Append] = field(default_factory=list)
     bad_bytes: tuple[Block, UnicodeDecodeError] | None = None
 
 
@@ -247,7 +226,7 @@ class _Stager:
             ok[self._bad_literals(split, literal_rows)] = False
         rows = np.flatnonzero(ok)
         kind, entry, pids = self._classify_views(split, rows)
-        problems = self._bad_claims(split, rows[kind == _KIND_CODE["claim"]])  # row -> problem
+        problems = bad_claims(split, rows[kind == KIND_CODE["claim"]])  # row -> problem
         # the slow path: lines the fast path did not take (comments, odd spacing, bad lines)
         slow_rows: list[tuple[int, str, str, str]] = []
         for i in np.flatnonzero(~ok):
@@ -264,7 +243,7 @@ class _Stager:
         take = ~np.isin(rows, list(problems))
         # a bad line stops staging (unless skipping): no pair of rows across it is "side by side"
         stop = min(problems) if problems and not self.guard.skip else split.lines
-        tables = self._tables(split, rows[take], kind[take], entry[take], pids, stop)
+        tables = block_tables(split, rows[take], kind[take], entry[take], pids, stop, self.groups)
         return _Prepared(split.lines, problems=problems, slow_rows=slow_rows, tables=tables)
 
     def commit(self, prepared: _Prepared, first_line: int, flush: Callable[[], None]) -> int:
@@ -441,95 +420,9 @@ class _Stager:
         codes, pid_list = [], []
         for term in terms:
             kind, prop = self._classes(term)
-            codes.append(-1 if kind is None else _KIND_CODE[kind])
+            codes.append(-1 if kind is None else KIND_CODE[kind])
             pid_list.append(prop)
         return np.asarray(codes, dtype=np.int8)[entry], entry, pa.array(pid_list, pa.string())
-
-    def _bad_claims(self, split: Split, rows: npt.NDArray[np.int64]) -> dict[int, str]:
-        """``p:`` triples among ``rows`` whose subject is no entity IRI or whose object is no
-        statement IRI: row -> problem."""
-        unsure = rows[~surely_claims(split, rows)]
-        problems = {}
-        for i in unsure:
-            s = split.data[split.s_start[i]:split.s_end[i]].decode()
-            o = split.data[split.o_start[i]:split.o_end[i]].decode()
-            if not claim_ok(s, o):
-                problems[int(i)] = claim_problem(s, o)
-        return problems
-
-    def _tables(self, split: Split, rows: npt.NDArray[np.int64], kind: npt.NDArray[np.int8],
-                entry: npt.NDArray[np.int32], pids: pa.Array, stop: int) -> list[_Append]:
-        """The appends that stage the fast-path ``rows`` of a block whose predicate matters,
-        as (staging group, Arrow table of views into the block, SELECT over ``_cg_block``
-        with a ``?`` for the first line not to stage)."""
-        out: list[_Append] = []
-        if len(rows) == 0:
-            return out
-        buf, data = split.buf, split.data
-        o_start, o_end = split.o_start[rows], split.o_end[rows]
-        keep = kind >= 0
-        # rdf:type matters only for novalue classes (wdno:); normal rank is the default
-        typed = np.flatnonzero(kind == _KIND_CODE["type"])
-        keep[typed] = starts_with(buf, o_start[typed], o_end[typed], _NOVALUE_PREFIX)
-        ranked = np.flatnonzero(kind == _KIND_CODE["rank"])
-        keep[ranked] = ~equals(buf, o_start[ranked], o_end[ranked], _NORMAL_RANK.encode())
-        # labels, descriptions and aliases count in English or mul only; the others just say
-        # that their subject is an entity
-        terms = np.flatnonzero(np.isin(kind, _TERM_CODES))
-        literal, suffix = split.literal[rows[terms]], split.suffix_start[rows[terms]]
-        english = (literal == ESCAPED) | ((literal == PLAIN) & (
-            equals(buf, suffix, o_end[terms], b"@en") | equals(buf, suffix, o_end[terms], b"@mul")))
-        seen = terms[~english]
-        keep[seen] = False
-        prop = pc.dictionary_encode(pids, null_encoding="encode").indices.to_numpy()[entry]  # per row
-        is_claim = kind == _KIND_CODE["claim"]
-        keep &= ~truthy_beside_claims(split, rows, kind == _KIND_CODE["wdt"], is_claim, prop, stop)
-        keep &= rows < stop
-        lines = rows  # numbered within the block until it is appended
-        group = GROUP_OF_CODE[np.maximum(kind, 0)]
-        parts: dict[str, list[Any]] = {}  # group -> positions in rows, s and o start and end
-        plain = np.zeros(0, dtype=np.int64)
-        for number, name in enumerate(self.groups):
-            take = np.flatnonzero(keep & (group == number))
-            if len(take) == 0:
-                continue
-            r = rows[take]
-            s_start, s_end, o_from, o_to = split.s_start[r], split.s_end[r], o_start[take], o_end[take]
-            if name == "claim":  # entity id and statement id (see NODE_PREFIX); every p: row here is valid
-                s_start, s_end = s_start + len(ENTITY_PREFIX), s_end - 1
-                o_from, o_to = statement_ids(split, o_from, o_to, valid=True)
-            elif name == "main":  # statement nodes as such (see NODE_PREFIX)
-                s_start, s_end = statement_ids(split, s_start, s_end, valid=False)
-                # entity values of snaks are staged as their ids (see ENTITY_PREFIX)
-                values = np.flatnonzero(np.isin(kind[take], _VALUE_CODES))
-                plain = values[surely_entity_values(buf, o_from[values], o_to[values])]
-                o_from, o_to = o_from.copy(), o_to.copy()
-                o_from[plain] += len(ENTITY_PREFIX)
-                o_to[plain] -= 1
-            parts[name] = [take, s_start, s_end, o_from, o_to]
-        if "claim" in parts and "main" in parts:  # p: triples with the plain value of their ps: triple
-            ps = plain[kind[parts["main"][0][plain]] == _KIND_CODE["ps"]]
-            value, parts["main"] = statement_values(split, rows, prop, parts["claim"], parts["main"], ps)
-        elif "claim" in parts:
-            value = pa.nulls(len(parts["claim"][0]), pa.string())
-        for name, (take, s_start, s_end, o_from, o_to) in parts.items():
-            columns = [pa.array(lines[take]), _KIND_NAMES.take(pa.array(kind[take])),
-                       pids.take(pa.array(entry[take])),
-                       views(buf, s_start, s_end, data).cast(pa.string()),  # copied: the block can go
-                       views(buf, o_from, o_to, data).cast(pa.string())]
-            if name == "claim":
-                columns.append(value)
-            out.append((name, pa.table(columns, schema=_CLAIMS if name == "claim" else _STAGED)))
-        seen = seen[rows[seen] < stop]
-        if len(seen):  # one row per subject: the first
-            r = rows[seen]
-            subjects = pa.table({"line": pa.array(lines[seen]),
-                                 "s": views(buf, split.s_start[r], split.s_end[r], data).cast(pa.string())})
-            first = subjects.group_by("s", use_threads=False).aggregate([("line", "min")])
-            n = first.num_rows
-            out.append(("terms", pa.table([first["line_min"], pa.repeat("seen", n), pa.nulls(n, pa.string()),
-                                           first["s"], pa.nulls(n, pa.string())], schema=_STAGED)))
-        return out
 
     def _append(self, table: pa.Table) -> None:
         """Stage the rows of ``table`` (line, s, p, o) that have a predicate that matters.
@@ -544,7 +437,7 @@ class _Stager:
         # rdf:type matters only for novalue classes (wdno:); normal rank is the default
         keep = pc.and_(keep, pc.or_(pc.not_equal(kinds, "type"),
                                     pc.starts_with(table["o"], "<http://www.wikidata.org/prop/novalue/")))
-        keep = pc.and_(keep, pc.or_(pc.not_equal(kinds, "rank"), pc.not_equal(table["o"], _NORMAL_RANK)))
+        keep = pc.and_(keep, pc.or_(pc.not_equal(kinds, "rank"), pc.not_equal(table["o"], NORMAL_RANK)))
         staged = pa.table({"line": table["line"], "k": kinds, "pid": pids, "s": table["s"], "o": table["o"],
                            "g": pc.if_else(keep, groups, pa.scalar(None, pa.int8()))})
         self.con.register("_cg_block", staged)
