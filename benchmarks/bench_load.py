@@ -137,8 +137,6 @@ from harness import (  # noqa: E402
     status_mb,
 )
 
-from chaingraph.settings import DEFAULT_BULK_LOAD_MEMORY_MB  # noqa: E402
-
 MODULE = "bench_load"
 Run = Callable[[], tuple[int, dict[str, Any]]]
 STATEMENTS = {"codex-m": 227_878, "codex-s": 39_985}
@@ -692,6 +690,9 @@ def shuffled_table(name: str, scale: int) -> str:
     table = markdown_table(f"world/{name} JSON dump {scale}× into a new store file, in id order and shuffled "
                            "(peak: the higher of two runs; the process's and its parse workers' added)", runs,
                            baseline=runs[0].name, unit="statements")
+    # imported here: a --before run's children must import chaingraph from the other checkout
+    from chaingraph.settings import DEFAULT_BULK_LOAD_MEMORY_MB
+
     budgets = "\n".join(f"* {r.name}: {r.extra['budget raised to MiB'] or DEFAULT_BULK_LOAD_MEMORY_MB} MiB"
                          for r in runs)
     return f"{table}\nThe load's DuckDB budget (first run):\n\n{budgets}\n"

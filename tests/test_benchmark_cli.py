@@ -46,3 +46,14 @@ def test_the_load_benchmark_refuses_what_it_cannot_do() -> None:
     assert both.returncode == 2 and "not allowed with argument" in both.stderr
     unknown = _run(ROOT / "benchmarks" / "run.py", "lod")
     assert unknown.returncode == 2 and "no such benchmark: lod" in unknown.stderr
+
+
+def test_the_load_benchmark_imports_no_chaingraph_before_it_loads() -> None:
+    """``--before ROOT`` times another checkout's chaingraph in a child process that imports
+    this script first: a chaingraph module imported by the script itself would be this
+    checkout's, and the child refuses to time it (a top-level settings import did that)."""
+    probe = ("import sys; sys.path.insert(0, 'benchmarks'); import bench_load; "
+             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'chaingraph'))")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120, check=True)
+    assert proc.stdout.strip() == "[]"
