@@ -385,7 +385,7 @@ def test_an_interrupted_load_keeps_every_batch_handed_to_the_store_whole(
         expected = {sid: subject for sid, subject, *_ in contents(full, ("statements",))["statements"]}
     monkeypatch.setattr(json_dump, "BULK_ROWS", 10)
     monkeypatch.setattr(json_chunks, "CHUNK_BYTES", 4096)  # chunks are handed over whole
-    add, add_typed, seen = json_dump.EntityRows.add, json_typed.add, []
+    add, add_typed, seen = json_rows.EntityRows.add, json_typed.add, []
 
     def count(ident: str) -> None:
         if ident.startswith("Q"):
@@ -393,15 +393,15 @@ def test_an_interrupted_load_keeps_every_batch_handed_to_the_store_whole(
             if len(seen) == 10:
                 raise KeyboardInterrupt
 
-    def interrupt_at_the_tenth_item(self: json_dump.EntityRows, entity: dict[str, object]) -> None:
+    def interrupt_at_the_tenth_item(self: json_rows.EntityRows, entity: dict[str, object]) -> None:
         count(str(entity["id"]))
         add(self, entity)
 
-    def interrupt_typed(rows: json_dump.EntityRows, entity: json_typed.Entity) -> bool:
+    def interrupt_typed(rows: json_rows.EntityRows, entity: json_typed.Entity) -> bool:
         count(entity.id)
         return add_typed(rows, entity)
 
-    monkeypatch.setattr(json_dump.EntityRows, "add", interrupt_at_the_tenth_item)
+    monkeypatch.setattr(json_rows.EntityRows, "add", interrupt_at_the_tenth_item)
     monkeypatch.setattr(json_typed, "add", interrupt_typed)  # the path regular lines take
     db = tmp_path / "interrupted.duckdb"
     with Store(db) as store, pytest.raises(KeyboardInterrupt):

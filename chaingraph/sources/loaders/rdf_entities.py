@@ -48,7 +48,7 @@ ENTITY_BOUND_SAMPLE = 20_000
 #: the ids of a pass, ``lo <= id < hi``; ``None``: unbounded
 IdRange = tuple[str | None, str | None]
 
-#: 2^62: a term's sort key is its line, plus this when it is not in English (see _entities)
+#: 2^62: a term's sort key is its line, plus this when it is not in English (see gather_entities)
 _MUL_BIT = 1 << 62
 
 
