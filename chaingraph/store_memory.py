@@ -162,9 +162,10 @@ def out_of_memory(error: BaseException) -> bool:
 
     >>> out_of_memory(RuntimeError("cannot write")), out_of_memory(duckdb.OutOfMemoryException("no"))
     (False, True)
-    >>> out_of_memory(duckdb.TransactionException("TransactionContext Error: Failed to commit: "
-    ...     "failed to pin block of size 256.0 KiB (15.8 MiB/16.0 MiB used)"))
-    True
+    >>> [out_of_memory(duckdb.TransactionException(f"TransactionContext Error: Failed to commit: "
+    ...     f"{what} block of size 256.0 KiB (4.0 MiB/4.0 MiB used)")) for what in ("failed to pin",
+    ...     "could not allocate")]
+    [True, True]
     """
     seen: BaseException | None = error
     while seen is not None:

@@ -30,7 +30,7 @@ from chaingraph.sources.loaders import json_chunks, json_dump, json_rows, json_t
 from chaingraph.sources.loaders.json_dump import load_json_dump
 from chaingraph.store import Batch, Store
 from chaingraph.store_load import BulkLoad
-from chaingraph.store_memory import STORE_VACUUM_TASKS, memory_limit, setting
+from chaingraph.store_memory import STORE_VACUUM_TASKS, memory_limit, out_of_memory, setting
 from chaingraph.store_schema import INDEXLESS, KEYED_SCHEMA, TABLE_COLUMNS
 
 SAMPLE = data_file("sample/douglas-adams.json")
@@ -746,11 +746,14 @@ def test_a_load_out_of_memory_under_a_limit_set_by_hand_says_so_and_keeps_what_i
     monkeypatch.setattr(json_dump, "BULK_ENTITIES", 2_000)  # ten batches
     with Store(tmp_path / "s.duckdb") as store:
         store.con.execute("SET memory_limit = '4MiB'")
-        # DuckDB runs out inserting the batch or committing it (its index merged then)
-        memory = r"(Out of Memory Error|TransactionContext Error: Failed to commit: failed to pin)"
+        # DuckDB runs out inserting the batch or committing it (its index merged then), and a
+        # commit says which block it could not pin or allocate
+        memory = (r"(Out of Memory Error|TransactionContext Error: Failed to commit: "
+                  r"(failed to pin|could not allocate|failed to allocate))")
         with pytest.raises(StoreError, match=rf"^cannot write to store .*s\.duckdb: {memory}") as error:
             load_json_dump(dump, store, workers=2)
         assert "transaction is aborted" not in str(error.value)
+        assert out_of_memory(error.value)
     with Store(tmp_path / "s.duckdb") as store:
         entities, statements, subjects = store.con.execute(
             "SELECT (SELECT count(*) FROM entities), (SELECT count(*) FROM statements), "
