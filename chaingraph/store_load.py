@@ -47,7 +47,7 @@ The store is the same either way.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, MutableMapping, Sequence
-from contextlib import ExitStack, suppress
+from contextlib import AbstractContextManager, ExitStack, suppress
 from typing import TYPE_CHECKING, Any, cast
 
 import duckdb
@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from chaingraph.store import Store
 
 __all__ = ["CHECKPOINT_THRESHOLD", "INDEX_SHARE", "RECONNECT_BATCHES", "REOPEN_BATCHES", "VACUUM_TASKS",
-           "BulkLoad", "whole"]
+           "BulkLoad", "checkpointed_commits", "whole"]
 
 _ENTITY_TABLES = ("entities", "properties")
 #: DuckDB's checkpoint threshold while a :class:`BulkLoad` writes a store file: below one
@@ -154,6 +154,26 @@ def whole(tables: Mapping[str, pa.Table | Sequence[pa.Table]]) -> dict[str, pa.T
     return out
 
 
+def _checkpointing(store: Store) -> dict[str, object]:
+    """The setting that checkpoints a store file's every commit of a load (none in memory,
+    where an index stays whole anyway and checkpoints only cost)."""
+    return {"checkpoint_threshold": CHECKPOINT_THRESHOLD} if store.path is not None else {}
+
+
+def checkpointed_commits(store: Store) -> AbstractContextManager[None]:
+    """Inside ``with``, each commit to ``store``'s file of a part of a load (more than
+    :data:`CHECKPOINT_THRESHOLD` of log) is checkpointed, so that what the part added to a
+    primary-key index is written out and let go of: DuckDB keeps it in memory until then.
+    Nothing changes for an in-memory store.
+
+    >>> from chaingraph.store import Store
+    >>> with Store() as s, checkpointed_commits(s):
+    ...     s.con.execute("SELECT current_setting('checkpoint_threshold')").fetchall()[0][0]
+    '16.0 MiB'
+    """
+    return held_settings(store.live_con, _checkpointing(store))
+
+
 def _pieces(tables: Mapping[str, pa.Table | Sequence[pa.Table]], name: str) -> list[pa.Table]:
     data = tables.get(name)
     pieces = [] if data is None else [data] if isinstance(data, pa.Table) else list(data)
@@ -236,8 +256,7 @@ class BulkLoad:
         if self.threads is not None:
             held["threads"] = int(self.threads)
         held["max_vacuum_tasks"] = VACUUM_TASKS
-        if self.store.path is not None:
-            held["checkpoint_threshold"] = CHECKPOINT_THRESHOLD
+        held.update(_checkpointing(self.store))
         with ExitStack() as stack:  # what is entered is left again if the rest fails
             stack.enter_context(held_settings(self.store.live_con, held))
             if self.row_groups is not None:

@@ -475,7 +475,7 @@ class StoreMemory:
         """
         if not self._attachable():
             return False
-        self._attach_again(reattach)
+        self._again("attach", lambda: reattach(self.con))
         return True
 
     def _attachable(self) -> bool:
@@ -483,13 +483,13 @@ class StoreMemory:
         subset, and no transaction open."""
         return self.path is not None and not self.is_subset and not self._in_tx
 
-    def _attach_again(self, attach: Callable[[duckdb.DuckDBPyConnection], object]) -> None:
-        """Attach this store's file again with ``attach`` (given :attr:`con`), as a
+    def _again(self, what: str, step: Callable[[], object]) -> None:
+        """Run ``step``, which attaches or opens (``what``) this store's file again, as a
         :class:`StoreError` when DuckDB cannot."""
         try:
-            attach(self.con)
+            step()
         except duckdb.Error as exc:
-            raise StoreError(f"cannot attach store {self.path} again: {duckdb_problem(exc)}; "
+            raise StoreError(f"cannot {what} store {self.path} again: {duckdb_problem(exc)}; "
                              "check that no other process holds it open for writing") from exc
 
     @contextmanager
@@ -515,12 +515,12 @@ class StoreMemory:
         if not self._attachable():
             yield
             return
-        self._attach_again(lambda con: set_row_group_size(con, rows))
+        self._again("attach", lambda: set_row_group_size(self.con, rows))
         try:
             yield
         finally:
             if not self._in_tx:
-                self._attach_again(lambda con: set_row_group_size(con, None))
+                self._again("attach", lambda: set_row_group_size(self.con, None))
 
     def live_con(self) -> duckdb.DuckDBPyConnection:
         """The store's connection now: ``store.live_con`` is the :data:`Connection` to give
@@ -548,11 +548,11 @@ class StoreMemory:
         """
         if not self._attachable():
             return False
-        try:
+
+        def step() -> None:
             self.con, _ = reopen(self.con)
-        except duckdb.Error as exc:
-            raise StoreError(f"cannot open store {self.path} again: {str(exc).splitlines()[0]}; "
-                             "check that no other process holds it open for writing") from exc
+
+        self._again("open", step)
         return True
 
     def memory_budget(self) -> Budget:

@@ -44,8 +44,8 @@ from chaingraph.errors import InvalidInput, StoreError
 from chaingraph.settings import DEFAULT_EXPORT_MEMORY_MB, DEFAULT_PARQUET_LOAD_MEMORY_MB
 from chaingraph.store import Store
 from chaingraph.store_file import sql_string
-from chaingraph.store_load import CHECKPOINT_THRESHOLD
-from chaingraph.store_memory import duckdb_problem, held_settings, repeats
+from chaingraph.store_load import checkpointed_commits
+from chaingraph.store_memory import duckdb_problem, repeats
 from chaingraph.store_schema import KEYS, UPSERT
 
 __all__ = ["FORMAT", "KEYED_ROWS_PER_TRANSACTION", "MANIFEST", "export", "is_parquet_export",
@@ -182,10 +182,8 @@ def load_parquet(directory: str | Path, store: Store) -> dict[str, int]:
     counts: dict[str, int] = {}
     try:
         files = _checked_files(store, root, manifest, known)
-        # into a store file each part's commit is checkpointed (below one part's rows), so the
-        # part of the index it added is written out and let go of, as a dump's load does
-        lowered = {"checkpoint_threshold": CHECKPOINT_THRESHOLD} if store.path is not None else {}
-        with store.memory_budget() as budget, held_settings(store.live_con, lowered):
+        # each part's commit checkpointed, as a dump's load does
+        with store.memory_budget() as budget, checkpointed_commits(store):
             budget.hold(DEFAULT_PARQUET_LOAD_MEMORY_MB)
             for name, (file, wanted) in files.items():
                 _load_table(store, name, file, wanted, known[name][1])

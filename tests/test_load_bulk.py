@@ -27,6 +27,7 @@ from chaingraph.errors import BadDumpLine
 from chaingraph.resources import data_file
 from chaingraph.settings import DEFAULT_BULK_LOAD_MEMORY_MB
 from chaingraph.sources.loaders import json_chunks, json_dump, json_rows, json_typed
+from chaingraph.sources.loaders.common import FileReport
 from chaingraph.sources.loaders.json_dump import load_json_dump
 from chaingraph.store import Batch, Store
 from chaingraph.store_load import BulkLoad
@@ -705,6 +706,22 @@ def _attempts(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int | None]]:
     return seen
 
 
+def _loaded_as_without_a_budget(dump: Path, tmp_path: Path
+                                ) -> tuple[FileReport, dict[str, list[tuple[object, ...]]]]:
+    """Load ``dump`` into a new store file and check what a budgeted load must give: the
+    store's own limit back afterwards, and the rows a load without a budget (row at a time,
+    in memory, never raised) writes. Returns the file's report and the store's rows."""
+    with Store(tmp_path / "s.duckdb") as store:
+        opened = memory_limit(store.con)
+        report = load_json_dump(dump, store, workers=2)
+        assert memory_limit(store.con) == opened
+        loaded = everything(store)
+    with Store() as reference:
+        assert load_json_dump(dump, reference, row_at_a_time=True).raised_memory_mb is None
+        assert everything(reference) == loaded
+    return report, loaded
+
+
 def test_a_batch_that_does_not_fit_the_load_budget_is_written_again_under_a_larger_one(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """DuckDB holds what a transaction changes of the entities' key index in memory; with ids
@@ -717,20 +734,13 @@ def test_a_batch_that_does_not_fit_the_load_budget_is_written_again_under_a_larg
     dump = _scattered_ids_dump(tmp_path / "scattered.json", 20_000)
     monkeypatch.setattr(store_load, "DEFAULT_BULK_LOAD_MEMORY_MB", 2)
     attempts = _attempts(monkeypatch)
-    with Store(tmp_path / "s.duckdb") as store:
-        opened = memory_limit(store.con)
-        report = load_json_dump(dump, store, workers=2)
-        assert memory_limit(store.con) == opened
-        loaded = everything(store)
+    report, loaded = _loaded_as_without_a_budget(dump, tmp_path)
     assert report.raised_memory_mb is not None and report.raised_memory_mb > 2
     tried = [held for _, held in attempts]
     assert tried[0] == 2 and tried[-1] == report.raised_memory_mb  # doubled until a batch fitted
     assert all(b in (a, 2 * a) for a, b in itertools.pairwise(tried))
     batches = [written for written, _ in attempts]
     assert len(set(batches)) < len(batches)  # a batch written again
-    with Store() as reference:
-        assert load_json_dump(dump, reference, row_at_a_time=True).raised_memory_mb is None
-        assert everything(reference) == loaded
     assert len(loaded["entities"]) == 20_000
 
 
@@ -773,17 +783,10 @@ def test_a_batch_whose_index_holds_most_of_the_budget_raises_it_before_its_commi
     monkeypatch.setattr(json_dump, "BULK_ROWS", 10)  # several batches
     monkeypatch.setattr(json_chunks, "CHUNK_BYTES", 512)
     attempts = _attempts(monkeypatch)
-    with Store(tmp_path / "s.duckdb") as store:
-        opened = memory_limit(store.con)
-        report = load_json_dump(SAMPLE, store, workers=2)
-        assert memory_limit(store.con) == opened
-        loaded = everything(store)
+    report, _ = _loaded_as_without_a_budget(SAMPLE, tmp_path)
     assert report.raised_memory_mb is not None and report.raised_memory_mb >= 2 * DEFAULT_BULK_LOAD_MEMORY_MB
     batches = [written for written, _ in attempts]
     assert len(batches) > 1 and batches == list(range(len(batches)))  # each batch once
-    with Store() as reference:
-        load_json_dump(SAMPLE, reference, row_at_a_time=True)
-        assert everything(reference) == loaded
 
 
 def test_the_cli_says_when_a_load_held_a_larger_budget(runner: Any, tmp_path: Path,

@@ -27,8 +27,8 @@ from chaingraph.sources.loaders.rdf_terms import (
 )
 from chaingraph.store import Store
 from chaingraph.store_file import sql_string
-from chaingraph.store_load import CHECKPOINT_THRESHOLD
-from chaingraph.store_memory import held_settings, passes
+from chaingraph.store_load import checkpointed_commits
+from chaingraph.store_memory import passes
 
 __all__ = ["ALIAS_ROWS_PER_PASS", "ENTITIES_PER_PASS", "ENTITY_BOUND_SAMPLE", "ENTITY_CHUNK",
            "entity_ranges", "gather_entities", "load_entities", "write_entities"]
@@ -232,17 +232,15 @@ def write_entities(store: Store) -> None:
     written (a 40x synthetic dump's 700k items: 6, 10, 14 ... 29 MB a chunk, out of a budget
     of 80 MiB at the seventh), while ids in order reach the part they are added to (6-14 MB
     a chunk, flat). Into a store file each chunk's commit is checkpointed
-    (:data:`CHECKPOINT_THRESHOLD`), so the part of the index it added is written out and let
-    go of: unwritten, the index stayed whole in memory and grew with the items (33 MB at
-    1.1 M ids in plain DuckDB), and a 40x dump ran out of a 64 MiB budget in this step (an
-    in-memory store keeps the index anyway, and checkpoints there took ~0.1 s of codex-m's
-    1.3 s load)."""
+    (:func:`~chaingraph.store_load.checkpointed_commits`), so the part of the index it added
+    is written out and let go of: unwritten, the index stayed whole in memory and grew with
+    the items (33 MB at 1.1 M ids in plain DuckDB), and a 40x dump ran out of a 64 MiB budget
+    in this step (an in-memory store keeps the index anyway, and checkpoints there took ~0.1 s
+    of codex-m's 1.3 s load)."""
     rows = sql_int(store.con, "SELECT count(*) FROM _cg_ent")
-    # an in-memory store keeps its index anyway: checkpoints there only cost
-    lowered = {"checkpoint_threshold": CHECKPOINT_THRESHOLD} if store.path is not None else {}
     select = ("SELECT id, label, label_lang, description, aliases, sitelinks, revision, modified "
               "FROM _cg_ent WHERE id[1] = 'Q' AND rowid >= ? AND rowid < ?")
-    with held_settings(store.con, lowered):
+    with checkpointed_commits(store):
         for start in range(0, rows, ENTITY_CHUNK):
             # a dump's items are new: plainly inserted, unless the store holds one (insert_select)
             store.insert_select("entities", select, params=[start, start + ENTITY_CHUNK], unique=True)
